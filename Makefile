@@ -1,0 +1,26 @@
+# make run   : install everything into .venv (when missing) and run the study
+# make test  : install everything into .venv (when missing) and run the tests
+PYTHON ?= python3
+VENV := .venv
+CORES ?= all
+
+$(VENV)/.installed: pyproject.toml
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV)/bin/python -m pip install --quiet -e ".[test]"
+	touch $@
+
+.PHONY: install run test dry-run lint
+install: $(VENV)/.installed
+
+run: install
+	$(VENV)/bin/snakemake --cores $(CORES) --profile profiles/default
+
+test: install
+	$(VENV)/bin/python -m pytest -q
+
+dry-run: install
+	$(VENV)/bin/snakemake -n --profile profiles/default
+
+lint: install
+	$(VENV)/bin/snakemake --lint

@@ -1,0 +1,24 @@
+# Collective-latency study: from raw OSU logs to Hockney fits, NBFT factors, models and figures.
+# Usage: snakemake --cores N   (README.md; config keys in config/README.md)
+
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+validate(config, "workflow/schemas/config.schema.yaml")
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/ingest.smk"
+include: "workflow/rules/pt2pt.smk"
+include: "workflow/rules/nbft.smk"
+
+
+rule all:
+    input:
+        all_targets(),
+    default_target: True

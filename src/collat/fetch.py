@@ -1,0 +1,62 @@
+"""Obtain a published data file: copy it from a local mirror or download it, then verify its SHA-256.
+
+Nothing is left behind on failure: the file is written to a temporary name in the
+destination directory and renamed only after its checksum matched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import urllib.request
+from pathlib import Path
+
+
+class FetchError(RuntimeError):
+    pass
+
+
+def sha256(path: str | os.PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def fetch(name: str, dest: str | os.PathLike, expected_sha256: str, url: str | None = None,
+          mirror: str | os.PathLike | None = None, timeout: float = 60.0) -> str:
+    """Put ``name`` at ``dest``, from ``mirror/name`` when a mirror is given, else from ``url``.
+
+    Returns where it came from. Raises :class:`FetchError` naming the file on a
+    missing source, a failed download or a checksum mismatch; ``dest`` then does
+    not exist.
+    """
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.part{os.getpid()}")
+    try:
+        if mirror:
+            src = Path(mirror) / name
+            if not src.is_file():
+                raise FetchError(f"{name}: not found in the data mirror {mirror} (expected the file {src})")
+            shutil.copyfile(src, tmp)
+            origin = str(src)
+        else:
+            if not url:
+                raise FetchError(f"{name}: no download URL and no mirror (set STUDY_DATA_MIRROR or data.published.mirror)")
+            try:
+                with urllib.request.urlopen(url, timeout=timeout) as resp, open(tmp, "wb") as out:
+                    shutil.copyfileobj(resp, out)
+            except OSError as exc:
+                raise FetchError(f"{name}: download from {url} failed ({exc}); set STUDY_DATA_MIRROR to a local copy") from exc
+            origin = url
+        got = sha256(tmp)
+        if got != expected_sha256.lower():
+            raise FetchError(f"{name}: SHA-256 mismatch for {origin}: expected {expected_sha256}, got {got}")
+        os.replace(tmp, dest)
+        return origin
+    finally:
+        if tmp.exists():
+            tmp.unlink()

@@ -1,0 +1,231 @@
+"""From one input file (a raw OSU log or one of the study's published CSVs) to a tidy frame.
+
+Both paths end in :func:`finalise`, which collapses byte-identical rows, numbers the
+runs and conforms the frame to its table (see :mod:`collat.tidy`). Each returns the
+frame and a quality record for ``results/tidy/quality.csv``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from . import InputError
+from .osu import BENCHMARK_OPERATION, OsuLog
+from .tidy import columns, conform
+
+KEYS = {
+    "pt2pt": ["channel", "receiver", "size"],
+    "nbft": ["operation", "channel", "P", "size"],
+    "collective": ["operation", "algorithm", "mapping", "P", "size"],
+}
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The names a machine's config allows."""
+
+    channels: tuple[str, ...]
+    mappings: tuple[str, ...]
+    algorithms: dict[str, dict[int, str]]  # operation -> id -> name
+
+    @classmethod
+    def from_config(cls, config: dict) -> "Vocabulary":
+        return cls(
+            channels=tuple(config["channels"]),
+            mappings=tuple(config["mappings"]),
+            algorithms={op: {int(a["id"]): a["name"] for a in algs} for op, algs in config["algorithms"].items()},
+        )
+
+    def check(self, meta: dict, where: str) -> None:
+        if "channel" in meta and meta["channel"] not in self.channels:
+            raise InputError(where, None, f"a channel among {list(self.channels)}", meta["channel"])
+        if "mapping" in meta and meta["mapping"] not in self.mappings:
+            raise InputError(where, None, f"a mapping among {list(self.mappings)}", meta["mapping"])
+        op = meta.get("operation")
+        if op is not None and op not in self.algorithms:
+            raise InputError(where, None, f"an operation among {list(self.algorithms)}", op)
+        if "algorithm" in meta and meta["algorithm"] not in self.algorithms[op]:
+            raise InputError(where, None, f"a {op} algorithm among {sorted(self.algorithms[op])}", meta["algorithm"])
+
+
+def finalise(df: pd.DataFrame, table: str, source: str, run_given: bool) -> tuple[pd.DataFrame, int]:
+    """Collapse exact duplicate rows, number runs in file order, conform to the table.
+
+    Returns the frame and the number of rows collapsed away.
+    """
+    measured = [c for c in df.columns if c not in ("line",)]
+    grouped = df.groupby(measured, sort=False, dropna=False)
+    copies = grouped["line"].transform("size")
+    first = ~df.duplicated(measured, keep="first")
+    out = df[first].copy()
+    out["copies"] = copies[first].astype("int64")
+    collapsed = int(len(df) - len(out))
+    if not run_given:
+        out["run"] = out.groupby(KEYS[table], sort=False, dropna=False).cumcount()
+    out["source"] = source
+    out["outlier"] = False
+    out = out.sort_values([*KEYS[table], "run"], kind="stable")
+    return conform(out[[c for c in columns(table) if c in out.columns]], table), collapsed
+
+
+def route(log: OsuLog, meta: dict, vocab: Vocabulary, where: str) -> tuple[str, dict]:
+    """Decide the tidy table of a raw log and complete its metadata; contradictions are errors."""
+    meta = dict(meta)
+    bench = log.benchmark
+    if "benchmark" in meta:
+        if bench is not None and meta["benchmark"] != bench:
+            raise InputError(where, 1, f"the benchmark named by the metadata ({meta['benchmark']})", bench)
+        bench = meta["benchmark"]
+    if bench is None:
+        if "operation" not in meta:
+            raise InputError(where, 1, "an OSU title line ('# OSU MPI ... Test') or a benchmark/operation in the metadata")
+        bench = f"osu_{meta['operation']}"
+    if bench not in BENCHMARK_OPERATION:
+        raise InputError(where, 1, f"a benchmark among {list(BENCHMARK_OPERATION)}", bench)
+    op = BENCHMARK_OPERATION[bench]
+    if "operation" in meta and meta["operation"] != op:
+        raise InputError(where, 1, f"a {meta['operation']} benchmark (metadata says operation={meta['operation']})", bench)
+    if op is not None:
+        meta["operation"] = op
+    vocab.check(meta, where)
+
+    def need(*keys):
+        missing = [k for k in keys if k not in meta]
+        if missing:
+            raise InputError(where, None, f"metadata {missing} for a {bench} log (from the path pattern or the manifest)")
+
+    if op is None:
+        need("channel")
+        return "pt2pt", meta
+    if "channel" in meta and "mapping" in meta:
+        raise InputError(where, None, "either a channel (NBFT log) or a mapping (collective log), not both")
+    if "channel" in meta:
+        need("P")
+        return "nbft", meta
+    need("mapping", "P", "algorithm")
+    return "collective", meta
+
+
+def from_osu_log(log: OsuLog, meta: dict, vocab: Vocabulary, source: str) -> tuple[str, pd.DataFrame, dict]:
+    """Tidy rows of one raw OSU log with its metadata."""
+    table, meta = route(log, meta, vocab, log.path)
+    df = log.data.copy()
+    if table == "pt2pt" and "avg" not in df and "bandwidth" not in df:
+        raise InputError(log.path, None, "a latency or bandwidth column")
+    if table != "pt2pt" and "avg" not in df:
+        raise InputError(log.path, None, "an 'Avg Latency(us)' or 'Latency (us)' column")
+    for k, v in meta.items():
+        if k in columns(table) and k != "benchmark":
+            df[k] = v
+    if table == "collective":
+        df["algorithm_name"] = vocab.algorithms[meta["operation"]][meta["algorithm"]]
+    if table == "pt2pt":
+        df = df.drop(columns=[c for c in ("min", "max") if c in df])
+    out, collapsed = finalise(df, table, source, run_given=True)
+    quality = {
+        "source": source, "table": table, "benchmark": log.benchmark or meta.get("benchmark"),
+        "osu_version": log.version, "datatype": log.datatype,
+        "rows_read": len(log.data), "duplicates_collapsed": collapsed, "rows": len(out),
+        "runs": log.n_runs, "skipped_lines": len(log.skipped_lines),
+        "skipped_runs": "; ".join(f"run {r['run']} at line {r['line']}: {r['reason']}" for r in log.skipped_runs),
+    }
+    return table, out, quality
+
+
+# ---------------------------------------------------------------- published CSVs
+
+#: the study's column layouts -> tidy names
+PUBLISHED_LAYOUTS = {
+    "pt2pt": {"mapby": "channel", "size": "size", "latency": "avg", "iterations": "iterations",
+              "p50": "p50", "p95": "p95", "p99": "p99", "recv": "receiver"},
+    "nbft": {"mapby": "channel", "p": "P", "comm": None, "size": "size", "latency": "avg", "min": "min",
+             "max": "max", "iterations": "iterations", "p50": "p50", "p95": "p95", "p99": "p99"},
+    "collective": {"algorithm": "algorithm", "cores": "P", "iterations": "iterations", "size": "size",
+                   "latency": "avg", "min": "min", "max": "max"},
+}
+_INTEGRAL = {"size", "P", "receiver", "algorithm", "iterations", "comm"}
+
+
+def from_published_csv(path, table: str, meta: dict, vocab: Vocabulary, source: str) -> tuple[pd.DataFrame, dict]:
+    """Read one of the study's CSV files (its own column layout) into the tidy schema."""
+    layout = PUBLISHED_LAYOUTS[table]
+    raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+    if list(raw.columns) != list(layout):
+        raise InputError(path, 1, f"the header {','.join(layout)}", ",".join(raw.columns))
+    if raw.empty:
+        raise InputError(path, 2, "data rows after the header", "end of file")
+    df = pd.DataFrame({"line": np.arange(2, len(raw) + 2, dtype="int64")})
+    for col, name in layout.items():
+        key = name or col
+        if col == "mapby":
+            df[key] = raw[col].str.strip()
+            continue
+        num = pd.to_numeric(raw[col].str.strip(), errors="coerce")
+        bad = num.isna() | (num < 0)
+        if key in _INTEGRAL:
+            bad |= num.notna() & (num != np.floor(num))
+        if bad.any():
+            i = int(np.flatnonzero(bad.to_numpy())[0])
+            kind = "a non-negative integer" if key in _INTEGRAL else "a non-negative number"
+            raise InputError(path, i + 2, f"{kind} in column {col!r}", raw[col].iloc[i])
+        df[key] = num.astype("int64") if key in _INTEGRAL else num.astype("float64")
+    if table == "nbft":
+        wrong = df["comm"] != df["P"] - 1
+        if wrong.any():
+            i = int(np.flatnonzero(wrong.to_numpy())[0])
+            raise InputError(path, i + 2, "comm = p - 1 (receivers of the flat tree)", int(df["comm"].iloc[i]))
+        df = df.drop(columns="comm")
+    for k, v in meta.items():
+        df[k] = v
+    if "channel" in df:
+        for i, ch in enumerate(df["channel"]):
+            if ch not in vocab.channels:
+                raise InputError(path, i + 2, f"a channel among {list(vocab.channels)}", ch)
+    vocab.check({k: v for k, v in meta.items() if k != "channel"}, str(path))
+    if table == "collective":
+        names = vocab.algorithms[meta["operation"]]
+        unknown = ~df["algorithm"].isin(list(names))
+        if unknown.any():
+            i = int(np.flatnonzero(unknown.to_numpy())[0])
+            raise InputError(path, i + 2, f"a {meta['operation']} algorithm among {sorted(names)}", int(df["algorithm"].iloc[i]))
+        df["algorithm_name"] = df["algorithm"].map(names)
+    out, collapsed = finalise(df, table, source, run_given=False)
+    quality = {
+        "source": source, "table": table, "benchmark": None, "osu_version": None, "datatype": None,
+        "rows_read": len(raw), "duplicates_collapsed": collapsed, "rows": len(out),
+        "runs": int(out["run"].max()) + 1, "skipped_lines": 0, "skipped_runs": "",
+    }
+    return out, quality
+
+
+# ---------------------------------------------------------------- whole files and the merge
+
+def ingest_raw_log(path, relpath: str, patterns: list[str], manifest_path, vocab: Vocabulary,
+                   on_bad_run: str = "error") -> tuple[str, pd.DataFrame, dict]:
+    """Parse one raw OSU log, attach its metadata (path pattern and/or manifest), tidy it."""
+    from .metadata import read_manifest, resolve
+    from .osu import read_osu
+
+    manifest = read_manifest(manifest_path) if manifest_path else None
+    meta = resolve(relpath, patterns, manifest, str(path))
+    log = read_osu(path, on_bad_run=on_bad_run)
+    return from_osu_log(log, meta, vocab, relpath)
+
+
+def merge(parts: list[tuple[str, pd.DataFrame, dict]], outliers: dict) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+    """Concatenate per-file tidy frames into the three tables, flag outliers, build the quality table."""
+    from .quality import flag_outliers, quality_table
+    from .tidy import TABLES, empty
+
+    tables = {}
+    for table in TABLES:
+        frames = [df for t, df, _ in parts if t == table and len(df)]
+        df = pd.concat(frames, ignore_index=True) if frames else empty(table)
+        df = df.sort_values([*KEYS[table], "source", "run"], kind="stable").reset_index(drop=True)
+        df["outlier"] = flag_outliers(df, table, **outliers).to_numpy()
+        tables[table] = conform(df, table)
+    records = [q for _, _, q in parts]
+    return tables, quality_table(records, tables)

@@ -1,0 +1,109 @@
+"""Run metadata of raw OSU logs: from path patterns or a manifest CSV beside the logs.
+
+A pattern such as ``{operation}/{mapping}/alg{algorithm}/np{P}.txt`` is matched
+against a log's path relative to the log directory. Fields:
+
+============  =========================================================
+benchmark     osu_latency, osu_bw, osu_bcast, osu_reduce (``osu_`` optional)
+operation     bcast or reduce
+channel       a channel name from config (point-to-point and NBFT logs)
+mapping       a mapping name from config (collective logs)
+algorithm     OpenMPI algorithm number (integer)
+P             number of processes (integer)
+receiver      receiving core of a point-to-point log (integer)
+_anything     matched and ignored (names starting with ``_``)
+============  =========================================================
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from . import InputError
+
+INT_FIELDS = ("algorithm", "P", "receiver")
+TEXT_FIELDS = ("benchmark", "operation", "channel", "mapping")
+FIELDS = TEXT_FIELDS + INT_FIELDS
+
+
+def pattern_regex(pattern: str) -> re.Pattern:
+    """Compile a path pattern with ``{field}`` placeholders to an anchored regex."""
+    out, pos = [], 0
+    seen = set()
+    for m in re.finditer(r"\{(\w+)\}", pattern):
+        out.append(re.escape(pattern[pos:m.start()]))
+        name = m[1]
+        if name not in FIELDS and not name.startswith("_"):
+            raise ValueError(f"path pattern {pattern!r}: unknown field {{{name}}} (known: {', '.join(FIELDS)}, or _name to ignore)")
+        if name in seen:
+            out.append(f"(?P={name})")
+        else:
+            out.append(f"(?P<{name}>\\d+)" if name in INT_FIELDS else f"(?P<{name}>[^/]+?)")
+            seen.add(name)
+        pos = m.end()
+    out.append(re.escape(pattern[pos:]))
+    return re.compile("^" + "".join(out) + "$")
+
+
+def normalise_benchmark(value: str) -> str:
+    v = value.lower()
+    return v if v.startswith("osu_") else f"osu_{v}"
+
+
+def from_path(relpath: str, patterns: list[str]) -> dict | None:
+    """Metadata from the first pattern that matches ``relpath`` (POSIX, relative), or None."""
+    for pattern in patterns:
+        m = pattern_regex(pattern).match(relpath)
+        if m:
+            meta = {k: v for k, v in m.groupdict().items() if not k.startswith("_")}
+            for k in INT_FIELDS:
+                if k in meta:
+                    meta[k] = int(meta[k])
+            if "benchmark" in meta:
+                meta["benchmark"] = normalise_benchmark(meta["benchmark"])
+            return meta
+    return None
+
+
+def read_manifest(path: Path) -> dict[str, dict]:
+    """Read ``manifest.csv``: a column ``file`` (path relative to the log directory) plus metadata columns."""
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    if "file" not in df.columns:
+        raise InputError(path, 1, "a header with a 'file' column", ",".join(df.columns))
+    unknown = [c for c in df.columns if c != "file" and c not in FIELDS]
+    if unknown:
+        raise InputError(path, 1, f"metadata columns among {', '.join(FIELDS)}", ",".join(unknown))
+    out = {}
+    for i, row in enumerate(df.to_dict("records"), start=2):
+        meta = {}
+        for k, v in row.items():
+            if k == "file" or v == "":
+                continue
+            if k in INT_FIELDS:
+                if not v.strip().isdigit():
+                    raise InputError(path, i, f"an integer in column {k!r}", v)
+                v = int(v)
+            elif k == "benchmark":
+                v = normalise_benchmark(v)
+            meta[k] = v
+        if row["file"] in out:
+            raise InputError(path, i, "each file listed once", row["file"])
+        out[row["file"]] = meta
+    return out
+
+
+def resolve(relpath: str, patterns: list[str], manifest: dict[str, dict] | None, where: str) -> dict:
+    """Combine pattern and manifest metadata for one log; they must not contradict each other."""
+    from_pattern = from_path(relpath, patterns)
+    from_manifest = (manifest or {}).get(relpath)
+    if from_pattern is None and from_manifest is None:
+        raise InputError(where, None, f"a path matching one of the patterns {patterns} or a manifest entry", relpath)
+    meta = dict(from_pattern or {})
+    for k, v in (from_manifest or {}).items():
+        if k in meta and meta[k] != v:
+            raise InputError(where, None, f"metadata that agree: path says {k}={meta[k]!r}, manifest says {k}={v!r}")
+        meta[k] = v
+    return meta

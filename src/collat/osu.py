@@ -1,0 +1,215 @@
+"""Parser for the stdout of OSU micro-benchmarks 5.x-7.x (osu_latency, osu_bw, osu_bcast, osu_reduce).
+
+Columns are recognised by their header names, not their position. A file may hold
+several runs, each with its own header or with the header printed once (a run then
+starts where the size list starts again). Lines that cannot be data (job banners,
+marker lines between runs) are skipped; text from a failed launch (mpirun, srun,
+MPI_ABORT, signals) is an error. Every error names the file and the line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from . import InputError
+
+BENCHMARKS = {
+    "latency": "osu_latency",
+    "bandwidth": "osu_bw",
+    "bi-directional bandwidth": "osu_bibw",
+    "broadcast latency": "osu_bcast",
+    "reduce latency": "osu_reduce",
+}
+#: benchmark -> (operation or None, tidy tables it can feed)
+BENCHMARK_OPERATION = {
+    "osu_latency": None,
+    "osu_bw": None,
+    "osu_bibw": None,
+    "osu_bcast": "bcast",
+    "osu_reduce": "reduce",
+}
+
+_TITLE = re.compile(r"^#\s*OSU\s+MPI(?:[-\w]*)\s+(?P<name>.+?)\s+Test(?:\s+v?(?P<version>[\d.]+\w*))?\s*$", re.I)
+_DATATYPE = re.compile(r"^#\s*Datatype:\s*(?P<dt>[\w]+)\.?\s*$", re.I)
+_HEADER = re.compile(r"^#\s*Size\b", re.I)
+
+# (regex anchored at the current header position, column name; {0} = first group)
+_COLUMNS = [
+    (re.compile(r"Size\b", re.I), "size"),
+    (re.compile(r"Avg\s*Latency\s*\(us\)", re.I), "avg"),
+    (re.compile(r"Min\s*Latency\s*\(us\)", re.I), "min"),
+    (re.compile(r"Max\s*Latency\s*\(us\)", re.I), "max"),
+    (re.compile(r"Latency\s*\(us\)", re.I), "avg"),
+    (re.compile(r"Iterations\b", re.I), "iterations"),
+    (re.compile(r"P(\d{1,2})\s+Tail\s+Lat(?:ency)?\s*\(us\)", re.I), "p{0}"),
+    (re.compile(r"P(\d{1,2})(?:\s*\(us\))?(?=\s|$)", re.I), "p{0}"),
+    (re.compile(r"Bandwidth\s*\(MB/s\)", re.I), "bandwidth"),
+]
+KNOWN_COLUMNS = ("Size", "Latency (us)", "Avg Latency(us)", "Min Latency(us)", "Max Latency(us)",
+                 "Iterations", "P50/P90/P95/P99 Tail Lat(us)", "Bandwidth (MB/s)")
+
+# Text a failed or aborted launch prints; it is never skipped silently.
+_LAUNCH_ERROR = re.compile(
+    r"^(mpirun|mpiexec|orterun|prterun|srun|slurmstepd)\b|MPI_ABORT|\bORTE\b|\bPRTE\b|"
+    r"Primary job\s+terminated|exited on signal|Segmentation fault|Bus error|"
+    r"\bkilled\b|\babort(ed)?\b|\berror\b|^-{20,}\s*$|^\[[\w.-]+:\d+\]",
+    re.I,
+)
+
+
+@dataclass
+class OsuLog:
+    """A parsed OSU output file."""
+
+    path: str
+    benchmark: str | None
+    version: str | None
+    datatype: str | None
+    data: pd.DataFrame  # size, the measured columns, run, line
+    skipped_lines: list[int] = field(default_factory=list)
+    skipped_runs: list[dict] = field(default_factory=list)
+
+    @property
+    def n_runs(self) -> int:
+        return int(self.data["run"].nunique()) if len(self.data) else 0
+
+
+def parse_header(line: str, path: str, lineno: int) -> list[str]:
+    """Column names of a '# Size ...' header line, recognised by name."""
+    text = line.lstrip("#").strip()
+    pos, names = 0, []
+    while pos < len(text):
+        if text[pos].isspace():
+            pos += 1
+            continue
+        for rx, name in _COLUMNS:
+            m = rx.match(text, pos)
+            if m:
+                names.append(name.format(*m.groups()))
+                pos = m.end()
+                break
+        else:
+            raise InputError(path, lineno, f"an OSU column name ({', '.join(KNOWN_COLUMNS)})", text[pos:])
+    if names[0] != "size" or "size" in names[1:]:
+        raise InputError(path, lineno, "a header whose first column is 'Size'", line.strip())
+    if len(set(names)) != len(names):
+        raise InputError(path, lineno, "each column once in the header", line.strip())
+    return names
+
+
+def parse_osu(text: str, path: str, on_bad_run: str = "error") -> OsuLog:
+    """Parse OSU stdout. ``on_bad_run='skip'`` drops (and reports) truncated runs instead of failing."""
+    benchmark = version = datatype = None
+    cols: list[str] | None = None
+    runs: list[list[tuple]] = []  # each row: (line, values...)
+    run_cols: list[list[str]] = []
+    current: list[tuple] = []
+    skipped: list[int] = []
+    last_line = 0
+
+    def close_run():
+        nonlocal current
+        if current:
+            runs.append(current)
+            run_cols.append(cols)
+        current = []
+
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        last_line = lineno
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("#"):
+            m = _TITLE.match(line)
+            if m:
+                name = BENCHMARKS.get(re.sub(r"\s+", " ", m["name"].lower()))
+                if name is None:
+                    raise InputError(path, lineno, f"an OSU benchmark this tool reads ({', '.join(BENCHMARKS.values())})", line)
+                if benchmark is not None and name != benchmark:
+                    raise InputError(path, lineno, f"the same benchmark as earlier in the file ({benchmark})", line)
+                benchmark, version = name, m["version"] or version
+                close_run()
+                continue
+            m = _DATATYPE.match(line)
+            if m:
+                datatype = m["dt"]
+                continue
+            if _HEADER.match(line):
+                close_run()
+                cols = parse_header(line, path, lineno)
+                continue
+            continue  # other OSU comments
+        if line[0].isdigit() or (line[0] in "+-." and len(line) > 1 and line[1].isdigit()):
+            if cols is None:
+                raise InputError(path, lineno, "an OSU header ('# Size ...') before the first data row", line)
+            cells = line.split()
+            if len(cells) != len(cols):
+                raise InputError(path, lineno, f"{len(cols)} values ({', '.join(cols)})", line)
+            values = []
+            for name, cell in zip(cols, cells):
+                try:
+                    v = int(cell) if name in ("size", "iterations") else float(cell)
+                except ValueError:
+                    kind = "an integer" if name in ("size", "iterations") else "a number"
+                    raise InputError(path, lineno, f"{kind} in column {name!r}", cell) from None
+                if v < 0 or v != v:
+                    raise InputError(path, lineno, f"a non-negative number in column {name!r}", cell)
+                values.append(v)
+            size = values[0]
+            if current:
+                prev = current[-1][1]
+                if size <= prev:
+                    first_of_file = runs[0][0][1] if runs else current[0][1]
+                    if size == current[0][1] or size == first_of_file:
+                        close_run()  # header printed once: the size list starts again
+                    else:
+                        raise InputError(path, lineno, f"sizes in increasing order (previous size {prev})", line)
+            current.append((lineno, *values))
+            continue
+        if _LAUNCH_ERROR.search(line):
+            raise InputError(path, lineno, "OSU output, not MPI launcher or error text", line)
+        skipped.append(lineno)  # a banner or marker line: it cannot be data
+    close_run()
+
+    if benchmark is None and cols is None:
+        raise InputError(path, None if last_line == 0 else 1,
+                         "an OSU header ('# OSU MPI ... Test' and '# Size ...')",
+                         "an empty file" if last_line == 0 else text.splitlines()[0][:80])
+    if not runs:
+        raise InputError(path, last_line, "data rows after the OSU header", "end of file")
+
+    skipped_runs = []
+    longest = max(runs, key=len)
+    full = [r[1] for r in longest]
+    kept = []
+    for i, run in enumerate(runs):
+        sizes = [r[1] for r in run]
+        if len(sizes) < len(full) and full[: len(sizes)] == sizes:
+            if on_bad_run != "skip":
+                raise InputError(
+                    path, run[-1][0],
+                    f"a complete run up to size {full[-1]} (run {i} stops at size {sizes[-1]}: truncated)")
+            skipped_runs.append({"run": i, "line": run[0][0], "reason": f"truncated at size {sizes[-1]}"})
+            continue
+        kept.append((i, run))
+
+    frames = []
+    for new_index, (_, run) in enumerate(kept):
+        names = ["line", *run_cols[_]]
+        df = pd.DataFrame.from_records(run, columns=names)
+        df["run"] = new_index
+        frames.append(df)
+    data = pd.concat(frames, ignore_index=True)
+    return OsuLog(path, benchmark, version, datatype, data, skipped, skipped_runs)
+
+
+def read_osu(path, on_bad_run: str = "error") -> OsuLog:
+    try:
+        with open(path, encoding="utf-8", errors="strict") as fh:
+            text = fh.read()
+    except UnicodeDecodeError as exc:
+        raise InputError(path, None, "a UTF-8 text file of OSU output", f"undecodable byte at offset {exc.start}") from None
+    return parse_osu(text, str(path), on_bad_run=on_bad_run)

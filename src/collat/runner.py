@@ -1,0 +1,20 @@
+"""Small helpers for the workflow scripts: logging to the rule's log file."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+
+def setup_log(log_paths) -> logging.Logger:
+    """Send this job's log records to its Snakemake log file (and stderr)."""
+    logger = logging.getLogger("collat")
+    logger.setLevel(logging.INFO)
+    logger.handlers.clear()
+    for path in list(log_paths)[:1]:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fh = logging.FileHandler(path, mode="w")
+        fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        logger.addHandler(fh)
+    logger.addHandler(logging.StreamHandler())
+    return logger

@@ -1,0 +1,185 @@
+"""The tidy tables: one declaration of every column's name, dtype, unit and meaning.
+
+Three tables share one vocabulary (sizes in bytes, latencies in microseconds):
+
+* ``pt2pt``      -- osu_latency / osu_bw between two pinned ranks, per channel;
+* ``nbft``       -- a flat-tree collective whose receivers all sit on ONE channel;
+* ``collective`` -- osu_bcast / osu_reduce under a mapping policy and a forced algorithm.
+
+:func:`conform` casts a frame to its table's schema and rejects anything else;
+:func:`write_parquet` validates and writes atomically, with units in the metadata.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    dtype: str  # pandas dtype
+    unit: str
+    nullable: bool
+    doc: str
+
+
+_PCT = [
+    Column(f"p{q}", "float64", "us", True, f"{q}th percentile of the per-iteration latency (OSU -z)")
+    for q in (50, 90, 95, 99)
+]
+_PROVENANCE = [
+    Column("iterations", "Int64", "1", True, "OSU iterations per size"),
+    Column("run", "int64", "1", False, "run index within the source file (0-based, in file order)"),
+    Column("source", "string", "", False, "source file name (relative to its data directory)"),
+    Column("line", "int64", "1", False, "line of the source file the row was read from (1-based)"),
+    Column("copies", "int64", "1", False, "how many byte-identical rows were collapsed into this one"),
+    Column("outlier", "bool", "", False, "flagged by the robust outlier rule (config quality.outliers); never removed"),
+]
+_STATS = [
+    Column("avg", "float64", "us", True, "OSU 'Avg Latency' (collectives: mean over ranks of each rank's mean) or 'Latency'"),
+    Column("min", "float64", "us", True, "fastest rank's mean latency (OSU -f)"),
+    Column("max", "float64", "us", True, "slowest rank's mean latency (OSU -f); completion-time proxy"),
+]
+
+SCHEMAS: dict[str, list[Column]] = {
+    "pt2pt": [
+        Column("channel", "string", "", False, "channel between the two ranks (config `channels`)"),
+        Column("receiver", "Int64", "core", True, "core id of the receiving rank, when known"),
+        Column("size", "int64", "B", False, "message size"),
+        Column("avg", "float64", "us", True, "one-way latency (osu_latency 'Latency')"),
+        *_PCT,
+        Column("bandwidth", "float64", "MB/s", True, "osu_bw bandwidth (null for osu_latency)"),
+        *_PROVENANCE,
+    ],
+    "nbft": [
+        Column("operation", "string", "", False, "bcast or reduce"),
+        Column("channel", "string", "", False, "the one channel every receiver uses"),
+        Column("P", "int64", "processes", False, "communicator size (root included)"),
+        Column("size", "int64", "B", False, "message size"),
+        *_STATS,
+        *_PCT,
+        *_PROVENANCE,
+    ],
+    "collective": [
+        Column("operation", "string", "", False, "bcast or reduce"),
+        Column("algorithm", "int64", "", False, "OpenMPI coll_tuned_<op>_algorithm number (0 = default rules)"),
+        Column("algorithm_name", "string", "", False, "name of that algorithm (config `algorithms`)"),
+        Column("mapping", "string", "", False, "mpirun --map-by policy: core, socket or node"),
+        Column("P", "int64", "processes", False, "communicator size"),
+        Column("size", "int64", "B", False, "message size"),
+        *_STATS,
+        *_PCT,
+        *_PROVENANCE,
+    ],
+}
+
+TABLES = tuple(SCHEMAS)
+
+
+def columns(table: str) -> list[str]:
+    return [c.name for c in SCHEMAS[table]]
+
+
+def empty(table: str) -> pd.DataFrame:
+    return conform(pd.DataFrame({c: [] for c in columns(table)}), table)
+
+
+def conform(df: pd.DataFrame, table: str) -> pd.DataFrame:
+    """Return ``df`` with exactly the table's columns, in order and with their dtypes.
+
+    Missing nullable columns are added as nulls; a missing required column, an
+    unknown column, a null in a required column or a negative size/latency raises
+    ``ValueError`` naming the column.
+    """
+    schema = SCHEMAS[table]
+    known = {c.name for c in schema}
+    unknown = [c for c in df.columns if c not in known]
+    if unknown:
+        raise ValueError(f"table {table}: unknown columns {unknown}")
+    out = {}
+    for col in schema:
+        if col.name not in df.columns:
+            if not col.nullable:
+                raise ValueError(f"table {table}: required column {col.name!r} missing")
+            out[col.name] = pd.Series(np.nan if col.dtype == "float64" else pd.NA, index=df.index, dtype=col.dtype)
+            continue
+        s = df[col.name]
+        if not col.nullable and s.isna().any():
+            raise ValueError(f"table {table}: column {col.name!r} has nulls")
+        out[col.name] = s.astype(col.dtype)
+    res = pd.DataFrame(out, index=df.index).reset_index(drop=True)
+    for name in ("size",):
+        if (res[name] < 0).any():
+            raise ValueError(f"table {table}: negative {name}")
+    for name in ("avg", "min", "max", "bandwidth", "p50", "p90", "p95", "p99"):
+        if name in res and (res[name] < 0).any():
+            raise ValueError(f"table {table}: negative {name}")
+    return res
+
+
+def arrow_schema(table: str) -> pa.Schema:
+    fields = []
+    for col in SCHEMAS[table]:
+        typ = {
+            "string": pa.string(),
+            "int64": pa.int64(),
+            "Int64": pa.int64(),
+            "float64": pa.float64(),
+            "bool": pa.bool_(),
+        }[col.dtype]
+        fields.append(pa.field(col.name, typ, nullable=col.nullable, metadata={"unit": col.unit, "doc": col.doc}))
+    return pa.schema(fields, metadata={"collat.table": table})
+
+
+def write_parquet(df: pd.DataFrame, path: str | os.PathLike, table: str) -> None:
+    """Validate ``df`` against the table schema and write it atomically."""
+    df = conform(df, table)
+    atomic_write(path, lambda tmp: pq.write_table(
+        pa.Table.from_pandas(df, schema=arrow_schema(table), preserve_index=False), tmp))
+
+
+def read_parquet(path: str | os.PathLike, table: str) -> pd.DataFrame:
+    return conform(pd.read_parquet(path), table)
+
+
+def atomic_write(path, writer) -> None:
+    """Call ``writer(tmp_path)`` then rename to ``path``: no half-written outputs."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        writer(tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def write_json(obj, path) -> None:
+    def default(o):
+        if isinstance(o, (np.integer,)):
+            return int(o)
+        if isinstance(o, (np.floating,)):
+            return float(o)
+        raise TypeError(type(o))
+
+    atomic_write(path, lambda tmp: Path(tmp).write_text(json.dumps(obj, indent=1, sort_keys=True, default=default)))
+
+
+def markdown_doc() -> str:
+    """The column reference as Markdown (used by config/README.md and tested against it)."""
+    lines = []
+    for table, cols in SCHEMAS.items():
+        lines += [f"### `results/tidy/{table}.parquet`", "", "| column | dtype | unit | meaning |", "|---|---|---|---|"]
+        lines += [f"| `{c.name}` | {c.dtype} | {c.unit} | {c.doc} |" for c in cols]
+        lines.append("")
+    return "\n".join(lines)

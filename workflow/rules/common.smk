@@ -1,0 +1,71 @@
+# Input functions, targets and shared parameters of the workflow.
+
+import os
+from pathlib import Path
+
+from collat.ingest import Vocabulary
+
+VOCAB = Vocabulary.from_config(config)
+PUBLISHED = config["data"]["published"]
+RAW = config["data"]["raw"]
+#: a local directory holding the published files, instead of downloading them
+STUDY_MIRROR = os.environ.get("STUDY_DATA_MIRROR") or PUBLISHED["mirror"]
+TIDY = expand("results/tidy/{table}.parquet", table=["pt2pt", "nbft", "collective"])
+
+
+wildcard_constraints:
+    file=r"[^/]+\.csv",
+    log=r".+",
+
+
+def published_files():
+    return list(PUBLISHED["files"]) if PUBLISHED["enabled"] else []
+
+
+def raw_manifest():
+    if not RAW["manifest"]:
+        return []
+    path = Path(RAW["dir"]) / RAW["manifest"]
+    return [str(path)] if path.is_file() else []
+
+
+def raw_logs():
+    """Log files under data.raw.dir matching data.raw.glob (POSIX paths relative to the dir)."""
+    root = Path(RAW["dir"])
+    if not root.is_dir():
+        return []
+    return sorted(
+        p.relative_to(root).as_posix()
+        for p in root.glob(RAW["glob"])
+        if p.is_file() and p.name not in ("README.md", RAW["manifest"])
+    )
+
+
+def ingest_parts():
+    return expand("results/ingest/published/{file}.parquet", file=published_files()) + expand(
+        "results/ingest/raw/{log}.parquet", log=raw_logs()
+    )
+
+
+def stage_targets(stage):
+    return {
+        "pt2pt": [
+            "results/pt2pt/hockney.csv",
+            "results/pt2pt/hockney.parquet",
+            "results/pt2pt/q_ratios.parquet",
+            "results/figures/pt2pt/latency_per_receiver.png",
+            "results/figures/pt2pt/hockney_fits.png",
+        ],
+        "nbft": [
+            "results/nbft/gamma.parquet",
+            "results/nbft/fits.csv",
+            "results/figures/nbft/gamma_heatmaps.png",
+        ],
+    }[stage]
+
+
+def all_targets():
+    targets = TIDY + ["results/tidy/quality.csv"]
+    for stage in config["stages"]:
+        targets += stage_targets(stage)
+    return targets

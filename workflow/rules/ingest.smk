@@ -1,0 +1,64 @@
+# Stage 1, ingest: obtain the published files, parse raw OSU logs, build the tidy tables.
+
+
+rule fetch_published:
+    output:
+        "resources/study/{file}",
+    params:
+        url=lambda w: f"{PUBLISHED['base_url']}/{w.file}",
+        sha256=lambda w: PUBLISHED["files"][w.file]["sha256"],
+        mirror=STUDY_MIRROR,
+    log:
+        "logs/fetch/{file}.log",
+    localrule: True
+    retries: 2
+    script:
+        "../scripts/fetch_published.py"
+
+
+rule ingest_published:
+    input:
+        "resources/study/{file}",
+    output:
+        table="results/ingest/published/{file}.parquet",
+        quality="results/ingest/published/{file}.quality.json",
+    params:
+        entry=lambda w: PUBLISHED["files"][w.file],
+        vocab=VOCAB,
+    log:
+        "logs/ingest/published/{file}.log",
+    script:
+        "../scripts/ingest_published.py"
+
+
+rule ingest_raw:
+    input:
+        log=f"{RAW['dir']}/{{log}}",
+        manifest=raw_manifest(),
+    output:
+        table="results/ingest/raw/{log}.parquet",
+        quality="results/ingest/raw/{log}.quality.json",
+    params:
+        patterns=RAW["patterns"],
+        on_bad_run=RAW["on_bad_run"],
+        vocab=VOCAB,
+    log:
+        "logs/ingest/raw/{log}.log",
+    script:
+        "../scripts/ingest_raw.py"
+
+
+rule tidy:
+    input:
+        parts=ingest_parts(),
+    output:
+        pt2pt="results/tidy/pt2pt.parquet",
+        nbft="results/tidy/nbft.parquet",
+        collective="results/tidy/collective.parquet",
+        quality=report("results/tidy/quality.csv", category="1. Ingest", caption="../report/quality.rst"),
+    params:
+        outliers=config["quality"]["outliers"],
+    log:
+        "logs/ingest/tidy.log",
+    script:
+        "../scripts/tidy.py"

@@ -1,0 +1,18 @@
+"""One raw OSU log -> a tidy part and its quality record."""
+
+from collat.ingest import ingest_raw_log
+from collat.runner import setup_log
+from collat.tidy import write_json, write_parquet
+
+log = setup_log(snakemake.log)
+table, df, quality = ingest_raw_log(
+    snakemake.input.log,
+    snakemake.wildcards.log,
+    snakemake.params.patterns,
+    snakemake.input.manifest[0] if snakemake.input.manifest else None,
+    snakemake.params.vocab,
+    snakemake.params.on_bad_run,
+)
+write_parquet(df, snakemake.output.table, table)
+write_json(quality, snakemake.output.quality)
+log.info("%s", quality)

@@ -1,0 +1,21 @@
+"""Merge the ingested parts into the three tidy tables, flag outliers, write the quality table."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from collat.ingest import merge
+from collat.runner import setup_log
+from collat.tidy import atomic_write, write_parquet
+
+log = setup_log(snakemake.log)
+parts = []
+for path in snakemake.input.parts:
+    quality = json.loads(Path(path).with_suffix(".quality.json").read_text())
+    parts.append((quality["table"], pd.read_parquet(path), quality))
+tables, quality = merge(parts, snakemake.params.outliers)
+for name, df in tables.items():
+    write_parquet(df, snakemake.output[name], name)
+    log.info("%s: %d rows, %d flagged as outliers", name, len(df), int(df["outlier"].sum()))
+atomic_write(snakemake.output.quality, lambda tmp: quality.to_csv(tmp, index=False))
