@@ -1,0 +1,33 @@
+# Stage 3, nbft: NBFT lines T(P) = alpha + beta (P - 1) (eq. 6) and gamma(P, m) (eq. 7).
+
+
+rule nbft_gamma:
+    input:
+        tidy="results/tidy/nbft.parquet",
+        fits="results/pt2pt/hockney.parquet",
+    output:
+        gamma="results/nbft/gamma.parquet",
+        fits=report("results/nbft/fits.csv", category="3. NBFT", caption="../report/nbft_fits.rst"),
+    params:
+        targets=config["nbft"]["targets"],
+        min_r2=config["nbft"]["min_r2"],
+    log:
+        "logs/nbft/gamma.log",
+    script:
+        "../scripts/nbft_gamma.py"
+
+
+rule nbft_figures:
+    input:
+        "results/nbft/gamma.parquet",
+    output:
+        png=report("results/figures/nbft/gamma_heatmaps.png", category="3. NBFT", caption="../report/gamma_heatmaps.rst"),
+        pdf="results/figures/nbft/gamma_heatmaps.pdf",
+        reduce_png="results/figures/nbft/gamma_heatmaps_reduce.png",
+        reduce_pdf="results/figures/nbft/gamma_heatmaps_reduce.pdf",
+    params:
+        channels=config["channels"],
+    log:
+        "logs/nbft/figures.log",
+    script:
+        "../scripts/nbft_figures.py"

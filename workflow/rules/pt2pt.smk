@@ -1,0 +1,38 @@
+# Stage 2, pt2pt: piecewise Hockney fits per channel (eq. 5), channel ratios Q (eq. 10), Figure 2.
+
+
+rule pt2pt_hockney:
+    input:
+        "results/tidy/pt2pt.parquet",
+    output:
+        csv=report("results/pt2pt/hockney.csv", category="2. Point-to-point", caption="../report/hockney.rst"),
+        parquet="results/pt2pt/hockney.parquet",
+        q="results/pt2pt/q_ratios.parquet",
+    params:
+        channels=config["channels"],
+        options=config["pt2pt"],
+    log:
+        "logs/pt2pt/hockney.log",
+    script:
+        "../scripts/pt2pt_hockney.py"
+
+
+rule pt2pt_figures:
+    input:
+        tidy="results/tidy/pt2pt.parquet",
+        fits="results/pt2pt/hockney.parquet",
+    output:
+        receivers=report(
+            "results/figures/pt2pt/latency_per_receiver.png",
+            category="2. Point-to-point",
+            caption="../report/latency_per_receiver.rst",
+        ),
+        fits=report("results/figures/pt2pt/hockney_fits.png", category="2. Point-to-point", caption="../report/hockney_fits.rst"),
+        pdfs=["results/figures/pt2pt/latency_per_receiver.pdf", "results/figures/pt2pt/hockney_fits.pdf"],
+    params:
+        size=config["pt2pt"]["figure_size"],
+        machine=config["machine"]["name"],
+    log:
+        "logs/pt2pt/figures.log",
+    script:
+        "../scripts/pt2pt_figures.py"

@@ -1,0 +1,61 @@
+"""NBFT latency lines (eq. 6) and parallelisation factors gamma(P, m) (eq. 4, 7).
+
+``avg`` and ``max`` are different quantities (OSU: mean over ranks of each rank's
+time vs. the slowest rank); both are fitted and kept apart in the column ``target``.
+Where the line T(P) = alpha + beta (P - 1) fits poorly (R^2 below ``min_r2``, or a
+non-positive latency at a measured P), the
+measured latencies are kept as a lookup instead (method ``measured``), as the
+study did for the cache channel at P <= 4.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .hockney import ols_line, t_p2p
+
+FIT_COLUMNS = ["operation", "channel", "size", "target", "alpha_us", "alpha_se", "beta_us", "beta_se", "r2",
+               "n", "P_min", "P_max", "method"]
+GAMMA_COLUMNS = ["operation", "channel", "P", "size", "target", "gamma", "t_nbft_us", "t_p2p_us", "method"]
+
+
+def nbft_line(P: np.ndarray, latency: np.ndarray) -> dict:
+    """Fit T_NBFT^{c,m}(P) = alpha + beta (P - 1) (eq. 6)."""
+    return ols_line(np.asarray(P, dtype=float) - 1.0, latency)
+
+
+def gamma_hat(t_nbft, t_p2p_m):
+    """gamma^c(P, m) = T_NBFT^{c,m}(P) / T_p2p^c(m) (eq. 7)."""
+    return np.asarray(t_nbft, dtype=float) / np.asarray(t_p2p_m, dtype=float)
+
+
+def nbft_factors(nbft: pd.DataFrame, hockney: pd.DataFrame, targets=("avg", "max"),
+                 min_r2: float = 0.9) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Fit eq. 6 per (operation, channel, size, target) and return (fits, gamma table)."""
+    data = nbft[~nbft["outlier"]]
+    fits, gammas = [], []
+    fitted_channels = set(hockney["channel"])
+    for (op, ch, size), d in data.groupby(["operation", "channel", "size"], sort=True):
+        if ch not in fitted_channels:
+            continue
+        tp = float(t_p2p(hockney, ch, size)[0])
+        for target in targets:
+            dd = d[d[target].notna()]
+            if dd["P"].nunique() < 2:
+                continue
+            measured = dd.groupby("P")[target].mean()
+            f = nbft_line(dd["P"].to_numpy(), dd[target].to_numpy(dtype=float))
+            P = measured.index.to_numpy()
+            line = f["a"] + f["b"] * (P - 1)
+            method = "fit" if f["r2"] >= min_r2 and np.all(line > 0) else "measured"
+            t = line if method == "fit" else measured.to_numpy()
+            fits.append({"operation": op, "channel": ch, "size": int(size), "target": target,
+                         "alpha_us": f["a"], "alpha_se": f["a_se"], "beta_us": f["b"], "beta_se": f["b_se"],
+                         "r2": f["r2"], "n": f["n"], "P_min": int(P.min()), "P_max": int(P.max()),
+                         "method": method})
+            gammas.append(pd.DataFrame({"operation": op, "channel": ch, "P": P.astype("int64"), "size": int(size),
+                                        "target": target, "gamma": gamma_hat(t, tp), "t_nbft_us": t,
+                                        "t_p2p_us": tp, "method": method}))
+    gamma = pd.concat(gammas, ignore_index=True) if gammas else pd.DataFrame(columns=GAMMA_COLUMNS)
+    return pd.DataFrame(fits, columns=FIT_COLUMNS), gamma[GAMMA_COLUMNS]

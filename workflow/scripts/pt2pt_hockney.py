@@ -1,0 +1,20 @@
+"""Hockney fits per channel and Q ratios from the tidy point-to-point table."""
+
+import pandas as pd
+
+from collat.hockney import fit_hockney, q_ratios
+from collat.runner import setup_log
+from collat.tidy import atomic_write, read_parquet
+
+log = setup_log(snakemake.log)
+opt = snakemake.params.options
+pt2pt = read_parquet(snakemake.input[0], "pt2pt")
+fits = fit_hockney(pt2pt, snakemake.params.channels, opt["breaks"], opt["detect_breaks"], opt["max_breaks"],
+                   opt["min_points_per_regime"], opt["weighting"])
+if fits.empty:
+    raise ValueError(f"{snakemake.input[0]}: no point-to-point latency rows for the channels {snakemake.params.channels}")
+atomic_write(snakemake.output.csv, lambda tmp: fits.to_csv(tmp, index=False))
+atomic_write(snakemake.output.parquet, lambda tmp: fits.to_parquet(tmp, index=False))
+q = q_ratios(fits, pt2pt["size"].unique())
+atomic_write(snakemake.output.q, lambda tmp: q.to_parquet(tmp, index=False))
+log.info("\n%s", fits.to_string())
