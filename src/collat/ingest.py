@@ -63,6 +63,9 @@ def finalise(df: pd.DataFrame, table: str, source: str, run_given: bool) -> tupl
     out = df[first].copy()
     out["copies"] = copies[first].astype("int64")
     collapsed = int(len(df) - len(out))
+    for key in KEYS[table]:
+        if key not in out:
+            out[key] = pd.NA
     if not run_given:
         out["run"] = out.groupby(KEYS[table], sort=False, dropna=False).cumcount()
     out["source"] = source
@@ -152,12 +155,15 @@ _INTEGRAL = {"size", "P", "receiver", "algorithm", "iterations", "comm"}
 def from_published_csv(path, table: str, meta: dict, vocab: Vocabulary, source: str) -> tuple[pd.DataFrame, dict]:
     """Read one of the study's CSV files (its own column layout) into the tidy schema."""
     layout = PUBLISHED_LAYOUTS[table]
-    raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+    raw = pd.read_csv(path, dtype=str, keep_default_na=False, skip_blank_lines=False)
     if list(raw.columns) != list(layout):
         raise InputError(path, 1, f"the header {','.join(layout)}", ",".join(raw.columns))
+    lines = np.arange(2, len(raw) + 2, dtype="int64")
+    blank = (raw.fillna("") == "").all(axis=1).to_numpy()
+    raw, lines = raw[~blank].reset_index(drop=True).fillna(""), lines[~blank]
     if raw.empty:
         raise InputError(path, 2, "data rows after the header", "end of file")
-    df = pd.DataFrame({"line": np.arange(2, len(raw) + 2, dtype="int64")})
+    df = pd.DataFrame({"line": lines})
     for col, name in layout.items():
         key = name or col
         if col == "mapby":
@@ -170,27 +176,28 @@ def from_published_csv(path, table: str, meta: dict, vocab: Vocabulary, source: 
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
             kind = "a non-negative integer" if key in _INTEGRAL else "a non-negative number"
-            raise InputError(path, i + 2, f"{kind} in column {col!r}", raw[col].iloc[i])
+            raise InputError(path, int(lines[i]), f"{kind} in column {col!r}", raw[col].iloc[i])
         df[key] = num.astype("int64") if key in _INTEGRAL else num.astype("float64")
     if table == "nbft":
         wrong = df["comm"] != df["P"] - 1
         if wrong.any():
             i = int(np.flatnonzero(wrong.to_numpy())[0])
-            raise InputError(path, i + 2, "comm = p - 1 (receivers of the flat tree)", int(df["comm"].iloc[i]))
+            raise InputError(path, int(lines[i]), "comm = p - 1 (receivers of the flat tree)", int(df["comm"].iloc[i]))
         df = df.drop(columns="comm")
     for k, v in meta.items():
         df[k] = v
     if "channel" in df:
         for i, ch in enumerate(df["channel"]):
             if ch not in vocab.channels:
-                raise InputError(path, i + 2, f"a channel among {list(vocab.channels)}", ch)
+                raise InputError(path, int(lines[i]), f"a channel among {list(vocab.channels)}", ch)
     vocab.check({k: v for k, v in meta.items() if k != "channel"}, str(path))
     if table == "collective":
         names = vocab.algorithms[meta["operation"]]
         unknown = ~df["algorithm"].isin(list(names))
         if unknown.any():
             i = int(np.flatnonzero(unknown.to_numpy())[0])
-            raise InputError(path, i + 2, f"a {meta['operation']} algorithm among {sorted(names)}", int(df["algorithm"].iloc[i]))
+            raise InputError(path, int(lines[i]), f"a {meta['operation']} algorithm among {sorted(names)}",
+                             int(df["algorithm"].iloc[i]))
         df["algorithm_name"] = df["algorithm"].map(names)
     out, collapsed = finalise(df, table, source, run_given=False)
     quality = {

@@ -10,6 +10,8 @@ rule fetch_published:
         mirror=STUDY_MIRROR,
     log:
         "logs/fetch/{file}.log",
+    conda:
+        "../envs/collat.yaml"
     localrule: True
     retries: 2
     script:
@@ -27,6 +29,8 @@ rule ingest_published:
         vocab=VOCAB,
     log:
         "logs/ingest/published/{file}.log",
+    conda:
+        "../envs/collat.yaml"
     script:
         "../scripts/ingest_published.py"
 
@@ -44,6 +48,8 @@ rule ingest_raw:
         vocab=VOCAB,
     log:
         "logs/ingest/raw/{log}.log",
+    conda:
+        "../envs/collat.yaml"
     script:
         "../scripts/ingest_raw.py"
 
@@ -60,5 +66,7 @@ rule tidy:
         outliers=config["quality"]["outliers"],
     log:
         "logs/ingest/tidy.log",
+    conda:
+        "../envs/collat.yaml"
     script:
         "../scripts/tidy.py"

@@ -13,6 +13,8 @@ rule nbft_gamma:
         min_r2=config["nbft"]["min_r2"],
     log:
         "logs/nbft/gamma.log",
+    conda:
+        "../envs/collat.yaml"
     script:
         "../scripts/nbft_gamma.py"
 
@@ -29,5 +31,7 @@ rule nbft_figures:
         channels=config["channels"],
     log:
         "logs/nbft/figures.log",
+    conda:
+        "../envs/collat.yaml"
     script:
         "../scripts/nbft_figures.py"

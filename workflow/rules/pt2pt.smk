@@ -13,6 +13,8 @@ rule pt2pt_hockney:
         options=config["pt2pt"],
     log:
         "logs/pt2pt/hockney.log",
+    conda:
+        "../envs/collat.yaml"
     script:
         "../scripts/pt2pt_hockney.py"
 
@@ -34,5 +36,7 @@ rule pt2pt_figures:
         machine=config["machine"]["name"],
     log:
         "logs/pt2pt/figures.log",
+    conda:
+        "../envs/collat.yaml"
     script:
         "../scripts/pt2pt_figures.py"

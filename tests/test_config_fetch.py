@@ -1,0 +1,67 @@
+"""Config validation against the JSON schema, and the checksummed data fetch."""
+
+import copy
+import hashlib
+
+import pytest
+from snakemake.utils import validate
+
+from collat.fetch import FetchError, fetch, sha256
+
+from conftest import REPO, STUDY, load_config
+
+SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
+
+
+def test_default_config_is_valid():
+    validate(load_config(), SCHEMA)
+
+
+@pytest.mark.parametrize("mutate,key", [
+    (lambda c: c["machine"].__setitem__("nodes", "two"), "nodes"),
+    (lambda c: c.__setitem__("channels", ["cache", "numa"]), "numa"),
+    (lambda c: c.__setitem__("mappings", ["core", "hwthread"]), "hwthread"),
+    (lambda c: c["machine"].pop("cores_per_socket"), "cores_per_socket"),
+    (lambda c: c["data"]["published"]["files"]["bcast_core.csv"].pop("mapping"), "mapping"),
+    (lambda c: c["quality"]["outliers"].__setitem__("z", -1), "z"),
+    (lambda c: c.__setitem__("colour", "blue"), "colour"),
+])
+def test_bad_config_names_the_key(mutate, key):
+    cfg = copy.deepcopy(load_config())
+    mutate(cfg)
+    with pytest.raises(Exception) as err:
+        validate(cfg, SCHEMA)
+    assert key in str(err.value)
+
+
+def test_published_checksums_match_shared_data():
+    sums = dict(line.split()[::-1] for line in (STUDY / "SHA256SUMS").read_text().splitlines() if line.strip())
+    files = load_config()["data"]["published"]["files"]
+    assert {k: v["sha256"] for k, v in files.items()} == sums
+    assert len(files) == 9
+
+
+def test_fetch_from_mirror(tmp_path):
+    dest = tmp_path / "out" / "p2p.csv"
+    expected = sha256(STUDY / "p2p.csv")
+    origin = fetch("p2p.csv", dest, expected, url=None, mirror=STUDY)
+    assert origin.endswith("p2p.csv") and sha256(dest) == expected
+
+
+def test_fetch_mismatch_leaves_nothing(tmp_path):
+    dest = tmp_path / "p2p.csv"
+    with pytest.raises(FetchError, match="SHA-256 mismatch"):
+        fetch("p2p.csv", dest, "0" * 64, mirror=STUDY)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_fetch_missing_file_in_mirror(tmp_path):
+    with pytest.raises(FetchError, match="not found in the data mirror"):
+        fetch("nope.csv", tmp_path / "nope.csv", "0" * 64, mirror=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_fetch_download_failure_is_clear(tmp_path):
+    with pytest.raises(FetchError, match="download from .* failed"):
+        fetch("p2p.csv", tmp_path / "p2p.csv", "0" * 64, url="http://127.0.0.1:9/none.csv", timeout=5)
+    assert list(tmp_path.iterdir()) == []

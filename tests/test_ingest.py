@@ -1,0 +1,197 @@
+"""Metadata, routing of raw logs, the published-CSV adapter and the tidy tables on the study's data."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from collat import InputError
+from collat.ingest import from_osu_log, from_published_csv, ingest_raw_log
+from collat.metadata import from_path, pattern_regex, read_manifest, resolve
+from collat.osu import parse_osu, read_osu
+from collat.tidy import SCHEMAS, conform, markdown_doc, read_parquet, write_parquet
+
+from conftest import RAW_SAMPLES, REPO, STUDY
+
+PATTERNS = ["{operation}/{mapping}/alg{algorithm}/np{P}.txt", "pt2pt/{channel}/recv{receiver}.txt"]
+
+
+def test_path_pattern_metadata():
+    assert from_path("bcast/core/alg5/np64.txt", PATTERNS) == {"operation": "bcast", "mapping": "core", "algorithm": 5, "P": 64}
+    assert from_path("pt2pt/node/recv17.txt", PATTERNS) == {"channel": "node", "receiver": 17}
+    assert from_path("bcast/core/algX/np64.txt", PATTERNS) is None
+    assert from_path("thin-osu_latency-core.txt", ["{_site}-{benchmark}-{channel}.txt"]) == {"benchmark": "osu_latency", "channel": "core"}
+
+
+def test_unknown_pattern_field():
+    with pytest.raises(ValueError, match="unknown field"):
+        pattern_regex("{operation}/{colour}.txt")
+
+
+def test_path_not_matching_pattern():
+    with pytest.raises(InputError, match="a path matching one of the patterns"):
+        resolve("misc/notes.txt", PATTERNS, None, "resources/osu_raw/misc/notes.txt")
+
+
+def test_manifest_and_contradiction(tmp_path):
+    m = tmp_path / "manifest.csv"
+    m.write_text("file,mapping,algorithm\nbcast/core/alg5/np64.txt,socket,\nx.txt,node,1\n")
+    manifest = read_manifest(m)
+    assert manifest["x.txt"] == {"mapping": "node", "algorithm": 1}
+    with pytest.raises(InputError, match="metadata that agree: path says mapping='core', manifest says mapping='socket'"):
+        resolve("bcast/core/alg5/np64.txt", PATTERNS, manifest, "f")
+    m.write_text("file,P\nx.txt,many\n")
+    with pytest.raises(InputError, match=r"line 2: expected an integer in column 'P'"):
+        read_manifest(m)
+
+
+def test_benchmark_must_agree_with_metadata(vocab):
+    log = read_osu(RAW_SAMPLES / "amd-openmpi-osu_reduce-np128.txt")
+    with pytest.raises(InputError, match="expected a bcast benchmark"):
+        from_osu_log(log, {"operation": "bcast", "mapping": "core", "algorithm": 0, "P": 128}, vocab, "x")
+    with pytest.raises(InputError, match="a mapping among"):
+        from_osu_log(log, {"mapping": "numa", "algorithm": 0, "P": 128}, vocab, "x")
+    with pytest.raises(InputError, match=r"metadata \['algorithm'\]"):
+        from_osu_log(log, {"mapping": "core", "P": 128}, vocab, "x")
+
+
+def test_raw_samples_into_tidy(vocab):
+    for ch in ("core", "socket", "node"):
+        table, df, q = ingest_raw_log(RAW_SAMPLES / f"thin-osu_latency-{ch}.txt", f"thin-osu_latency-{ch}.txt",
+                                      ["thin-{benchmark}-{channel}.txt"], None, vocab)
+        assert table == "pt2pt" and len(df) == 230 and q["runs"] == 10 and set(df["channel"]) == {ch}
+    table, df, q = ingest_raw_log(RAW_SAMPLES / "amd-openmpi-osu_bcast-np128.txt", "amd-openmpi-osu_bcast-np128.txt",
+                                  ["amd-openmpi-osu_{operation}-np{P}.txt"], _manifest_for_amd(), vocab)
+    assert table == "collective" and len(df) == 24
+    assert df[["operation", "algorithm", "algorithm_name", "mapping", "P"]].drop_duplicates().values.tolist() == [["bcast", 0, "default", "core", 128]]
+    assert df.loc[df["size"] == 8, "max"].item() == 17.73
+
+
+_AMD_MANIFEST = None
+
+
+def _manifest_for_amd():
+    import tempfile
+    from pathlib import Path
+
+    global _AMD_MANIFEST
+    if _AMD_MANIFEST is None:
+        _AMD_MANIFEST = Path(tempfile.mkdtemp()) / "manifest.csv"
+        _AMD_MANIFEST.write_text("file,mapping,algorithm\namd-openmpi-osu_bcast-np128.txt,core,0\n")
+    return _AMD_MANIFEST
+
+
+def test_nbft_routing(vocab):
+    log = parse_osu("# OSU MPI Broadcast Latency Test v7.3\n# Size  Avg Latency(us)\n1 2.0\n2 2.1\n", "n.txt")
+    table, df, _ = from_osu_log(log, {"channel": "node", "P": 9}, vocab, "n.txt")
+    assert table == "nbft" and df["operation"].unique().tolist() == ["bcast"]
+
+
+# ------------------------------------------------------------------ the study's published files
+
+def test_every_row_less_duplicates(study_tables):
+    tables, quality = study_tables
+    raw_rows = {f.name: sum(1 for line in open(f) if line.strip()) - 1 for f in STUDY.glob("*.csv")}
+    q = quality.set_index("source")
+    for name, n in raw_rows.items():
+        assert q.loc[name, "rows_read"] == n
+        assert q.loc[name, "rows"] == n - q.loc[name, "duplicates_collapsed"]
+    assert len(tables["pt2pt"]) == 5129
+    assert len(tables["nbft"]) == 8043 + 5355
+    assert len(tables["collective"]) == sum(q.loc[f, "rows"] for f in q.index if f.startswith(("bcast", "reduce")))
+    assert q.loc["bcast_socket.csv", "duplicates_collapsed"] == 4032
+    assert q.loc["bcast_core.csv", "duplicates_collapsed"] == 1931
+
+
+def test_triplicated_rows_collapsed(study_tables):
+    tables, _ = study_tables
+    c = tables["collective"]
+    sock = c[(c.operation == "bcast") & (c.mapping == "socket") & (c.algorithm.isin([0, 1, 2]))]
+    assert not sock.duplicated(["algorithm", "P", "size", "avg", "min", "max", "iterations"]).any()
+    raw = pd.read_csv(STUDY / "bcast_socket.csv")
+    assert sock["copies"].sum() == raw["algorithm"].isin([0, 1, 2]).sum()
+    assert (sock["copies"] == 2).sum() == 4032
+
+
+def test_concrete_values(study_tables):
+    tables, _ = study_tables
+    p = tables["pt2pt"]
+    assert p[(p.channel == "node") & (p["size"] == 1)]["avg"].median() == pytest.approx(1.83, abs=0.005)
+    c = tables["collective"]
+    row = c[(c.operation == "bcast") & (c.mapping == "core") & (c.algorithm == 0) & (c.P == 206) & (c["size"] == 1)]
+    assert row[["avg", "min", "max"]].values.tolist() == [[5.24, 1.07, 12.97]]
+    assert row["algorithm_name"].item() == "default"
+    assert set(c[c.operation == "reduce"]["algorithm"]) == {0, 1, 2, 4}
+    assert set(c[c.operation == "bcast"]["algorithm"]) == {0, 1, 2, 5, 6}
+    n = tables["nbft"]
+    assert n.groupby(["operation", "channel"])["P"].max().to_dict() == {
+        ("bcast", "cache"): 4, ("bcast", "core"): 61, ("bcast", "node"): 257, ("bcast", "socket"): 65,
+        ("reduce", "cache"): 4, ("reduce", "core"): 61, ("reduce", "node"): 129, ("reduce", "socket"): 65}
+    # bcast_core algorithm 1: dense sweep plus a 10000-iteration sweep, kept apart as runs
+    lin = c[(c.operation == "bcast") & (c.mapping == "core") & (c.algorithm == 1) & (c.P == 6) & (c["size"] == 1)]
+    assert set(lin["iterations"]) == {1000, 10000} and lin["run"].is_unique
+
+
+def test_warmup_outliers_flagged_and_share_small(study_tables):
+    tables, quality = study_tables
+    c = tables["collective"]
+    sel = c[(c.operation == "bcast") & (c.mapping == "socket") & (c.algorithm == 2) & (c.P == 254)].set_index("size")
+    assert sel.loc[1, "outlier"] and sel.loc[2, "outlier"]
+    assert not sel.loc[[4, 8, 16], "outlier"].any()
+    # nothing is removed
+    assert sel.loc[1, "avg"] == 1313.86
+    # clean files: under 1 %; the two noisy map-by socket files (spikes of 10-1000x on the
+    # second node, see the note on the issue) under 8 %
+    share = quality.set_index("source")["outlier_share"]
+    assert (share.drop(["bcast_socket.csv", "reduce_socket.csv"]) < 0.01).all()
+    assert share.max() < 0.08
+
+
+BAD_CSV = {
+    "header": ("mapby,size,latency\ncore,1,0.3\n", 1, "the header"),
+    "non-numeric": ("mapby,size,latency,iterations,p50,p95,p99,recv\ncore,1,0.3,1000,0.3,0.3,0.3,4\ncore,2,fast,1000,0.3,0.3,0.3,4\n", 3, "non-negative number in column 'latency'"),
+    "fractional size": ("mapby,size,latency,iterations,p50,p95,p99,recv\ncore,1.5,0.3,1000,0.3,0.3,0.3,4\n", 2, "integer in column 'size'"),
+    "unknown channel": ("mapby,size,latency,iterations,p50,p95,p99,recv\nnuma,1,0.3,1000,0.3,0.3,0.3,4\n", 2, "a channel among"),
+    "empty": ("mapby,size,latency,iterations,p50,p95,p99,recv\n", 2, "data rows"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CSV))
+def test_bad_published_csv(tmp_path, vocab, case):
+    text, line, words = BAD_CSV[case]
+    f = tmp_path / "p2p.csv"
+    f.write_text(text)
+    with pytest.raises(InputError) as err:
+        from_published_csv(f, "pt2pt", {}, vocab, "p2p.csv")
+    assert err.value.line == line and words in str(err.value) and str(f) in str(err.value)
+
+
+def test_unknown_algorithm_in_published_csv(tmp_path, vocab):
+    f = tmp_path / "bcast_core.csv"
+    f.write_text("algorithm,cores,iterations,size,latency,min,max\n42,2,1000,1,1.0,0.5,1.5\n")
+    with pytest.raises(InputError, match="line 2: expected a bcast algorithm among"):
+        from_published_csv(f, "collective", {"operation": "bcast", "mapping": "core"}, vocab, "bcast_core.csv")
+
+
+def test_schema_validation_on_write(tmp_path, study_tables):
+    tables, _ = study_tables
+    path = tmp_path / "t.parquet"
+    write_parquet(tables["pt2pt"], path, "pt2pt")
+    back = read_parquet(path, "pt2pt")
+    pd.testing.assert_frame_equal(back, tables["pt2pt"])
+    import pyarrow.parquet as pq
+
+    assert pq.read_schema(path).field("avg").metadata[b"unit"] == b"us"
+    bad = tables["pt2pt"].assign(size=-1)
+    with pytest.raises(ValueError, match="negative size"):
+        write_parquet(bad, tmp_path / "x.parquet", "pt2pt")
+    assert not (tmp_path / "x.parquet").exists()
+    with pytest.raises(ValueError, match="unknown columns"):
+        conform(tables["pt2pt"].assign(colour=1), "pt2pt")
+
+
+def test_columns_documented():
+    text = (REPO / "config" / "README.md").read_text()
+    for table, cols in SCHEMAS.items():
+        for c in cols:
+            assert f"| `{c.name}` |" in text, f"{table}.{c.name} not documented in config/README.md"
+    assert markdown_doc().split("\n")[0] in text

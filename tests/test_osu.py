@@ -1,0 +1,123 @@
+"""The raw OSU parser: real samples, every dialect, and bad input."""
+
+import pytest
+
+from collat import InputError
+from collat.osu import parse_osu, read_osu
+
+from conftest import FIXTURES, RAW_SAMPLES
+
+
+@pytest.mark.parametrize("channel", ["core", "socket", "node"])
+def test_thin_latency_samples_have_ten_runs(channel):
+    log = read_osu(RAW_SAMPLES / f"thin-osu_latency-{channel}.txt")
+    assert log.benchmark == "osu_latency" and log.version == "7.3" and log.datatype == "MPI_CHAR"
+    assert log.n_runs == 10
+    assert len(log.data) == 230
+    assert set(log.data.groupby("run").size()) == {23}
+    assert list(log.data.columns) == ["line", "size", "avg", "run"]
+    first = log.data[log.data.run == 0]
+    assert first["size"].tolist() == [2**k for k in range(23)]
+
+
+def test_thin_values_read_exactly():
+    log = read_osu(RAW_SAMPLES / "thin-osu_latency-node.txt")
+    row = log.data.iloc[0]
+    assert (row["line"], row["size"], row["avg"]) == (4, 1, 1.01)
+    last = log.data.iloc[-1]
+    assert (last["run"], last["size"], last["avg"]) == (9, 4194304, 353.66)
+
+
+@pytest.mark.parametrize("op", ["bcast", "reduce"])
+def test_amd_collective_samples(op):
+    log = read_osu(RAW_SAMPLES / f"amd-openmpi-osu_{op}-np128.txt")
+    assert log.benchmark == f"osu_{op}" and log.version == "7.4" and log.datatype == "MPI_FLOAT"
+    assert log.n_runs == 1 and len(log.data) == 24
+    assert {"avg", "min", "max", "iterations"} <= set(log.data.columns)
+    assert log.data["size"].iloc[0] == 8 and log.data["size"].iloc[-1] == 67108864
+    assert log.data["iterations"].iloc[-1] == 100
+
+
+def test_osu5_keeps_size_zero():
+    log = read_osu(FIXTURES / "osu" / "osu5_latency.txt")
+    assert log.version == "5.6.3"
+    assert log.data["size"].tolist() == [0, 1, 2, 4, 8]
+
+
+def test_header_per_run_and_banner_lines():
+    log = read_osu(FIXTURES / "osu" / "osu5_bcast_per_run_header.txt")
+    assert log.n_runs == 2
+    assert log.data.groupby("run")["avg"].first().tolist() == [2.10, 2.20]
+    assert log.skipped_lines == [1, 7]
+
+
+def test_percentiles_min_max_iterations():
+    log = read_osu(FIXTURES / "osu" / "osu7_reduce_full.txt")
+    assert list(log.data.columns) == ["line", "size", "avg", "min", "max", "iterations", "p50", "p90", "p99", "run"]
+    assert log.data["p99"].tolist() == [2.90, 2.95, 3.00]
+
+
+def test_bandwidth():
+    log = read_osu(FIXTURES / "osu" / "osu7_bw.txt")
+    assert log.benchmark == "osu_bw"
+    assert log.data["bandwidth"].tolist() == [3.12, 6.30, 12.55]
+
+
+def test_columns_recognised_by_name_not_position():
+    text = "# OSU MPI Reduce Latency Test v7.3\n# Size  Max Latency(us)  Avg Latency(us)\n1  3.0  2.0\n"
+    log = parse_osu(text, "x.txt")
+    assert log.data["max"].iloc[0] == 3.0 and log.data["avg"].iloc[0] == 2.0
+
+
+HEAD = "# OSU MPI Latency Test v7.3\n# Size          Latency (us)\n"
+GOOD = "1  0.2\n2  0.2\n4  0.3\n"
+
+BAD = {
+    "truncated run": (HEAD + GOOD + "1  0.2\n2  0.2\n", 7, "truncated"),
+    "truncated line": (HEAD + GOOD + "1  0.2\n2\n", 7, "2 values"),
+    "non-numeric cell": (HEAD + "1  0.2\n2  abc\n", 4, "a number in column 'avg'"),
+    "non-integer size": (HEAD + "1.5  0.2\n", 3, "an integer in column 'size'"),
+    "negative latency": (HEAD + "1  -0.2\n", 3, "non-negative"),
+    "nan latency": (HEAD + "1  nan\n", None, None),
+    "sizes out of order": (HEAD + "1  0.2\n4  0.2\n2  0.3\n", 5, "increasing order"),
+    "repeated size": (HEAD + "1  0.2\n2  0.2\n2  0.3\n", 5, "increasing order"),
+    "no OSU header": ("1  0.2\n2  0.3\n", 1, "an OSU header"),
+    "empty file": ("", None, "an empty file"),
+    "only blank lines": ("\n\n", 1, "an OSU header"),
+    "header without data": (HEAD, 2, "data rows"),
+    "mpirun error in the middle": (HEAD + "1  0.2\n" + "-" * 74 + "\nmpirun noticed that process rank 3 exited on signal 9 (Killed).\n", 4, "not MPI launcher"),
+    "MPI_ABORT text": (HEAD + "1  0.2\nMPI_ABORT was invoked on rank 0\n", 4, "not MPI launcher"),
+    "srun error": (HEAD + "1  0.2\nsrun: error: node01: task 0: Killed\n", 4, "not MPI launcher"),
+    "extra column": (HEAD + "1  0.2  7\n", 3, "2 values"),
+    "unknown column": ("# OSU MPI Latency Test v7.3\n# Size   Latency (us)   Frobs (x)\n1 0.2 3\n", 2, "an OSU column name"),
+    "unsupported benchmark": ("# OSU MPI Allgather Latency Test v7.3\n# Size  Avg Latency(us)\n1 2.0\n", 1, "an OSU benchmark"),
+    "two benchmarks in one file": (HEAD + GOOD + "# OSU MPI Bandwidth Test v7.3\n# Size  Bandwidth (MB/s)\n1 3.0\n", 6, "the same benchmark"),
+    "header without Size first": ("# OSU MPI Latency Test v7.3\n# Size\n", None, None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_input_names_file_line_and_expectation(case):
+    text, line, words = BAD[case]
+    with pytest.raises(InputError) as err:
+        parse_osu(text, "logs/run.txt")
+    msg = str(err.value)
+    assert msg.startswith("logs/run.txt")
+    if line is not None:
+        assert err.value.line == line, msg
+        assert f"line {line}" in msg
+    if words:
+        assert words in msg, msg
+
+
+def test_truncated_run_can_be_skipped_and_reported():
+    log = parse_osu(HEAD + GOOD + "1  0.2\n2  0.2\n" + GOOD, "x.txt", on_bad_run="skip")
+    assert log.n_runs == 2
+    assert log.skipped_runs == [{"run": 1, "line": 6, "reason": "truncated at size 2"}]
+
+
+def test_undecodable_file(tmp_path):
+    p = tmp_path / "bin.txt"
+    p.write_bytes(b"# OSU MPI Latency Test\n\xff\xfe\n")
+    with pytest.raises(InputError, match="UTF-8"):
+        read_osu(p)
