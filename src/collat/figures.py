@@ -26,16 +26,19 @@ def save(fig, png_path) -> None:
 
 def latency_per_receiver(pt2pt: pd.DataFrame, size: int, machine: str):
     """The study's Figure 2: latency of one message from core 0 to each receiving core, per channel."""
-    d = pt2pt[(pt2pt["size"] == size) & pt2pt["receiver"].notna()].copy()
-    d["receiver"] = d["receiver"].astype(int)
+    d = pt2pt[pt2pt["size"] == size].copy()
+    by_receiver = d["receiver"].notna().all() and len(d)
+    x = "receiver" if by_receiver else "run"
+    d[x] = d[x].astype(int)
     fig, ax = plt.subplots(figsize=(9, 4))
     order = [c for c in CHANNEL_PALETTE if c in set(d["channel"])] + sorted(set(d["channel"]) - set(CHANNEL_PALETTE))
-    sns.scatterplot(data=d[~d["outlier"]], x="receiver", y="avg", hue="channel", hue_order=order,
+    sns.scatterplot(data=d[~d["outlier"]], x=x, y="avg", hue="channel", hue_order=order,
                     palette=CHANNEL_PALETTE, s=18, ax=ax, edgecolor="none")
     if d["outlier"].any():
-        ax.scatter(d.loc[d["outlier"], "receiver"], d.loc[d["outlier"], "avg"], marker="x", c="k", s=20,
+        ax.scatter(d.loc[d["outlier"], x], d.loc[d["outlier"], "avg"], marker="x", c="k", s=20,
                    label="flagged outlier")
-    ax.set_xlabel("receiving core (sender on core 0; node channel: core id on the other node)")
+    ax.set_xlabel("receiving core (sender on core 0; node channel: core id on the other node)" if by_receiver
+                  else "run (receiving core not recorded)")
     ax.set_ylabel(f"osu_latency at {size} B [µs]")
     ax.set_title(f"Point-to-point latency per receiving core, {machine}")
     ax.legend(title="channel", loc="upper left", bbox_to_anchor=(1.01, 1))

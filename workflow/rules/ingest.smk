@@ -43,7 +43,7 @@ rule ingest_raw:
         table="results/ingest/raw/{log}.parquet",
         quality="results/ingest/raw/{log}.quality.json",
     params:
-        patterns=RAW["patterns"],
+        patterns=lambda w: RAW["patterns"],  # a function: the {fields} are not wildcards
         on_bad_run=RAW["on_bad_run"],
         vocab=VOCAB,
     log:
