@@ -1,0 +1,126 @@
+"""The Snakemake workflow end to end, in temporary working directories, on the real data."""
+
+import copy
+import re
+import shutil
+
+import pandas as pd
+import pytest
+
+from conftest import RAW_SAMPLES, REPO, load_config, make_workdir, run_snakemake
+
+pytestmark = pytest.mark.workflow
+
+
+def planned_jobs(res) -> dict:
+    """Rule -> job count from the 'Job stats' table of a (dry) run."""
+    text = res.stdout + res.stderr
+    block = text.split("Job stats:")[1] if "Job stats:" in text else ""
+    out = {}
+    for line in block.splitlines()[3:]:
+        m = re.match(r"^(\w+)\s+(\d+)$", line.strip())
+        if not m:
+            break
+        out[m[1]] = int(m[2])
+    out.pop("total", None)
+    return out
+
+
+@pytest.fixture(scope="module")
+def study_run(tmp_path_factory):
+    wd = make_workdir(tmp_path_factory.mktemp("study"), load_config())
+    run_snakemake(wd, "--cores", "2")
+    return wd
+
+
+def test_default_run_produces_every_target(study_run, study_tables):
+    wd = study_run
+    for rel in ["results/tidy/pt2pt.parquet", "results/tidy/nbft.parquet", "results/tidy/collective.parquet",
+                "results/tidy/quality.csv", "results/pt2pt/hockney.csv", "results/pt2pt/q_ratios.parquet",
+                "results/nbft/gamma.parquet", "results/nbft/fits.csv",
+                "results/figures/pt2pt/latency_per_receiver.png", "results/figures/pt2pt/hockney_fits.pdf",
+                "results/figures/nbft/gamma_heatmaps.png", "results/figures/nbft/gamma_heatmaps_reduce.pdf"]:
+        assert (wd / rel).stat().st_size > 0, rel
+    tables, quality = study_tables
+    got = pd.read_parquet(wd / "results/tidy/collective.parquet")
+    pd.testing.assert_frame_equal(got, tables["collective"], check_dtype=False)
+    assert len(pd.read_csv(wd / "results/tidy/quality.csv")) == 9
+    assert planned_jobs(run_snakemake(wd, "-n")) == {}  # nothing left to do
+    for png in (wd / "results/figures").rglob("*.png"):
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_forcerun_single_rule(study_run):
+    res = run_snakemake(study_run, "-n", "--forcerun", "nbft_gamma")
+    assert planned_jobs(res) == {"nbft_gamma": 1, "nbft_figures": 1, "all": 1}
+
+
+def thin_config(raw_dir):
+    import yaml
+
+    cfg = yaml.safe_load((REPO / "config" / "thin.yaml").read_text())
+    cfg["data"]["raw"]["dir"] = str(raw_dir)
+    return cfg
+
+
+def test_thin_raw_logs_through_the_pipeline(tmp_path):
+    """issue: the pt2pt stage on the raw THIN logs with a small config of its own."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for ch in ("core", "socket", "node"):
+        shutil.copy(RAW_SAMPLES / f"thin-osu_latency-{ch}.txt", raw)
+    wd = make_workdir(tmp_path / "wd", thin_config(raw))
+    run_snakemake(wd, "--cores", "2")
+    fits = pd.read_csv(wd / "results/pt2pt/hockney.csv")
+    assert set(fits["channel"]) == {"core", "socket", "node"}
+    a = fits[fits.regime == 0].set_index("channel")["alpha_us"]
+    assert a["core"] < a["socket"] < a["node"]
+    assert a["node"] == pytest.approx(1.0, rel=0.2)  # THIN inter-node 1 B latency is about 1.0 us
+    assert len(pd.read_parquet(wd / "results/tidy/pt2pt.parquet")) == 690
+
+    # changing one log's content reruns only what depends on it
+    log = raw / "thin-osu_latency-node.txt"
+    log.write_text(log.read_text().replace("1.01", "1.02", 1))
+    jobs = planned_jobs(run_snakemake(wd, "-n"))
+    assert jobs == {"ingest_raw": 1, "tidy": 1, "pt2pt_hockney": 1, "pt2pt_figures": 1, "all": 1}
+    res = run_snakemake(wd, "-n", "--quiet", "all")
+    out = res.stdout + res.stderr
+    assert str(raw / "thin-osu_latency-node.txt") in out  # the changed log is re-ingested ...
+    assert str(raw / "thin-osu_latency-core.txt") not in out  # ... the others are not
+
+
+def test_bad_raw_log_stops_with_file_and_line(tmp_path):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copy(RAW_SAMPLES / "thin-osu_latency-core.txt", raw)
+    (raw / "thin-osu_latency-node.txt").write_text("# OSU MPI Latency Test v7.3\n# Size  Latency (us)\n1  0.2\n2  oops\n")
+    wd = make_workdir(tmp_path / "wd", thin_config(raw))
+    res = run_snakemake(wd, "--cores", "1", check=False)
+    assert res.returncode != 0
+    assert "thin-osu_latency-node.txt, line 4: expected a number in column 'avg', found 'oops'" in res.stdout + res.stderr
+    assert not (wd / "results/tidy/pt2pt.parquet").exists()
+    assert not (wd / "results/ingest/raw/thin-osu_latency-node.txt.parquet").exists()
+
+
+def test_bad_config_stops_before_any_job(tmp_path):
+    cfg = load_config()
+    cfg["mappings"] = ["core", "numa"]
+    wd = make_workdir(tmp_path, cfg)
+    res = run_snakemake(wd, "-n", check=False)
+    assert res.returncode != 0 and "numa" in res.stderr + res.stdout
+    assert "Job stats" not in res.stdout + res.stderr
+
+
+def test_checksum_mismatch_leaves_nothing(tmp_path):
+    cfg = load_config()
+    cfg["data"]["published"]["files"]["p2p.csv"]["sha256"] = "0" * 64
+    wd = make_workdir(tmp_path, cfg)
+    res = run_snakemake(wd, "--cores", "1", "resources/study/p2p.csv", check=False)
+    assert res.returncode != 0 and "SHA-256 mismatch" in res.stdout + res.stderr
+    assert not (wd / "resources/study/p2p.csv").exists()
+
+
+def test_lint_is_clean(tmp_path):
+    wd = make_workdir(tmp_path, load_config())
+    res = run_snakemake(wd, "--lint")
+    assert "Congratulations" in res.stdout + res.stderr
