@@ -8,8 +8,6 @@ from collat.ingest import Vocabulary
 VOCAB = Vocabulary.from_config(config)
 PUBLISHED = config["data"]["published"]
 RAW = config["data"]["raw"]
-#: a local directory holding the published files, instead of downloading them
-STUDY_MIRROR = os.environ.get("STUDY_DATA_MIRROR") or PUBLISHED["mirror"]
 TIDY = expand("results/tidy/{table}.parquet", table=["pt2pt", "nbft", "collective"])
 
 

@@ -7,7 +7,7 @@ rule fetch_published:
     params:
         url=lambda w: f"{PUBLISHED['base_url']}/{w.file}",
         sha256=lambda w: PUBLISHED["files"][w.file]["sha256"],
-        mirror=STUDY_MIRROR,
+        # the mirror is not a param: where a checksummed file came from must not trigger reruns
     log:
         "logs/fetch/{file}.log",
     conda:
