@@ -58,7 +58,7 @@ def make_workdir(tmp: Path, config: dict) -> Path:
 
 
 def run_snakemake(workdir: Path, *args, check=True, env_extra=None, timeout=900):
-    env = dict(os.environ, STUDY_DATA_MIRROR=str(STUDY), **(env_extra or {}))
+    env = {**os.environ, "STUDY_DATA_MIRROR": str(STUDY), **(env_extra or {})}
     cmd = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(workdir), *args]
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
     if check and res.returncode != 0:
