@@ -54,30 +54,22 @@ def test_benchmark_must_agree_with_metadata(vocab):
         from_osu_log(log, {"mapping": "core", "P": 128}, vocab, "x")
 
 
-def test_raw_samples_into_tidy(vocab):
+def test_raw_samples_into_tidy(vocab, tmp_path):
     for ch in ("core", "socket", "node"):
         table, df, q = ingest_raw_log(RAW_SAMPLES / f"thin-osu_latency-{ch}.txt", f"thin-osu_latency-{ch}.txt",
                                       ["thin-{benchmark}-{channel}.txt"], None, vocab)
         assert table == "pt2pt" and len(df) == 230 and q["runs"] == 10 and set(df["channel"]) == {ch}
     table, df, q = ingest_raw_log(RAW_SAMPLES / "amd-openmpi-osu_bcast-np128.txt", "amd-openmpi-osu_bcast-np128.txt",
-                                  ["amd-openmpi-osu_{operation}-np{P}.txt"], _manifest_for_amd(), vocab)
+                                  ["amd-openmpi-osu_{operation}-np{P}.txt"], _amd_manifest(tmp_path), vocab)
     assert table == "collective" and len(df) == 24
     assert df[["operation", "algorithm", "algorithm_name", "mapping", "P"]].drop_duplicates().values.tolist() == [["bcast", 0, "default", "core", 128]]
     assert df.loc[df["size"] == 8, "max"].item() == 17.73
 
 
-_AMD_MANIFEST = None
-
-
-def _manifest_for_amd():
-    import tempfile
-    from pathlib import Path
-
-    global _AMD_MANIFEST
-    if _AMD_MANIFEST is None:
-        _AMD_MANIFEST = Path(tempfile.mkdtemp()) / "manifest.csv"
-        _AMD_MANIFEST.write_text("file,mapping,algorithm\namd-openmpi-osu_bcast-np128.txt,core,0\n")
-    return _AMD_MANIFEST
+def _amd_manifest(tmp_path):
+    manifest = tmp_path / "manifest.csv"
+    manifest.write_text("file,mapping,algorithm\namd-openmpi-osu_bcast-np128.txt,core,0\n")
+    return manifest
 
 
 def test_nbft_routing(vocab):

@@ -197,8 +197,8 @@ def parse_osu(text: str, path: str, on_bad_run: str = "error") -> OsuLog:
         kept.append((i, run))
 
     frames = []
-    for new_index, (_, run) in enumerate(kept):
-        names = ["line", *run_cols[_]]
+    for new_index, (original, run) in enumerate(kept):
+        names = ["line", *run_cols[original]]
         df = pd.DataFrame.from_records(run, columns=names)
         df["run"] = new_index
         frames.append(df)

@@ -1,7 +1,5 @@
 """Hockney fits per channel and Q ratios from the tidy point-to-point table."""
 
-import pandas as pd
-
 from collat.hockney import fit_hockney, q_ratios
 from collat.runner import setup_log
 from collat.tidy import atomic_write, read_parquet
