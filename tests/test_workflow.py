@@ -39,7 +39,10 @@ def test_default_run_produces_every_target(study_run, study_tables):
                 "results/tidy/quality.csv", "results/pt2pt/hockney.csv", "results/pt2pt/q_ratios.parquet",
                 "results/nbft/gamma.parquet", "results/nbft/fits.csv",
                 "results/figures/pt2pt/latency_per_receiver.png", "results/figures/pt2pt/hockney_fits.pdf",
-                "results/figures/nbft/gamma_heatmaps.png", "results/figures/nbft/gamma_heatmaps_reduce.pdf"]:
+                "results/figures/nbft/gamma_heatmaps.png", "results/figures/nbft/gamma_heatmaps_reduce.pdf",
+                "results/partitioned/paper_numbers.csv", "results/partitioned/gain.parquet",
+                "results/partitioned/crossover.csv", "results/figures/partitioned/gain_vs_size.png",
+                "results/figures/partitioned/gain_vs_theta.pdf", "results/figures/partitioned/gain_heatmap.png"]:
         assert (wd / rel).stat().st_size > 0, rel
     tables, quality = study_tables
     got = pd.read_parquet(wd / "results/tidy/collective.parquet")

@@ -136,6 +136,22 @@ def t_p2p(fits: pd.DataFrame, channel, size) -> np.ndarray:
     return out
 
 
+def t_p2p_curve(fits: pd.DataFrame, channel: str):
+    """T_p2p^c(m) of one channel as a fast vectorised function of the size (eq. 5, all regimes)."""
+    f = fits[fits["channel"] == channel].sort_values("regime")
+    if f.empty:
+        raise KeyError(f"no Hockney fit for channel {channel!r}")
+    upper = f["size_max"].to_numpy(float)[:-1]
+    alpha, beta = f["alpha_us"].to_numpy(float), f["beta_us_per_byte"].to_numpy(float)
+
+    def curve(size):
+        size = np.asarray(size, dtype=float)
+        r = np.searchsorted(upper, size, side="left")
+        return alpha[r] + beta[r] * size
+
+    return curve
+
+
 def q_ratios(fits: pd.DataFrame, sizes) -> pd.DataFrame:
     """Q_ij(m) = T_p2p^{c_i}(m) / T_p2p^{c_j}(m) (eq. 10) for every ordered pair of fitted channels.
 

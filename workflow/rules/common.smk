@@ -45,6 +45,11 @@ def ingest_parts():
     )
 
 
+def partitioned_inputs(wildcards):
+    """The Hockney fits, only when gain curves are drawn for measured channels."""
+    return {"hockney": "results/pt2pt/hockney.parquet"} if config["partitioned"]["channels"] else {}
+
+
 def stage_targets(stage):
     return {
         "pt2pt": [
@@ -58,6 +63,14 @@ def stage_targets(stage):
             "results/nbft/gamma.parquet",
             "results/nbft/fits.csv",
             "results/figures/nbft/gamma_heatmaps.png",
+        ],
+        "partitioned": [
+            "results/partitioned/paper_numbers.csv",
+            "results/partitioned/gain.parquet",
+            "results/partitioned/crossover.csv",
+            "results/figures/partitioned/gain_vs_size.png",
+            "results/figures/partitioned/gain_vs_theta.png",
+            "results/figures/partitioned/gain_heatmap.png",
         ],
     }[stage]
 
