@@ -82,12 +82,21 @@ def test_thin_raw_logs_through_the_pipeline(tmp_path):
     assert a["core"] < a["socket"] < a["node"]
     assert a["node"] == pytest.approx(1.0, rel=0.2)  # THIN inter-node 1 B latency is about 1.0 us
     assert len(pd.read_parquet(wd / "results/tidy/pt2pt.parquet")) == 690
+    # the partitioned gain curves are drawn for the THIN channels, with THIN's own alpha
+    cross = pd.read_csv(wd / "results/partitioned/crossover.csv")
+    assert set(cross["link"]) == {"ORFEO THIN core", "ORFEO THIN socket", "ORFEO THIN node"}
+    node = cross[cross["link"] == "ORFEO THIN node"].iloc[0]
+    assert node["crossover_size_hockney"] == pytest.approx(
+        node["threads"] * node["theta"] * (node["threads"] * node["theta"] - 1) * a["node"] * 1e6
+        / node["gamma_us_per_MB"]) or node["threads"] * node["theta"] == 1
+    assert len(pd.read_csv(wd / "results/partitioned/paper_numbers.csv")) == 0
 
     # changing one log's content reruns only what depends on it
     log = raw / "thin-osu_latency-node.txt"
     log.write_text(log.read_text().replace("1.01", "1.02", 1))
     jobs = planned_jobs(run_snakemake(wd, "-n"))
-    assert jobs == {"ingest_raw": 1, "tidy": 1, "pt2pt_hockney": 1, "pt2pt_figures": 1, "all": 1}
+    assert jobs == {"ingest_raw": 1, "tidy": 1, "pt2pt_hockney": 1, "pt2pt_figures": 1,
+                    "partitioned_gain": 1, "partitioned_figures": 1, "all": 1}
     res = run_snakemake(wd, "-n", "--quiet", "all")
     out = res.stdout + res.stderr
     assert str(raw / "thin-osu_latency-node.txt") in out  # the changed log is re-ingested ...
@@ -102,7 +111,9 @@ def test_bad_raw_log_stops_with_file_and_line(tmp_path):
     wd = make_workdir(tmp_path / "wd", thin_config(raw))
     res = run_snakemake(wd, "--cores", "1", check=False)
     assert res.returncode != 0
-    assert "thin-osu_latency-node.txt, line 4: expected a number in column 'avg', found 'oops'" in res.stdout + res.stderr
+    message = "thin-osu_latency-node.txt, line 4: expected a number in column 'avg', found 'oops'"
+    assert message in res.stdout + res.stderr
+    assert message in (wd / "logs/ingest/raw/thin-osu_latency-node.txt.log").read_text()  # and in the rule's log
     assert not (wd / "results/tidy/pt2pt.parquet").exists()
     assert not (wd / "results/ingest/raw/thin-osu_latency-node.txt.parquet").exists()
 

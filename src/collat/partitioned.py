@@ -188,6 +188,10 @@ def agrees(ours: float, published: float, digits: int = 4) -> bool:
     return _significant(ours, d) == _significant(published, d)
 
 
+PAPER_COLUMNS = ["case", "quantity", "theta", "threads", "bandwidth_GBps", "gamma_us_per_MB", "published", "ours",
+                 "rel_diff", "kind", "agrees_4_digits", "note"]
+
+
 def paper_numbers(cases: list[dict], workloads: dict, cpu: dict) -> pd.DataFrame:
     """Evaluate every published case of config ``partitioned.paper`` (eq. 4, 6, 9; crossover).
 
@@ -227,7 +231,7 @@ def paper_numbers(cases: list[dict], workloads: dict, cpu: dict) -> pd.DataFrame
             "agrees_4_digits": agrees(ours, published),
             "note": c.get("note", ""),
         })
-    out = pd.DataFrame(rows)
+    out = pd.DataFrame(rows, columns=PAPER_COLUMNS)
     return out.astype({"threads": "Int64", "bandwidth_GBps": "Float64"})
 
 

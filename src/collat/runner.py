@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 from pathlib import Path
 
 
@@ -17,4 +18,9 @@ def setup_log(log_paths) -> logging.Logger:
         fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
         logger.addHandler(fh)
     logger.addHandler(logging.StreamHandler())
+
+    def log_uncaught(kind, value, tb):  # the traceback also lands in the rule's log file
+        logger.error("failed", exc_info=(kind, value, tb))
+
+    sys.excepthook = log_uncaught
     return logger
