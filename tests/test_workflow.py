@@ -40,6 +40,8 @@ def test_default_run_produces_every_target(study_run, study_tables):
                 "results/nbft/gamma.parquet", "results/nbft/fits.csv",
                 "results/figures/pt2pt/latency_per_receiver.png", "results/figures/pt2pt/hockney_fits.pdf",
                 "results/figures/nbft/gamma_heatmaps.png", "results/figures/nbft/gamma_heatmaps_reduce.pdf",
+                "results/regression/scores.csv", "results/regression/coefficients.csv",
+                "results/regression/predictions.parquet",
                 "results/partitioned/paper_numbers.csv", "results/partitioned/gain.parquet",
                 "results/partitioned/crossover.csv", "results/figures/partitioned/gain_vs_size.png",
                 "results/figures/partitioned/gain_vs_theta.pdf", "results/figures/partitioned/gain_heatmap.png"]:

@@ -107,3 +107,31 @@ def quality_table(records: list[dict], tables: dict[str, pd.DataFrame]) -> pd.Da
     order = ["source", "table", "rows_read", "duplicates_collapsed", "rows", "runs", "outliers_flagged",
              "outlier_share", "skipped_lines", "skipped_runs", "benchmark", "osu_version", "datatype"]
     return q[order].sort_values("source").reset_index(drop=True)
+
+
+CLEANINGS = ("paper", "robust", "none")
+
+
+def cleaning_mask(df: pd.DataFrame, cleaning: str, paper: dict | None = None) -> pd.Series:
+    """Which rows of a collective table a score may use, for one cleaning profile.
+
+    * ``none``: every row with a measurement;
+    * ``robust``: the rows the ingest's outlier rule did not flag (fixed before any model is fitted);
+    * ``paper``: the study's hand-set thresholds (config ``paper.cleaning``): only rows at
+      ``size`` are in the profile, and a row is dropped when its ``avg`` exceeds the threshold of its
+      (operation, algorithm, mapping); cells without a threshold keep every row.
+    """
+    if cleaning == "none":
+        return pd.Series(True, index=df.index)
+    if cleaning == "robust":
+        return ~df["outlier"].astype(bool)
+    if cleaning != "paper":
+        raise ValueError(f"cleaning {cleaning!r}: expected one of {', '.join(CLEANINGS)}")
+    if not paper:
+        raise ValueError("cleaning 'paper' needs config paper.cleaning (size and thresholds)")
+    keep = df["size"] == paper["size"]
+    for t in paper["thresholds"]:
+        cell = ((df["operation"] == t["operation"]) & (df["algorithm"] == t["algorithm"])
+                & (df["mapping"] == t["mapping"]))
+        keep &= ~(cell & (df["avg"] > t["max_us"]))
+    return keep

@@ -64,6 +64,11 @@ def stage_targets(stage):
             "results/nbft/fits.csv",
             "results/figures/nbft/gamma_heatmaps.png",
         ],
+        "regression": [
+            "results/regression/scores.csv",
+            "results/regression/coefficients.csv",
+            "results/regression/predictions.parquet",
+        ],
         "partitioned": [
             "results/partitioned/paper_numbers.csv",
             "results/partitioned/gain.parquet",

@@ -1,0 +1,109 @@
+"""Where OpenMPI puts each rank (``--map-by core|socket|node``) and which channel joins two ranks.
+
+The machine is plain data (config ``machine``): ``nodes``, ``sockets_per_node``,
+``cores_per_socket``, ``cores_per_l3`` (ranks on one L3/CCX talk over the ``cache`` channel) and
+``numa_per_socket``. Placement follows OpenMPI 4.1 (../shared/reference/openmpi-and-osu-facts.md):
+
+* ``core``:   ranks fill cores in order, socket after socket, node after node; bound to a core.
+* ``socket``: ranks alternate over the sockets of the first node until it is full, then the next
+  node; bound to a whole socket, so the core inside the socket is NOT defined.
+* ``node``:   ranks alternate over nodes; on a node the j-th rank is bound to the NUMA domain with
+  the fewest ranks (round robin over the node's NUMA domains, ``numa_per_socket`` per socket);
+  with P <= nodes every rank is alone on its node.
+
+Channel of a pair: ``node`` across nodes, ``socket`` across sockets of a node, ``cache`` for two
+ranks pinned to cores of one L3, otherwise ``core``. Decision for ranks that are not pinned to
+a core (map-by socket; map-by node): two of them in one socket talk over the ``core`` channel,
+since the OS scheduler has no reason to keep them in one CCX (3 of the 63 other cores of a
+64-core socket share a CCX with a given core) — ``unpinned_channel`` makes that a choice.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+MAPPINGS = ("core", "socket", "node")
+
+# The unit a mapping policy fills one after another (its count grows with P), per OpenMPI's
+# semantics: map-by core fills sockets, map-by socket fills nodes, map-by node spreads over all.
+FILL_LEVEL = {"core": "socket", "socket": "node", "node": None}
+
+
+def cores_per_node(machine: dict) -> int:
+    return machine["sockets_per_node"] * machine["cores_per_socket"]
+
+
+def total_cores(machine: dict) -> int:
+    return machine["nodes"] * cores_per_node(machine)
+
+
+def place(P: int, mapping: str, machine: dict) -> pd.DataFrame:
+    """One row per rank 0..P-1: ``node``, ``socket`` (global id), ``core`` (global id or -1 when
+    not pinned to a core), ``l3`` (global L3 id or -1), ``pinned``."""
+    if mapping not in MAPPINGS:
+        raise ValueError(f"mapping {mapping!r}: expected one of {', '.join(MAPPINGS)}")
+    n, spn, cps = machine["nodes"], machine["sockets_per_node"], machine["cores_per_socket"]
+    cpn = spn * cps
+    if P < 1 or P > n * cpn:
+        raise ValueError(f"P = {P}: expected 1 <= P <= {n * cpn} cores of the machine")
+    r = np.arange(P)
+    if mapping == "core":
+        node = r // cpn
+        socket_in_node = (r % cpn) // cps
+        core_in_socket = r % cps
+        pinned = np.ones(P, bool)
+    elif mapping == "socket":
+        node = r // cpn
+        socket_in_node = (r % cpn) % spn
+        core_in_socket = np.full(P, -1)
+        pinned = np.zeros(P, bool)
+    else:
+        node = r % n
+        j = r // n
+        if P <= n:  # one rank per node: bound to a core
+            socket_in_node, core_in_socket, pinned = np.zeros(P, int), np.zeros(P, int), np.ones(P, bool)
+        else:
+            numa = machine.get("numa_per_socket", 1)
+            socket_in_node = (j % (spn * numa)) // numa
+            core_in_socket = np.full(P, -1)
+            pinned = np.zeros(P, bool)
+    socket = node * spn + socket_in_node
+    core = np.where(pinned, socket * cps + core_in_socket, -1)
+    l3 = np.where(pinned, core // machine["cores_per_l3"], -1)
+    return pd.DataFrame({"rank": r, "node": node, "socket": socket, "core": core, "l3": l3, "pinned": pinned})
+
+
+def channels_between(ranks: pd.DataFrame, a, b, unpinned_channel: str = "core") -> np.ndarray:
+    """Channel name for each pair (a[i], b[i]) of rank indices into ``ranks`` (from :func:`place`)."""
+    a, b = np.asarray(a), np.asarray(b)
+    node, socket = ranks["node"].to_numpy(), ranks["socket"].to_numpy()
+    l3, pinned = ranks["l3"].to_numpy(), ranks["pinned"].to_numpy()
+    same_l3 = pinned[a] & pinned[b] & (l3[a] == l3[b])
+    same_socket_default = np.where(pinned[a] & pinned[b], "core", unpinned_channel)
+    return np.where(node[a] != node[b], "node",
+                    np.where(socket[a] != socket[b], "socket",
+                             np.where(same_l3, "cache", same_socket_default)))
+
+
+def active_units(P, mapping: str, machine: dict) -> np.ndarray:
+    """How many units of the level the mapping fills one after another hold ranks at each P.
+
+    map-by core: active sockets, ceil(P / cores_per_socket); map-by socket: active nodes,
+    ceil(P / cores per node); map-by node: 1 (ranks are spread over every node from the start).
+    These are the bins of the segmented regression (eq. 12).
+    """
+    P = np.asarray(P)
+    level = FILL_LEVEL[mapping]
+    if level is None:
+        return np.ones(P.shape, dtype=int)
+    width = machine["cores_per_socket"] if level == "socket" else cores_per_node(machine)
+    return np.ceil(P / width).astype(int)
+
+
+def fill_width(mapping: str, machine: dict) -> int | None:
+    """Ranks per unit of the fill level (None for map-by node)."""
+    level = FILL_LEVEL[mapping]
+    if level is None:
+        return None
+    return machine["cores_per_socket"] if level == "socket" else cores_per_node(machine)

@@ -1,0 +1,222 @@
+"""Segmented linear regression of collective latency against P (eq. 12) with honest validation.
+
+For one (operation, algorithm, mapping, size, target)::
+
+    T(P) = b0 + b1 x + sum_i (b2_i z_i + b3_i x z_i)                               (eq. 12)
+
+``z_i`` is the dummy of bin i = the number of active units of the level the mapping fills one
+after another (sockets under map-by core, nodes under map-by socket, none under map-by node;
+:func:`collat.placement.active_units`), one dummy per bin after the first. The slope in bin i is
+``b1 + b3_i``: the cost of one more process there. The regressor ``x`` depends on the form:
+
+* ``P``       -- x = P (linear and chain algorithms);
+* ``log2P``   -- x = log2(P) (the paper's text for the binary tree);
+* ``log2P+P`` -- x = P plus one global log2(P) term (what the study's code fitted for the binary
+  tree; it reproduces the published R² in all six binary cells, ``log2P`` does not at map-by node).
+
+Validation: in-sample R² and adjusted R²; K-fold cross-validated R² with folds over the distinct
+P values (every row of one P in the same fold); extrapolation R²: fit on P up to a fraction of the
+machine, score on the rest, unseen bins continuing the last fitted bin's line.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import sklearn
+import statsmodels.api as sm
+from sklearn.metrics import r2_score
+from sklearn.model_selection import KFold
+
+FORMS = ("P", "log2P", "log2P+P")
+
+
+def design(P, bins, form: str, n_bins: int | None = None, lowest: int | None = None) -> tuple[np.ndarray, list[str]]:
+    """The design matrix of eq. 12 and its column names: const, [log2P], x, then z[k] and x:z[k]
+    for bins k above the lowest (up to ``n_bins``).
+
+    ``bins`` holds the bin (active units, 1-based) of each row; columns are named by the bin's
+    count of active units so that coefficients read as 'with k sockets active'.
+    """
+    if form not in FORMS:
+        raise ValueError(f"regression form {form!r}: expected one of {', '.join(FORMS)}")
+    P = np.asarray(P, dtype=float)
+    bins = np.asarray(bins, dtype=int)
+    x = np.log2(P) if form == "log2P" else P
+    cols, names = [np.ones_like(P)], ["const"]
+    if form == "log2P+P":
+        cols.append(np.log2(P))
+        names.append("log2P")
+    xname = "log2P" if form == "log2P" else "P"
+    cols.append(x)
+    names.append(xname)
+    if lowest is None:
+        lowest = int(bins.min()) if len(bins) else 1
+    top = int(bins.max()) if n_bins is None else n_bins
+    for k in range(lowest + 1, top + 1):
+        z = (bins == k).astype(float)
+        cols += [z, x * z]
+        names += [f"z[{k}]", f"{xname}:z[{k}]"]
+    return np.column_stack(cols), names
+
+
+def fit(P, y, bins, form: str) -> dict:
+    """OLS fit of eq. 12 (statsmodels): coefficients, standard errors, covariance, R², adjusted R²."""
+    X, names = design(P, bins, form)
+    res = sm.OLS(np.asarray(y, float), X).fit()
+    return {"params": np.asarray(res.params), "bse": np.asarray(res.bse), "cov": np.asarray(res.cov_params()),
+            "r2": float(res.rsquared),
+            "r2_adj": float(res.rsquared_adj), "n": int(res.nobs), "form": form, "columns": names,
+            "min_bin": int(np.min(bins))}
+
+
+def predict(model: dict, P, bins) -> np.ndarray:
+    """Predictions of a fitted model; bins beyond the fitted ones continue the last fitted bin's line,
+    bins below the lowest fitted one use the first bin's line."""
+    fitted = [int(c[2:-1]) for c in model["columns"] if c.startswith("z[")]
+    last = max(fitted, default=model["min_bin"])
+    bins = np.clip(np.asarray(bins, int), model["min_bin"], last)
+    X, names = design(P, bins, model["form"], n_bins=last, lowest=model["min_bin"])
+    known = dict(zip(model["columns"], model["params"]))
+    return X @ np.array([known.get(n, 0.0) for n in names])
+
+
+def _lstsq_predict(P_train, y_train, bins_train, P_test, bins_test, form) -> np.ndarray:
+    X, names = design(P_train, bins_train, form)
+    coef, *_ = np.linalg.lstsq(X, np.asarray(y_train, float), rcond=None)
+    model = {"columns": names, "params": coef, "form": form,
+             "min_bin": int(np.min(bins_train))}
+    return predict(model, P_test, bins_test)
+
+
+def cv_predictions(P, y, bins, form: str, folds: int = 5, seed: int = 0) -> np.ndarray:
+    """Out-of-fold predictions, folds over the distinct P values (shuffled with ``seed``)."""
+    P = np.asarray(P)
+    levels = np.unique(P)
+    out = np.full(len(P), np.nan)
+    if len(levels) < folds:
+        return out
+    for train_levels, test_levels in KFold(folds, shuffle=True, random_state=seed).split(levels):
+        test = np.isin(P, levels[test_levels])
+        out[test] = _lstsq_predict(P[~test], np.asarray(y)[~test], np.asarray(bins)[~test], P[test],
+                                   np.asarray(bins)[test], form)
+    return out
+
+
+def extrapolation_predictions(P, y, bins, form: str, P_max_train: float) -> np.ndarray:
+    """Predictions for P > P_max_train from a fit on P <= P_max_train (NaN where trained)."""
+    P = np.asarray(P)
+    train = P <= P_max_train
+    out = np.full(len(P), np.nan)
+    if len(np.unique(P[train])) < 3 or train.all():
+        return out
+    out[~train] = _lstsq_predict(P[train], np.asarray(y)[train], np.asarray(bins)[train], P[~train],
+                                 np.asarray(bins)[~train], form)
+    return out
+
+
+def r2(measured, predicted) -> float:
+    """sklearn's r2_score on the rows where both are known (NaN when fewer than 2)."""
+    m, p = np.asarray(measured, float), np.asarray(predicted, float)
+    ok = np.isfinite(m) & np.isfinite(p)
+    if ok.sum() < 2:
+        return float("nan")
+    with sklearn.config_context(skip_parameter_validation=True, assume_finite=True):
+        return float(r2_score(m[ok], p[ok]))
+
+
+def slopes(model: dict) -> pd.DataFrame:
+    """Per-bin slope b1 + b3_i of x with its standard error (the cost of one more process in bin i)."""
+    xname = "log2P" if model["form"] == "log2P" else "P"
+    names, params, cov = model["columns"], model["params"], model["cov"]
+    ix = names.index(xname)
+    rows = [{"term": f"slope[{model['min_bin']}]", "estimate": params[ix], "se": float(np.sqrt(cov[ix, ix]))}]
+    for j, c in enumerate(names):
+        if c.startswith(f"{xname}:z["):
+            var = cov[ix, ix] + cov[j, j] + 2 * cov[ix, j]
+            rows.append({"term": f"slope[{c[len(xname) + 3:-1]}]", "estimate": params[ix] + params[j],
+                         "se": float(np.sqrt(max(var, 0.0)))})
+    return pd.DataFrame(rows)
+
+
+def form_of(forms: list[dict], operation: str, algorithm: int) -> str:
+    """The configured regressor form of an (operation, algorithm); ``P`` unless listed."""
+    for f in forms:
+        if f["operation"] == operation and int(f["algorithm"]) == int(algorithm):
+            return f["form"]
+    return "P"
+
+
+def segmented_models(collective: pd.DataFrame, machine: dict, options: dict, paper_cleaning: dict | None):
+    """Fit eq. 12 for every (operation, algorithm, mapping, size) x target x cleaning.
+
+    Returns (scores, coefficients, predictions). ``options`` is config ``regression``; the
+    ``paper`` cleaning is scored only at its size (see :func:`collat.quality.cleaning_mask`).
+    """
+    from .placement import active_units, total_cores
+    from .quality import cleaning_mask
+
+    cores = total_cores(machine)
+    p_split = options["extrapolation_fraction"] * cores
+    grid_P = np.arange(2, cores + 1, options.get("grid_step", 1))
+    masks = {c: cleaning_mask(collective, c, paper_cleaning) for c in options["cleanings"]}
+    scores, coefs, preds = [], [], []
+    keys = ["operation", "algorithm", "mapping", "size"]
+    for (op, alg, mapping, size), g in collective.groupby(keys, sort=True):
+        form = form_of(options["forms"], op, alg)
+        name = g["algorithm_name"].iloc[0]
+        for cleaning in options["cleanings"]:
+            sel = g[masks[cleaning].loc[g.index]]
+            for target in options["targets"]:
+                d = sel[sel[target].notna()]
+                ident = {"operation": op, "algorithm": int(alg), "algorithm_name": name, "mapping": mapping,
+                         "size": int(size), "target": target, "cleaning": cleaning, "form": form}
+                if d.empty:
+                    continue
+                P, y = d["P"].to_numpy(), d[target].to_numpy(float)
+                bins = active_units(P, mapping, machine)
+                n_params = design(P, bins, form)[0].shape[1]
+                if len(np.unique(P)) <= n_params:
+                    scores.append({**ident, "n": len(d), "r2": np.nan, "r2_adj": np.nan, "r2_cv": np.nan,
+                                   "r2_extrapolation": np.nan, "n_extrapolation": 0, "mape": np.nan})
+                    continue
+                model = fit(P, y, bins, form)
+                fitted = predict(model, P, bins)
+                cv = cv_predictions(P, y, bins, form, options["cv_folds"], options["seed"])
+                ex = extrapolation_predictions(P, y, bins, form, p_split)
+                scores.append({**ident, "n": model["n"], "r2": model["r2"], "r2_adj": model["r2_adj"],
+                               "r2_cv": r2(y, cv), "r2_extrapolation": r2(y, ex),
+                               "n_extrapolation": int(np.isfinite(ex).sum()),
+                               "mape": float(np.median(np.abs(fitted - y) / y))})
+                sl = slopes(model)
+                coefs.append((ident, {"term": model["columns"] + sl["term"].tolist(),
+                                      "estimate": np.r_[model["params"], sl["estimate"].to_numpy()],
+                                      "se": np.r_[model["bse"], sl["se"].to_numpy()]}))
+                preds.append((ident, {"P": P, "run": d["run"].to_numpy(), "measured": y, "predicted": fitted,
+                                      "predicted_cv": cv, "predicted_extrapolation": ex}))
+                if cleaning == options["grid_cleaning"]:
+                    nan = np.full(len(grid_P), np.nan)
+                    preds.append((ident, {"P": grid_P, "run": np.full(len(grid_P), -1), "measured": nan,
+                                          "predicted": predict(model, grid_P, active_units(grid_P, mapping, machine)),
+                                          "predicted_cv": nan, "predicted_extrapolation": nan}))
+    scores = pd.DataFrame(scores, columns=IDENT + SCORE_COLUMNS)
+    return scores, _stack(coefs, ["term", "estimate", "se"]), _stack(preds, PREDICTION_COLUMNS)
+
+
+IDENT = ["operation", "algorithm", "algorithm_name", "mapping", "size", "target", "cleaning", "form"]
+SCORE_COLUMNS = ["n", "r2", "r2_adj", "r2_cv", "r2_extrapolation", "n_extrapolation", "mape"]
+PREDICTION_COLUMNS = ["P", "run", "measured", "predicted", "predicted_cv", "predicted_extrapolation"]
+
+
+def _stack(records: list[tuple[dict, dict]], columns: list[str]) -> pd.DataFrame:
+    """One frame from (identity, column arrays) records without a per-record DataFrame."""
+    lengths = np.array([len(next(iter(cols.values()))) for _, cols in records], dtype=int)
+    out = {}
+    for key in IDENT:
+        out[key] = np.repeat(np.array([ident[key] for ident, _ in records], dtype=object), lengths)
+    for c in columns:
+        out[c] = np.concatenate([np.asarray(cols[c]) for _, cols in records]) if records else []
+    frame = pd.DataFrame(out)
+    return frame.astype({"operation": "string", "algorithm": "int64", "algorithm_name": "string",
+                         "mapping": "string", "size": "int64", "target": "string", "cleaning": "string",
+                         "form": "string"})

@@ -1,0 +1,50 @@
+"""Rank placement under OpenMPI's --map-by policies and the channel of a pair of ranks."""
+
+import numpy as np
+import pytest
+
+from collat.placement import active_units, channels_between, place
+
+EPYC = {"nodes": 2, "sockets_per_node": 2, "cores_per_socket": 64, "cores_per_l3": 4, "numa_per_socket": 4}
+
+
+def test_map_by_core_fills_sockets_then_nodes():
+    r = place(256, "core", EPYC)
+    assert r.loc[[0, 63, 64, 127, 128, 255], "socket"].tolist() == [0, 0, 1, 1, 2, 3]
+    assert r.loc[[0, 127, 128], "node"].tolist() == [0, 0, 1]
+    assert r["core"].tolist() == list(range(256)) and r["pinned"].all()
+    ch = channels_between(r, [0, 0, 0, 0, 0], [1, 3, 4, 64, 128])
+    assert ch.tolist() == ["cache", "cache", "core", "socket", "node"]
+
+
+def test_map_by_socket_alternates_sockets_of_one_node_first():
+    r = place(130, "socket", EPYC)
+    assert r.loc[:5, "socket"].tolist() == [0, 1, 0, 1, 0, 1]
+    assert r.loc[[127, 128, 129], "node"].tolist() == [0, 1, 1]
+    assert not r["pinned"].any()
+    # unpinned ranks on one socket: the documented choice is the core channel (configurable)
+    assert channels_between(r, [0, 0, 0], [2, 1, 128]).tolist() == ["core", "socket", "node"]
+    assert channels_between(r, [0], [2], unpinned_channel="cache").tolist() == ["cache"]
+
+
+def test_map_by_node_alternates_nodes_and_numa_domains():
+    r = place(16, "node", EPYC)
+    assert r["node"].tolist() == [0, 1] * 8
+    # j-th rank on a node: NUMA domain j (of 8), sockets 0,0,0,0,1,1,1,1
+    assert r.loc[r["node"] == 0, "socket"].tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
+    two = place(2, "node", EPYC)
+    assert two["pinned"].all() and channels_between(two, [0], [1]).tolist() == ["node"]
+
+
+def test_bad_placement_requests():
+    with pytest.raises(ValueError, match="expected 1 <= P <= 256"):
+        place(257, "core", EPYC)
+    with pytest.raises(ValueError, match="expected one of core, socket, node"):
+        place(4, "ring", EPYC)
+
+
+def test_active_units():
+    P = np.array([2, 64, 65, 128, 129, 256])
+    assert active_units(P, "core", EPYC).tolist() == [1, 1, 2, 2, 3, 4]
+    assert active_units(P, "socket", EPYC).tolist() == [1, 1, 1, 1, 2, 2]
+    assert active_units(P, "node", EPYC).tolist() == [1] * 6

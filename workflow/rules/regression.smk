@@ -1,0 +1,29 @@
+# Stage: regression. Segmented linear regression of latency against P (eq. 12), with in-sample,
+# cross-validated and extrapolation R², for every operation, algorithm, mapping, size and target.
+
+
+rule regression_fit:
+    input:
+        "results/tidy/collective.parquet",
+    output:
+        scores=report(
+            "results/regression/scores.csv",
+            category="4. Segmented regression",
+            caption="../report/regression_scores.rst",
+        ),
+        coefficients=report(
+            "results/regression/coefficients.csv",
+            category="4. Segmented regression",
+            caption="../report/regression_coefficients.rst",
+        ),
+        predictions="results/regression/predictions.parquet",
+    params:
+        machine=config["machine"],
+        options=config["regression"],
+        paper_cleaning=config["paper"]["cleaning"],
+    log:
+        "logs/regression/fit.log",
+    conda:
+        "../envs/collat.yaml"
+    script:
+        "../scripts/regression_fit.py"
