@@ -16,6 +16,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/ingest.smk"
 include: "workflow/rules/pt2pt.smk"
 include: "workflow/rules/nbft.smk"
+include: "workflow/rules/model.smk"
 include: "workflow/rules/regression.smk"
 include: "workflow/rules/partitioned.smk"
 

@@ -74,16 +74,24 @@ def place(P: int, mapping: str, machine: dict) -> pd.DataFrame:
     return pd.DataFrame({"rank": r, "node": node, "socket": socket, "core": core, "l3": l3, "pinned": pinned})
 
 
+LEVELS = ("cache", "core", "socket", "node")
+
+
+def channel_codes(ranks, a, b, unpinned_channel: str = "core") -> np.ndarray:
+    """Channel of each pair (a[i], b[i]) of rank indices as an index into :data:`LEVELS`.
+
+    ``ranks`` is a :func:`place` frame or a dict of its columns as arrays."""
+    a, b = np.asarray(a), np.asarray(b)
+    node, socket = np.asarray(ranks["node"]), np.asarray(ranks["socket"])
+    l3, pinned = np.asarray(ranks["l3"]), np.asarray(ranks["pinned"])
+    both = pinned[a] & pinned[b]
+    same_socket = np.where(both, np.where(l3[a] == l3[b], 0, 1), LEVELS.index(unpinned_channel))
+    return np.where(node[a] != node[b], 3, np.where(socket[a] != socket[b], 2, same_socket))
+
+
 def channels_between(ranks: pd.DataFrame, a, b, unpinned_channel: str = "core") -> np.ndarray:
     """Channel name for each pair (a[i], b[i]) of rank indices into ``ranks`` (from :func:`place`)."""
-    a, b = np.asarray(a), np.asarray(b)
-    node, socket = ranks["node"].to_numpy(), ranks["socket"].to_numpy()
-    l3, pinned = ranks["l3"].to_numpy(), ranks["pinned"].to_numpy()
-    same_l3 = pinned[a] & pinned[b] & (l3[a] == l3[b])
-    same_socket_default = np.where(pinned[a] & pinned[b], "core", unpinned_channel)
-    return np.where(node[a] != node[b], "node",
-                    np.where(socket[a] != socket[b], "socket",
-                             np.where(same_l3, "cache", same_socket_default)))
+    return np.asarray(LEVELS, dtype=object)[channel_codes(ranks, a, b, unpinned_channel)]
 
 
 def active_units(P, mapping: str, machine: dict) -> np.ndarray:

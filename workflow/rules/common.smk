@@ -64,6 +64,10 @@ def stage_targets(stage):
             "results/nbft/fits.csv",
             "results/figures/nbft/gamma_heatmaps.png",
         ],
+        "model": [
+            "results/model/predictions.parquet",
+            "results/model/scores.csv",
+        ],
         "regression": [
             "results/regression/scores.csv",
             "results/regression/coefficients.csv",

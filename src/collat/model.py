@@ -1,0 +1,508 @@
+"""The point-to-point stage model of MPI_Bcast and MPI_Reduce (eq. 2-4 and 8-11 of the study).
+
+A collective algorithm is a tree (:mod:`collat.trees`) laid on the machine by a mapping policy
+(:mod:`collat.placement`). Every parent talks to its children in one non-blocking fan-out (bcast)
+or fan-in (reduce), an NBFT whose receivers sit on mixed channels. Its cost (eq. 4 and 11): fold
+the children on lower channels onto the slowest channel present, N_eq = sum_j N_j / Q_max,j with
+Q_max,j = T_p2p(c_max, m) / T_p2p(c_j, m) (eq. 10), and evaluate the NBFT of that channel with
+N_eq receivers, T_NBFT^c(N_eq + 1, m) = gamma^c(N_eq + 1, m) T_p2p^c(m) (eq. 4, 7), here straight
+from the NBFT line alpha + beta (P - 1) of the nbft stage (eq. 6).
+
+Two ways to add the fan-outs up:
+
+* ``critical_path`` (mode ``openmpi``): a child starts its own fan-out when its parent's fan-out is
+  done; the collective completes when the last fan-out does, i.e. the most expensive root-to-leaf
+  path (for a reduce the same path read upward: a parent finishes its fan-in when its slowest
+  child subtree is done). Per-rank times give the OSU average (bcast: arrival + own fan-out;
+  reduce: own subtree).
+* ``staged`` (mode ``paper``, eq. 2-3): level-synchronous stages, stage time = the slowest fan-out
+  of the stage, n_s segments pipelined through the L levels in L + n_s - 1 stages.
+
+The tree census (children per parent per channel) does not depend on the message size, so every
+cost is an array over all sizes at once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from . import trees
+from .placement import LEVELS, channel_codes, place
+
+
+# --------------------------------------------------------------------------- channel costs
+
+class ChannelCosts:
+    """What one fan-out costs on each channel, at a list of sizes (arrays over [K channels, S sizes]).
+
+    ``p2p[k, s]`` = T_p2p^k(size_s) (eq. 5); ``alpha``, ``beta``: the NBFT line of channel k
+    (eq. 6), T_NBFT^k(n + 1, m) = alpha + beta n for n receivers; ``table[k, s, n]`` = T_NBFT^k with
+    n receivers as measured (median over runs, interpolated over the measured P) up to the largest
+    measured NBFT, the line beyond; ``table[:, :, 0] = 0``.
+    """
+
+    def __init__(self, channels: list[str], sizes, p2p, alpha, beta, table=None):
+        self.channels = list(channels)
+        self.index = {c: i for i, c in enumerate(self.channels)}
+        self.sizes = np.asarray(sizes, dtype=float)
+        self.p2p, self.alpha, self.beta = (np.asarray(a, dtype=float) for a in (p2p, alpha, beta))
+        self.table = table
+
+    @classmethod
+    def from_fits(cls, hockney: pd.DataFrame, nbft_fits: pd.DataFrame, operation: str, target: str,
+                  channels: list[str], sizes, nbft: pd.DataFrame | None = None, max_receivers: int = 0
+                  ) -> "ChannelCosts":
+        """From the pt2pt stage's Hockney fits, the nbft stage's lines and (optionally) the tidy NBFT
+        measurements, for one operation and target (avg or max)."""
+        from .hockney import t_p2p
+
+        sizes = np.asarray(sizes, dtype=float)
+        f = nbft_fits[(nbft_fits["operation"] == operation) & (nbft_fits["target"] == target)]
+        have = [c for c in channels if c in set(f["channel"]) and c in set(hockney["channel"])]
+        p2p = np.vstack([t_p2p(hockney, c, sizes) for c in have])
+        alpha, beta = np.empty_like(p2p), np.empty_like(p2p)
+        nearest = []
+        for k, c in enumerate(have):
+            g = f[f["channel"] == c].sort_values("size")
+            measured = g["size"].to_numpy(float)
+            # the NBFT line of the nearest measured size at or below (the smallest for tiny sizes),
+            # scaled by T_p2p(m) / T_p2p(m~): gamma(P, m~) T_p2p(m), exact at measured sizes
+            j = np.clip(np.searchsorted(measured, sizes, side="right") - 1, 0, len(measured) - 1)
+            scale = p2p[k] / t_p2p(hockney, c, measured[j])
+            alpha[k] = g["alpha_us"].to_numpy()[j] * scale
+            beta[k] = g["beta_us"].to_numpy()[j] * scale
+            nearest.append((measured[j], scale))
+        table = None
+        if nbft is not None and max_receivers > 0:
+            n = np.arange(max_receivers + 1, dtype=float)
+            table = alpha[:, :, None] + np.maximum(beta, 0.0)[:, :, None] * n[None, None, :]
+            d = nbft[(nbft["operation"] == operation) & ~nbft["outlier"] & nbft[target].notna()]
+            for k, c in enumerate(have):
+                med = d[d["channel"] == c].groupby(["size", "P"])[target].median()
+                for si, (m_near, scale) in enumerate(zip(*nearest[k])):
+                    if m_near not in med.index.get_level_values(0):
+                        continue
+                    series = med.loc[m_near]
+                    recv = series.index.to_numpy(float) - 1.0
+                    inside = n <= recv.max()
+                    table[k, si, inside] = np.interp(n[inside], recv, series.to_numpy()) * scale
+            table[:, :, 0] = 0.0
+        out = cls(have, sizes, p2p, alpha, beta, table)
+        out._source = (hockney, nbft_fits, operation, target, channels, nbft, max_receivers)
+        return out
+
+    def scaled(self, factor: float) -> "ChannelCosts":
+        """NBFT costs multiplied by ``factor`` (same point-to-point times, so the same Q)."""
+        table = None if self.table is None else self.table * factor
+        return ChannelCosts(self.channels, self.sizes, self.p2p, self.alpha * factor, self.beta * factor, table)
+
+
+def fanout_costs(counts: np.ndarray, costs: ChannelCosts, mode: str = "openmpi") -> np.ndarray:
+    """Cost in us of each parent's fan-out, [n_parents, S], from its children per channel [n_parents, K].
+
+    ``paper`` (eq. 11 as the study coded it): c_max = the highest channel in config order,
+    N_eq = N_max + sum_j floor(N_j / Q_max,j) with Q = T_p2p(c_max) / T_p2p(c_j) (eq. 10), cost =
+    the NBFT line of c_max with N_eq receivers.
+
+    ``openmpi``: the parent issues its sends one after another, so a receiver on channel c adds that
+    channel's per-receiver cost beta_c (the NBFT slope, i.e. eq. 11 with Q_max,j = beta_max / beta_j
+    from the NBFT instead of the latency ratio), and the fan-out lasts as long as its most expensive
+    single-channel part: cost = max_c T_NBFT^c(N_c) + sum_{c != c*} beta_c N_c, never below one
+    message on the slowest channel present (eq. 1). T_NBFT^c comes from ``costs.table``
+    (measured where measured) when present.
+    """
+    counts = np.asarray(counts)
+    n, K = counts.shape
+    S = costs.p2p.shape[1]
+    present = counts > 0
+    s_idx = np.arange(S)[None, :]
+    if mode == "paper":
+        order = np.where(present, np.arange(K)[None, :], -1)
+        cmax = np.repeat(order.max(axis=1)[:, None], S, axis=1)  # [n, S]
+        t_max = costs.p2p[cmax, s_idx]
+        q = t_max[:, None, :] / costs.p2p[None, :, :]  # [n, K, S]
+        folded = np.floor(counts[:, :, None] / q)
+        mine = np.arange(K)[None, :, None] == cmax[:, None, :]
+        n_eq = np.where(mine, counts[:, :, None], folded).sum(axis=1)
+        line = costs.alpha[cmax, s_idx] + costs.beta[cmax, s_idx] * n_eq
+        return np.where(present.any(axis=1)[:, None], line, 0.0)
+    if mode != "openmpi":
+        raise ValueError(f"model mode {mode!r}: expected openmpi or paper")
+    if costs.table is not None:
+        nmax = costs.table.shape[2] - 1
+        if counts.max(initial=0) > nmax:
+            raise ValueError(f"a fan-out of {counts.max()} receivers exceeds the cost table ({nmax})")
+        part = costs.table[np.arange(K)[None, :, None], s_idx[:, None, :], counts[:, :, None]]  # [n, K, S]
+    else:
+        part = costs.alpha[None, :, :] + costs.beta[None, :, :] * counts[:, :, None]
+    part = np.where(present[:, :, None], part, -np.inf)
+    gaps = np.maximum(costs.beta, 0.0)[None, :, :] * counts[:, :, None]  # [n, K, S]
+    star = np.argmax(part, axis=1)  # [n, S]
+    top = np.take_along_axis(part, star[:, None, :], axis=1)[:, 0, :]
+    rest = gaps.sum(axis=1) - np.take_along_axis(gaps, star[:, None, :], axis=1)[:, 0, :]
+    floor = np.where(present[:, :, None], costs.p2p[None, :, :], 0.0).max(axis=1)
+    out = np.maximum(top + rest, floor)
+    return np.where(present.any(axis=1)[:, None], out, 0.0)
+
+
+# --------------------------------------------------------------------------- tree census
+
+class Forest:
+    """Several trees as one array problem: parents in global node ids, with each tree's offset.
+
+    Evaluating every P of a curve at once keeps numpy busy on long arrays instead of paying its
+    per-call overhead per tree (:func:`ancestor_sums` works unchanged on a forest).
+    """
+
+    def __init__(self, parents: list[np.ndarray]):
+        sizes = np.array([len(p) for p in parents], dtype=np.int64)
+        self.offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        self.sizes = sizes
+        self.tree_id = np.repeat(np.arange(len(parents)), sizes)
+        glob = [np.where(p >= 0, p + o, -1) for p, o in zip(parents, self.offsets)]
+        self.parent = np.concatenate(glob) if glob else np.zeros(0, np.int64)
+        self._depth = None
+
+    @property
+    def depth(self) -> np.ndarray:
+        if self._depth is None:
+            self._depth = trees.depth(self.parent)
+        return self._depth
+
+    def per_tree_max(self, x: np.ndarray) -> np.ndarray:
+        return np.maximum.reduceat(x, self.offsets, axis=0)
+
+    def per_tree_mean(self, x: np.ndarray) -> np.ndarray:
+        return np.add.reduceat(x, self.offsets, axis=0) / self.sizes[:, None]
+
+
+def census(parent: np.ndarray, ranks, channel_index: dict, unpinned_channel: str = "core") -> np.ndarray:
+    """Children per node per channel, [P, K], of a tree laid on a placement (root = rank 0)."""
+    P = len(parent)
+    s = np.arange(1, P)
+    codes = channel_codes(ranks, parent[s], s, unpinned_channel)
+    lookup = np.array([channel_index.get(c, -1) for c in LEVELS])
+    k = lookup[codes]
+    if (k < 0).any():
+        missing = sorted({LEVELS[c] for c in codes[k < 0]})
+        raise ValueError(f"the tree uses channel(s) {missing} with no point-to-point/NBFT costs")
+    counts = np.zeros((P, len(channel_index)), dtype=np.int64)
+    np.add.at(counts, (parent[s], k), 1)
+    return counts
+
+
+def ancestor_sums(parent: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """For every node, the sum of ``w`` over its strict ancestors, [N, S] (trees or forests).
+
+    Pointer jumping: ``inc[s]`` holds the sum over s and its ancestors below ``anc[s]``; each
+    step adds the segment above and doubles the jump, so a chain of depth D takes log2(D) steps.
+    """
+    inc = np.array(w, dtype=float, copy=True)
+    anc = np.asarray(parent).copy()
+    j = np.flatnonzero(anc >= 0)
+    while j.size:
+        inc[j] += inc[anc[j]]
+        anc[j] = anc[anc[j]]
+        j = j[anc[j] >= 0]
+    return inc - w
+
+
+def critical_path(parent: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Completion time [S] of one tree: the largest sum of fan-out costs along a root-to-leaf path."""
+    return (ancestor_sums(parent, w) + w).max(axis=0)
+
+
+def rank_times(parent: np.ndarray, w: np.ndarray, operation: str, depth: np.ndarray | None = None) -> np.ndarray:
+    """Each rank's own time in the collective, [N, S] (what OSU averages), for a tree or a forest.
+
+    bcast: it receives after its ancestors' fan-outs, then does its own; reduce: it finishes
+    when its slowest child subtree has arrived and its own fan-in is done (leaves: 0).
+    """
+    if operation == "bcast":
+        return ancestor_sums(parent, w) + w
+    d = trees.depth(parent) if depth is None else depth
+    order = np.argsort(-d, kind="stable")
+    levels = np.split(order, np.flatnonzero(np.diff(d[order])) + 1)
+    finish = w.copy()
+    sub = np.zeros_like(w)  # slowest child subtree so far
+    for nodes in levels:
+        finish[nodes] = sub[nodes] + w[nodes]
+        kids = nodes[parent[nodes] >= 0]
+        np.maximum.at(sub, parent[kids], finish[kids])
+    return finish
+
+
+def staged_forest(forest: Forest, w: np.ndarray, segments: int = 1) -> np.ndarray:
+    """Eq. 2-3 for every tree of a forest, [T, S]: level-synchronous stages, n_s segments pipelined.
+
+    Stage i (0-based, i < L + n_s - 1) runs the fan-outs of levels max(0, i - n_s + 1) .. min(i, L - 1)
+    concurrently and lasts as long as the slowest of them; ``w`` holds every node's fan-out cost at
+    the segment (0 for leaves).
+    """
+    d = forest.depth
+    T, S = len(forest.sizes), w.shape[1]
+    level_max = np.zeros((T, int(d.max(initial=0)) + 1, S))
+    np.maximum.at(level_max, (forest.tree_id, d), w)
+    pad = np.concatenate([level_max, np.zeros((T, segments - 1, S))], axis=1)
+    window = pad.copy()
+    for o in range(1, segments):  # stage i = max over levels i - o, o < n_s
+        window[:, o:] = np.maximum(window[:, o:], pad[:, :-o])
+    return window.sum(axis=1)
+
+
+def staged(parent: np.ndarray, w: np.ndarray, segments: int = 1) -> np.ndarray:
+    """Eq. 2-3 for one tree ([S]); see :func:`staged_forest`."""
+    return staged_forest(Forest([np.asarray(parent)]), w, segments)[0]
+
+
+# --------------------------------------------------------------------------- OpenMPI's choices
+
+def default_algorithm(operation: str, P: int, size: int, rules: dict) -> int:
+    """The algorithm OpenMPI 4.1's fixed decision rules pick (config ``model.openmpi.default_rules``).
+
+    ``rules[operation]`` is a list of ``{P_below, sizes: [[size_below, algorithm], ..., [null, algorithm]]}``
+    in increasing P_below; comparisons are strict, as in the v4.1 sources.
+    """
+    for block in rules[operation]:
+        if block["P_below"] is None or P < block["P_below"]:
+            for below, alg in block["sizes"]:
+                if below is None or size < below:
+                    return int(alg)
+    raise ValueError(f"no default rule for {operation} at P = {P}, size = {size}")
+
+
+def tree_spec(specs: list[dict], operation: str, algorithm: int) -> dict | None:
+    for s in specs:
+        if s["operation"] == operation and int(s["algorithm"]) == int(algorithm):
+            return s
+    return None
+
+
+def valid_for(spec: dict, P: int, size: int) -> bool:
+    """Whether the modelled shape is what OpenMPI runs at this count (MPI_CHAR: count = size)."""
+    below = spec.get("count_below")
+    if below is None:
+        return True
+    limit = P if below == "P" else 2 ** int(np.floor(np.log2(P)))
+    return size < limit
+
+
+# --------------------------------------------------------------------------- predictions
+
+class Placements:
+    """Cached placements (columns as arrays) and forest censuses on one machine."""
+
+    def __init__(self, machine: dict):
+        self.machine = machine
+        self._cache: dict = {}
+        self._census: dict = {}
+
+    def __call__(self, P: int, mapping: str) -> dict:
+        key = (P, mapping)
+        if key not in self._cache:
+            frame = place(P, mapping, self.machine)
+            self._cache[key] = {c: frame[c].to_numpy() for c in frame.columns}
+        return self._cache[key]
+
+    def census(self, spec: dict, P_values, mapping: str, channel_index: dict, unpinned: str):
+        """(Forest, counts [N, K]) of one tree shape for every P: independent of size, mode, operation."""
+        shape = tuple(sorted((k, v) for k, v in spec.items() if k in ("tree", "fanout", "radix")))
+        key = (shape, tuple(int(p) for p in P_values), mapping, tuple(channel_index), unpinned)
+        if key not in self._census:
+            parents = [trees.tree(int(P), spec) for P in P_values]
+            counts = np.vstack([census(p, self(int(P), mapping), channel_index, unpinned)
+                                for p, P in zip(parents, P_values)])
+            self._census[key] = (Forest(parents), counts)
+        return self._census[key]
+
+
+def node_costs(counts: np.ndarray, costs: ChannelCosts, mode: str) -> np.ndarray:
+    """Fan-out cost of every node, [N, S] (0 for leaves); only parents are costed."""
+    inner = np.flatnonzero(counts.any(axis=1))
+    w = np.zeros((counts.shape[0], costs.p2p.shape[1]))
+    w[inner] = fanout_costs(counts[inner], costs, mode)
+    return w
+
+
+def evaluate(forest: Forest, counts: np.ndarray, costs: ChannelCosts, operation: str, mode: str,
+             segments: int = 1, with_average: bool = True):
+    """(completion [T, S], mean rank time [T, S] or None) of every tree of a forest.
+
+    ``openmpi``: critical path and per-rank times; ``paper``: eq. 2-3 stages (avg only, with the
+    fan-out costs divided by n_s, see :func:`predict_curve`).
+    """
+    if mode == "paper":
+        w = node_costs(counts, costs.scaled(1.0 / segments) if segments > 1 else costs, "paper")
+        return staged_forest(forest, w, segments), None
+    w = node_costs(counts, costs, "openmpi")
+    arrival = ancestor_sums(forest.parent, w)
+    done = forest.per_tree_max(arrival + w)
+    if not with_average:
+        return done, None
+    times = arrival + w if operation == "bcast" else rank_times(forest.parent, w, operation, forest.depth)
+    return done, forest.per_tree_mean(times)
+
+
+def evaluate_tree(parent, counts, costs: ChannelCosts, operation: str, mode: str, segments: int = 1):
+    """(completion [S], mean rank time [S] or None) of one tree from its census."""
+    done, mean = evaluate(Forest([np.asarray(parent)]), counts, costs, operation, mode, segments)
+    return done[0], None if mean is None else mean[0]
+
+
+def predict_curve(operation: str, algorithm: int, mapping: str, P_values, costs: ChannelCosts, options: dict,
+                  placements: Placements, mode: str, with_average: bool = True) -> pd.DataFrame:
+    """Predictions of one (operation, algorithm, mapping) for every P in ``P_values`` at costs.sizes.
+
+    ``options`` is config ``model``. Columns: P, size, target (max = completion, avg = mean of the
+    per-rank times; paper mode: avg only, as the study), predicted, tree, segments, runs (the
+    algorithm OpenMPI ran; differs from ``algorithm`` for the default 0).
+
+    Paper mode segments a message into n_s parts the way the study's code did: each stage costs
+    the whole message's fan-out divided by n_s (with n_s from config, tuned per case by the study).
+    """
+    sizes = costs.sizes
+    S, Pv = len(sizes), np.asarray([int(p) for p in P_values])
+    unpinned = options["unpinned_channel"]
+    if len(Pv) == 0:
+        return pd.DataFrame()
+    if mode == "paper":
+        spec = tree_spec(options["paper"]["algorithms"], operation, algorithm)
+        if spec is None:
+            return pd.DataFrame()
+        n_s = int(spec.get("segments", {}).get(mapping, 1))
+        forest, counts = placements.census(spec, Pv, mapping, costs.index, unpinned)
+        done, _ = evaluate(forest, counts, costs, operation, "paper", n_s)
+        return _curve_frame(Pv, sizes, {"avg": done}, np.full((len(Pv), S), spec["tree"], dtype=object), n_s,
+                            np.full((len(Pv), S), int(algorithm)))
+    specs = options["openmpi"]["trees"]
+    if algorithm == 0:
+        rules = options["openmpi"]["default_rules"][operation]
+        chosen = np.array([[default_algorithm(operation, P, int(m), {operation: rules}) for m in sizes] for P in Pv])
+    else:
+        chosen = np.full((len(Pv), S), int(algorithm))
+    done, mean = np.full((len(Pv), S), np.nan), np.full((len(Pv), S), np.nan)
+    names = np.full((len(Pv), S), "", dtype=object)
+    for alg in np.unique(chosen):
+        spec = tree_spec(specs, operation, int(alg))
+        if spec is None:
+            continue
+        if algorithm == 0 and spec["tree"] == "chain":  # the fixed rules pass fanout 0: a pipeline
+            spec = {**spec, "fanout": 1}
+        valid = np.array([[valid_for(spec, int(P), int(m)) for m in sizes] for P in Pv])
+        ok = (chosen == alg) & valid
+        rows = np.flatnonzero(ok.any(axis=1))
+        if rows.size == 0:
+            continue
+        forest, counts = placements.census(spec, Pv[rows], mapping, costs.index, unpinned)
+        c, a = evaluate(forest, counts, costs, operation, "openmpi", with_average=with_average)
+        sel = ok[rows]
+        d_rows, m_rows, n_rows = done[rows], mean[rows], names[rows]
+        d_rows[sel], n_rows[sel] = c[sel], spec["tree"]
+        if with_average:
+            m_rows[sel] = a[sel]
+        done[rows], mean[rows], names[rows] = d_rows, m_rows, n_rows
+    targets = {"max": done, "avg": mean} if with_average else {"max": done}
+    return _curve_frame(Pv, sizes, targets, names, 1, chosen)
+
+
+def _curve_frame(Pv, sizes, targets: dict, names, segments, runs) -> pd.DataFrame:
+    T, S = len(Pv), len(sizes)
+    frames = []
+    for target, value in targets.items():
+        frames.append(pd.DataFrame({
+            "P": np.repeat(Pv, S), "size": np.tile(np.asarray(sizes, dtype=np.int64), T), "target": target,
+            "predicted": value.ravel(), "tree": names.ravel(), "segments": segments, "runs": runs.ravel(),
+        }))
+    return pd.concat(frames, ignore_index=True)
+
+
+PREDICTION_COLUMNS = ["mode", "operation", "algorithm", "algorithm_name", "mapping", "P", "size", "target",
+                      "predicted", "tree", "segments", "runs"]
+
+
+def modelled_algorithms(options: dict, mode: str, operation: str, in_data: list[int]) -> list[int]:
+    """Algorithms a mode predicts: paper mode its listed shapes; openmpi mode every algorithm in the
+    data or with a tree spec, plus the default (0)."""
+    if mode == "paper":
+        return sorted(int(s["algorithm"]) for s in options["paper"]["algorithms"] if s["operation"] == operation)
+    listed = {int(s["algorithm"]) for s in options["openmpi"]["trees"] if s["operation"] == operation}
+    return sorted(listed | ({0} | set(in_data)) & (listed | {0}))
+
+
+def predict_all(costs: dict, machine: dict, options: dict, algorithms: dict, sizes, P_values) -> pd.DataFrame:
+    """Predictions for every mode x operation x algorithm x mapping x P x size.
+
+    ``costs[(mode, operation)]`` is the :class:`ChannelCosts` of that mode; ``algorithms`` is config
+    ``algorithms`` (id -> name); ``options`` config ``model``.
+    """
+    placements = Placements(machine)
+    frames = []
+    for (mode, operation), c in costs.items():
+        names = {int(a["id"]): a["name"] for a in algorithms[operation]}
+        for alg in modelled_algorithms(options, mode, operation, list(names)):
+            for mapping in options.get("mappings", ["core", "socket", "node"]):
+                curve = predict_curve(operation, alg, mapping, P_values, c, options, placements, mode)
+                if curve.empty:
+                    continue
+                curve.insert(0, "mapping", mapping)
+                curve.insert(0, "algorithm_name", names.get(alg, f"alg{alg}"))
+                curve.insert(0, "algorithm", alg)
+                curve.insert(0, "operation", operation)
+                curve.insert(0, "mode", mode)
+                frames.append(curve)
+    out = pd.concat(frames, ignore_index=True)
+    out["runs"] = out["runs"].astype("int64")
+    out["tree"] = out["tree"].astype("string")
+    return out[PREDICTION_COLUMNS]
+
+
+def score(predictions: pd.DataFrame, collective: pd.DataFrame, options: dict, paper_cleaning: dict) -> pd.DataFrame:
+    """R² (sklearn's r2_score(measured, predicted)), median absolute relative error and n per
+    (operation, algorithm, mapping, size, mode, target, cleaning), over the measured rows."""
+    from .quality import cleaning_mask
+    from .regression import r2
+
+    keys = ["operation", "algorithm", "mapping", "P", "size"]
+    rows = []
+    limits = {(m["operation"], int(m["algorithm"]), m["mapping"]): int(m["P"]) for m in options["paper"]["max_P"]}
+    for cleaning in options["cleanings"]:
+        data = collective[cleaning_mask(collective, cleaning, paper_cleaning)]
+        for (mode, target), pred in predictions.groupby(["mode", "target"], sort=True):
+            merged = data.merge(pred[keys + ["predicted"]], on=keys, how="inner")
+            merged = merged[merged[target].notna() & merged["predicted"].notna()]
+            for (op, alg, mapping, size), g in merged.groupby(["operation", "algorithm", "mapping", "size"]):
+                if cleaning == "paper" and (op, int(alg), mapping) in limits:
+                    g = g[g["P"] <= limits[(op, int(alg), mapping)]]
+                y, p = g[target].to_numpy(float), g["predicted"].to_numpy(float)
+                rows.append({"operation": op, "algorithm": int(alg), "algorithm_name": g["algorithm_name"].iloc[0],
+                             "mapping": mapping, "size": int(size), "mode": mode, "target": target,
+                             "cleaning": cleaning, "r2": r2(y, p),
+                             "mape": float(np.median(np.abs(p - y) / y)) if len(y) else np.nan, "n": len(y)})
+    return pd.DataFrame(rows)
+
+
+def build_costs(pt2pt: pd.DataFrame, hockney: pd.DataFrame, nbft_fits: pd.DataFrame, nbft: pd.DataFrame,
+                config: dict, sizes, max_receivers: int) -> dict:
+    """The :class:`ChannelCosts` of every (mode, operation) of config ``model.modes``.
+
+    ``paper``: the study's OLS Hockney fit (``model.paper.hockney_weighting``) and NBFT lines of the
+    avg column; ``openmpi``: the pt2pt stage's fit and the NBFT of ``model.openmpi.nbft_target``,
+    measured values where measured.
+    """
+    from .hockney import fit_hockney
+
+    options = config["model"]
+    out = {}
+    for mode in options["modes"]:
+        if mode == "paper":
+            fits = fit_hockney(pt2pt, config["channels"], config["pt2pt"]["breaks"],
+                               weighting=options["paper"]["hockney_weighting"])
+            for op in ("bcast", "reduce"):
+                out[(mode, op)] = ChannelCosts.from_fits(fits, nbft_fits, op, options["paper"]["nbft_target"],
+                                                         config["channels"], sizes)
+        else:
+            for op in ("bcast", "reduce"):
+                out[(mode, op)] = ChannelCosts.from_fits(hockney, nbft_fits, op, options["openmpi"]["nbft_target"],
+                                                         config["channels"], sizes, nbft, max_receivers)
+    return out

@@ -1,0 +1,27 @@
+# Stage: model. The point-to-point stage model of bcast and reduce (eq. 2-4, 8-11) in two modes,
+# `paper` (the study's model) and `openmpi` (what OpenMPI 4.1.5 ran), predicted on every P and size
+# and scored against the measurements.
+
+
+rule model_predict:
+    input:
+        pt2pt="results/tidy/pt2pt.parquet",
+        nbft="results/tidy/nbft.parquet",
+        collective="results/tidy/collective.parquet",
+        hockney="results/pt2pt/hockney.parquet",
+        nbft_fits="results/nbft/fits.csv",
+    output:
+        predictions="results/model/predictions.parquet",
+        scores=report(
+            "results/model/scores.csv",
+            category="6. Point-to-point model",
+            caption="../report/model_scores.rst",
+        ),
+    params:
+        config={key: config[key] for key in ("machine", "channels", "mappings", "algorithms", "pt2pt", "paper", "model")},
+    log:
+        "logs/model/predict.log",
+    conda:
+        "../envs/collat.yaml"
+    script:
+        "../scripts/model_predict.py"

@@ -1,0 +1,25 @@
+"""Point-to-point model predictions of every algorithm on the dense (P, size) grid, and their scores."""
+
+import numpy as np
+import pandas as pd
+
+from collat.model import build_costs, predict_all, score
+from collat.placement import total_cores
+from collat.runner import setup_log
+from collat.tidy import atomic_write, read_parquet
+
+log = setup_log(snakemake.log)
+cfg = snakemake.params.config
+collective = read_parquet(snakemake.input.collective, "collective")
+cores = total_cores(cfg["machine"])
+sizes = np.sort(collective["size"].unique()) if len(collective) else 2 ** np.arange(0, 21)
+costs = build_costs(read_parquet(snakemake.input.pt2pt, "pt2pt"), pd.read_parquet(snakemake.input.hockney),
+                    pd.read_csv(snakemake.input.nbft_fits), read_parquet(snakemake.input.nbft, "nbft"),
+                    cfg, sizes, cores - 1)
+options = {**cfg["model"], "mappings": cfg["mappings"]}
+predictions = predict_all(costs, cfg["machine"], options, cfg["algorithms"], sizes,
+                          range(2, cores + 1, cfg["model"]["grid_step"]))
+scores = score(predictions, collective, cfg["model"], cfg["paper"]["cleaning"])
+atomic_write(snakemake.output.predictions, lambda tmp: predictions.to_parquet(tmp, index=False))
+atomic_write(snakemake.output.scores, lambda tmp: scores.to_csv(tmp, index=False))
+log.info("%d predictions, %d scored cells", len(predictions), len(scores))
