@@ -40,6 +40,7 @@ def test_default_run_produces_every_target(study_run, study_tables):
                 "results/nbft/gamma.parquet", "results/nbft/fits.csv",
                 "results/figures/pt2pt/latency_per_receiver.png", "results/figures/pt2pt/hockney_fits.pdf",
                 "results/figures/nbft/gamma_heatmaps.png", "results/figures/nbft/gamma_heatmaps_reduce.pdf",
+                "results/model/predictions.parquet", "results/model/scores.csv",
                 "results/regression/scores.csv", "results/regression/coefficients.csv",
                 "results/regression/predictions.parquet",
                 "results/partitioned/paper_numbers.csv", "results/partitioned/gain.parquet",

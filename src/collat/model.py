@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from . import trees
-from .placement import LEVELS, channel_codes, place
+from .placement import LEVELS, channel_codes, place_arrays
 
 
 # --------------------------------------------------------------------------- channel costs
@@ -48,6 +48,8 @@ class ChannelCosts:
         self.sizes = np.asarray(sizes, dtype=float)
         self.p2p, self.alpha, self.beta = (np.asarray(a, dtype=float) for a in (p2p, alpha, beta))
         self.table = table
+        # [K, n, S]: rows of one receiver count are contiguous for the gather in fanout_costs
+        self.table_by_receivers = None if table is None else np.ascontiguousarray(np.transpose(table, (0, 2, 1)))
 
     @classmethod
     def from_fits(cls, hockney: pd.DataFrame, nbft_fits: pd.DataFrame, operation: str, target: str,
@@ -105,12 +107,12 @@ def fanout_costs(counts: np.ndarray, costs: ChannelCosts, mode: str = "openmpi")
     N_eq = N_max + sum_j floor(N_j / Q_max,j) with Q = T_p2p(c_max) / T_p2p(c_j) (eq. 10), cost =
     the NBFT line of c_max with N_eq receivers.
 
-    ``openmpi``: the parent issues its sends one after another, so a receiver on channel c adds that
-    channel's per-receiver cost beta_c (the NBFT slope, i.e. eq. 11 with Q_max,j = beta_max / beta_j
-    from the NBFT instead of the latency ratio), and the fan-out lasts as long as its most expensive
-    single-channel part: cost = max_c T_NBFT^c(N_c) + sum_{c != c*} beta_c N_c, never below one
-    message on the slowest channel present (eq. 1). T_NBFT^c comes from ``costs.table``
-    (measured where measured) when present.
+    ``openmpi``: the parent issues its sends one after another, so every receiver on channel c costs
+    that channel's per-receiver gap beta_c (the NBFT slope), and the fan-out ends with the longest
+    remaining tail of one channel: cost = sum_c beta_c N_c + max_c [T_NBFT^c(N_c) - beta_c N_c]
+    (one channel alone: exactly its NBFT; eq. 11 with Q_max,j = beta_max / beta_j taken from the NBFT
+    instead of the latency ratio), never below one message on the slowest channel present (eq. 1).
+    T_NBFT^c comes from ``costs.table`` (measured where measured) when present, else the line.
     """
     counts = np.asarray(counts)
     n, K = counts.shape
@@ -129,20 +131,25 @@ def fanout_costs(counts: np.ndarray, costs: ChannelCosts, mode: str = "openmpi")
         return np.where(present.any(axis=1)[:, None], line, 0.0)
     if mode != "openmpi":
         raise ValueError(f"model mode {mode!r}: expected openmpi or paper")
-    if costs.table is not None:
-        nmax = costs.table.shape[2] - 1
-        if counts.max(initial=0) > nmax:
-            raise ValueError(f"a fan-out of {counts.max()} receivers exceeds the cost table ({nmax})")
-        part = costs.table[np.arange(K)[None, :, None], s_idx[:, None, :], counts[:, :, None]]  # [n, K, S]
-    else:
-        part = costs.alpha[None, :, :] + costs.beta[None, :, :] * counts[:, :, None]
-    part = np.where(present[:, :, None], part, -np.inf)
-    gaps = np.maximum(costs.beta, 0.0)[None, :, :] * counts[:, :, None]  # [n, K, S]
-    star = np.argmax(part, axis=1)  # [n, S]
-    top = np.take_along_axis(part, star[:, None, :], axis=1)[:, 0, :]
-    rest = gaps.sum(axis=1) - np.take_along_axis(gaps, star[:, None, :], axis=1)[:, 0, :]
-    floor = np.where(present[:, :, None], costs.p2p[None, :, :], 0.0).max(axis=1)
-    out = np.maximum(top + rest, floor)
+    gap = np.maximum(costs.beta, 0.0)  # [K, S]
+    total = counts.astype(float) @ gap  # [n, S]
+    tail = np.full((n, S), -np.inf)
+    floor = np.zeros((n, S))
+    table = costs.table_by_receivers
+    for k in range(K):
+        rows = np.flatnonzero(present[:, k])
+        if rows.size == 0:
+            continue
+        nk = counts[rows, k]
+        if table is not None:
+            if nk.max() >= table.shape[1]:
+                raise ValueError(f"a fan-out of {nk.max()} receivers exceeds the cost table ({table.shape[1] - 1})")
+            part = table[k][nk]  # [rows, S]
+        else:
+            part = costs.alpha[k][None, :] + costs.beta[k][None, :] * nk[:, None]
+        tail[rows] = np.maximum(tail[rows], part - gap[k][None, :] * nk[:, None])
+        floor[rows] = np.maximum(floor[rows], costs.p2p[k][None, :])
+    out = np.maximum(total + tail, floor)
     return np.where(present.any(axis=1)[:, None], out, 0.0)
 
 
@@ -163,12 +170,19 @@ class Forest:
         glob = [np.where(p >= 0, p + o, -1) for p, o in zip(parents, self.offsets)]
         self.parent = np.concatenate(glob) if glob else np.zeros(0, np.int64)
         self._depth = None
+        self._levels = None
 
     @property
     def depth(self) -> np.ndarray:
         if self._depth is None:
             self._depth = trees.depth(self.parent)
         return self._depth
+
+    @property
+    def levels(self) -> list[np.ndarray]:
+        if self._levels is None:
+            self._levels = levels_of(self.depth)
+        return self._levels
 
     def per_tree_max(self, x: np.ndarray) -> np.ndarray:
         return np.maximum.reduceat(x, self.offsets, axis=0)
@@ -187,25 +201,29 @@ def census(parent: np.ndarray, ranks, channel_index: dict, unpinned_channel: str
     if (k < 0).any():
         missing = sorted({LEVELS[c] for c in codes[k < 0]})
         raise ValueError(f"the tree uses channel(s) {missing} with no point-to-point/NBFT costs")
-    counts = np.zeros((P, len(channel_index)), dtype=np.int64)
-    np.add.at(counts, (parent[s], k), 1)
-    return counts
+    K = len(channel_index)
+    return np.bincount(parent[s] * K + k, minlength=P * K).reshape(P, K)
 
 
-def ancestor_sums(parent: np.ndarray, w: np.ndarray) -> np.ndarray:
+def levels_of(depth: np.ndarray) -> list[np.ndarray]:
+    """Node indices grouped by depth, root level first."""
+    order = np.argsort(depth, kind="stable")
+    return np.split(order, np.flatnonzero(np.diff(depth[order])) + 1)
+
+
+def ancestor_sums(parent: np.ndarray, w: np.ndarray, levels: list[np.ndarray] | None = None) -> np.ndarray:
     """For every node, the sum of ``w`` over its strict ancestors, [N, S] (trees or forests).
 
-    Pointer jumping: ``inc[s]`` holds the sum over s and its ancestors below ``anc[s]``; each
-    step adds the segment above and doubles the jump, so a chain of depth D takes log2(D) steps.
+    One gather-add per depth level, top down (``levels`` from :func:`levels_of`, computed when absent).
     """
-    inc = np.array(w, dtype=float, copy=True)
-    anc = np.asarray(parent).copy()
-    j = np.flatnonzero(anc >= 0)
-    while j.size:
-        inc[j] += inc[anc[j]]
-        anc[j] = anc[anc[j]]
-        j = j[anc[j] >= 0]
-    return inc - w
+    parent = np.asarray(parent)
+    if levels is None:
+        levels = levels_of(trees.depth(parent))
+    out = np.zeros_like(w, dtype=float)
+    for nodes in levels[1:]:
+        up = parent[nodes]
+        out[nodes] = out[up] + w[up]
+    return out
 
 
 def critical_path(parent: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -213,23 +231,25 @@ def critical_path(parent: np.ndarray, w: np.ndarray) -> np.ndarray:
     return (ancestor_sums(parent, w) + w).max(axis=0)
 
 
-def rank_times(parent: np.ndarray, w: np.ndarray, operation: str, depth: np.ndarray | None = None) -> np.ndarray:
+def rank_times(parent: np.ndarray, w: np.ndarray, operation: str, levels: list[np.ndarray] | None = None) -> np.ndarray:
     """Each rank's own time in the collective, [N, S] (what OSU averages), for a tree or a forest.
 
     bcast: it receives after its ancestors' fan-outs, then does its own; reduce: it finishes
     when its slowest child subtree has arrived and its own fan-in is done (leaves: 0).
     """
+    if levels is None:
+        levels = levels_of(trees.depth(parent))
     if operation == "bcast":
-        return ancestor_sums(parent, w) + w
-    d = trees.depth(parent) if depth is None else depth
-    order = np.argsort(-d, kind="stable")
-    levels = np.split(order, np.flatnonzero(np.diff(d[order])) + 1)
+        return ancestor_sums(parent, w, levels) + w
     finish = w.copy()
-    sub = np.zeros_like(w)  # slowest child subtree so far
-    for nodes in levels:
+    sub = np.zeros_like(w)  # slowest child subtree
+    for nodes in levels[::-1]:
         finish[nodes] = sub[nodes] + w[nodes]
         kids = nodes[parent[nodes] >= 0]
-        np.maximum.at(sub, parent[kids], finish[kids])
+        if kids.size:
+            kids = kids[np.argsort(parent[kids], kind="stable")]
+            heads = np.flatnonzero(np.r_[True, np.diff(parent[kids]) != 0])
+            sub[parent[kids[heads]]] = np.maximum.reduceat(finish[kids], heads, axis=0)
     return finish
 
 
@@ -242,8 +262,13 @@ def staged_forest(forest: Forest, w: np.ndarray, segments: int = 1) -> np.ndarra
     """
     d = forest.depth
     T, S = len(forest.sizes), w.shape[1]
-    level_max = np.zeros((T, int(d.max(initial=0)) + 1, S))
-    np.maximum.at(level_max, (forest.tree_id, d), w)
+    L1 = int(d.max(initial=0)) + 1
+    level_max = np.zeros((T * L1, S))
+    key = forest.tree_id * L1 + d
+    order = np.argsort(key, kind="stable")
+    heads = np.flatnonzero(np.r_[True, np.diff(key[order]) != 0])
+    level_max[key[order][heads]] = np.maximum.reduceat(w[order], heads, axis=0)
+    level_max = level_max.reshape(T, L1, S)
     pad = np.concatenate([level_max, np.zeros((T, segments - 1, S))], axis=1)
     window = pad.copy()
     for o in range(1, segments):  # stage i = max over levels i - o, o < n_s
@@ -270,6 +295,25 @@ def default_algorithm(operation: str, P: int, size: int, rules: dict) -> int:
                 if below is None or size < below:
                     return int(alg)
     raise ValueError(f"no default rule for {operation} at P = {P}, size = {size}")
+
+
+def default_algorithms(operation: str, P_values, sizes, rules: dict) -> np.ndarray:
+    """:func:`default_algorithm` for every (P, size), [len(P_values), len(sizes)], vectorised over sizes."""
+    sizes = np.asarray(sizes)
+    out = np.empty((len(P_values), len(sizes)), dtype=np.int64)
+    for i, P in enumerate(P_values):
+        for block in rules[operation]:
+            if block["P_below"] is None or P < block["P_below"]:
+                bounds = np.array([b if b is not None else np.inf for b, _ in block["sizes"]], dtype=float)
+                algs = np.array([a for _, a in block["sizes"]], dtype=np.int64)
+                j = np.searchsorted(bounds, sizes, side="right")  # first bound with size < bound
+                if (j >= len(algs)).any():
+                    raise ValueError(f"no default rule for {operation} at P = {P} for some sizes")
+                out[i] = algs[j]
+                break
+        else:
+            raise ValueError(f"no default rule for {operation} at P = {P}")
+    return out
 
 
 def tree_spec(specs: list[dict], operation: str, algorithm: int) -> dict | None:
@@ -301,8 +345,7 @@ class Placements:
     def __call__(self, P: int, mapping: str) -> dict:
         key = (P, mapping)
         if key not in self._cache:
-            frame = place(P, mapping, self.machine)
-            self._cache[key] = {c: frame[c].to_numpy() for c in frame.columns}
+            self._cache[key] = place_arrays(P, mapping, self.machine)
         return self._cache[key]
 
     def census(self, spec: dict, P_values, mapping: str, channel_index: dict, unpinned: str):
@@ -318,11 +361,18 @@ class Placements:
 
 
 def node_costs(counts: np.ndarray, costs: ChannelCosts, mode: str) -> np.ndarray:
-    """Fan-out cost of every node, [N, S] (0 for leaves); only parents are costed."""
-    inner = np.flatnonzero(counts.any(axis=1))
-    w = np.zeros((counts.shape[0], costs.p2p.shape[1]))
-    w[inner] = fanout_costs(counts[inner], costs, mode)
-    return w
+    """Fan-out cost of every node, [N, S] (0 for leaves)."""
+    # many parents share one census row (every inner node of a chain: one child, same channel):
+    # cost each distinct row once
+    counts = np.asarray(counts, dtype=np.int64)
+    base = int(counts.max(initial=0)) + 1
+    if base ** counts.shape[1] < 2**62:  # one integer key per row: a 1-D unique is fast
+        key = counts @ (base ** np.arange(counts.shape[1], dtype=np.int64))
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        rows = counts[first]
+    else:
+        rows, inverse = np.unique(counts, axis=0, return_inverse=True)
+    return fanout_costs(rows, costs, mode)[inverse.ravel()]
 
 
 def evaluate(forest: Forest, counts: np.ndarray, costs: ChannelCosts, operation: str, mode: str,
@@ -336,11 +386,11 @@ def evaluate(forest: Forest, counts: np.ndarray, costs: ChannelCosts, operation:
         w = node_costs(counts, costs.scaled(1.0 / segments) if segments > 1 else costs, "paper")
         return staged_forest(forest, w, segments), None
     w = node_costs(counts, costs, "openmpi")
-    arrival = ancestor_sums(forest.parent, w)
+    arrival = ancestor_sums(forest.parent, w, forest.levels)
     done = forest.per_tree_max(arrival + w)
     if not with_average:
         return done, None
-    times = arrival + w if operation == "bcast" else rank_times(forest.parent, w, operation, forest.depth)
+    times = arrival + w if operation == "bcast" else rank_times(forest.parent, w, operation, forest.levels)
     return done, forest.per_tree_mean(times)
 
 
@@ -377,8 +427,7 @@ def predict_curve(operation: str, algorithm: int, mapping: str, P_values, costs:
                             np.full((len(Pv), S), int(algorithm)))
     specs = options["openmpi"]["trees"]
     if algorithm == 0:
-        rules = options["openmpi"]["default_rules"][operation]
-        chosen = np.array([[default_algorithm(operation, P, int(m), {operation: rules}) for m in sizes] for P in Pv])
+        chosen = default_algorithms(operation, Pv, sizes, options["openmpi"]["default_rules"])
     else:
         chosen = np.full((len(Pv), S), int(algorithm))
     done, mean = np.full((len(Pv), S), np.nan), np.full((len(Pv), S), np.nan)
@@ -389,7 +438,10 @@ def predict_curve(operation: str, algorithm: int, mapping: str, P_values, costs:
             continue
         if algorithm == 0 and spec["tree"] == "chain":  # the fixed rules pass fanout 0: a pipeline
             spec = {**spec, "fanout": 1}
-        valid = np.array([[valid_for(spec, int(P), int(m)) for m in sizes] for P in Pv])
+        if spec.get("count_below") is None:
+            valid = np.ones((len(Pv), S), dtype=bool)
+        else:
+            valid = np.array([[valid_for(spec, int(P), int(m)) for m in sizes] for P in Pv])
         ok = (chosen == alg) & valid
         rows = np.flatnonzero(ok.any(axis=1))
         if rows.size == 0:
@@ -445,13 +497,12 @@ def predict_all(costs: dict, machine: dict, options: dict, algorithms: dict, siz
                 curve = predict_curve(operation, alg, mapping, P_values, c, options, placements, mode)
                 if curve.empty:
                     continue
-                curve.insert(0, "mapping", mapping)
-                curve.insert(0, "algorithm_name", names.get(alg, f"alg{alg}"))
-                curve.insert(0, "algorithm", alg)
-                curve.insert(0, "operation", operation)
-                curve.insert(0, "mode", mode)
+                curve = curve.assign(mode=mode, operation=operation, algorithm=alg,
+                                     algorithm_name=names.get(alg, f"alg{alg}"), mapping=mapping)
                 frames.append(curve)
     out = pd.concat(frames, ignore_index=True)
+    for col in ("mode", "operation", "algorithm_name", "mapping", "target"):
+        out[col] = out[col].astype("string")
     out["runs"] = out["runs"].astype("int64")
     out["tree"] = out["tree"].astype("string")
     return out[PREDICTION_COLUMNS]

@@ -41,6 +41,11 @@ def total_cores(machine: dict) -> int:
 def place(P: int, mapping: str, machine: dict) -> pd.DataFrame:
     """One row per rank 0..P-1: ``node``, ``socket`` (global id), ``core`` (global id or -1 when
     not pinned to a core), ``l3`` (global L3 id or -1), ``pinned``."""
+    return pd.DataFrame(place_arrays(P, mapping, machine))
+
+
+def place_arrays(P: int, mapping: str, machine: dict) -> dict[str, np.ndarray]:
+    """:func:`place` as a dict of arrays (no DataFrame: the model calls it for every P)."""
     if mapping not in MAPPINGS:
         raise ValueError(f"mapping {mapping!r}: expected one of {', '.join(MAPPINGS)}")
     n, spn, cps = machine["nodes"], machine["sockets_per_node"], machine["cores_per_socket"]
@@ -71,7 +76,7 @@ def place(P: int, mapping: str, machine: dict) -> pd.DataFrame:
     socket = node * spn + socket_in_node
     core = np.where(pinned, socket * cps + core_in_socket, -1)
     l3 = np.where(pinned, core // machine["cores_per_l3"], -1)
-    return pd.DataFrame({"rank": r, "node": node, "socket": socket, "core": core, "l3": l3, "pinned": pinned})
+    return {"rank": r, "node": node, "socket": socket, "core": core, "l3": l3, "pinned": pinned}
 
 
 LEVELS = ("cache", "core", "socket", "node")

@@ -1,0 +1,98 @@
+"""Speed of the point-to-point model: the whole ORFEO grid and one curve up to P = 16384.
+
+Run after the default pipeline (it reads results/tidy and results/pt2pt, results/nbft):
+
+    .venv/bin/python benchmarks/model_speed.py [--repeat 3]
+
+Prints, per task, the best wall time of ``--repeat`` runs on one core (numpy threads pinned to 1),
+beside a baseline measured in the same run (one tree at a time instead of one forest per curve),
+then a last line ``grid_seconds=<x> curve16384_seconds=<y>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import yaml  # noqa: E402
+
+from collat import model as md  # noqa: E402
+from collat import trees  # noqa: E402
+from collat.tidy import read_parquet  # noqa: E402
+
+
+def best(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--root", default=".")
+    args = ap.parse_args()
+    r = args.root
+    cfg = yaml.safe_load(open(f"{r}/config/config.yaml"))
+    collective = read_parquet(f"{r}/results/tidy/collective.parquet", "collective")
+    sizes = np.sort(collective["size"].unique())
+    hockney = pd.read_parquet(f"{r}/results/pt2pt/hockney.parquet")
+    fits = pd.read_csv(f"{r}/results/nbft/fits.csv")
+    nbft = read_parquet(f"{r}/results/tidy/nbft.parquet", "nbft")
+    pt2pt = read_parquet(f"{r}/results/tidy/pt2pt.parquet", "pt2pt")
+    options = dict(cfg["model"], mappings=cfg["mappings"])
+
+    costs = md.build_costs(pt2pt, hockney, fits, nbft, cfg, sizes, 255)
+    P_grid = range(2, 257)
+
+    def grid():  # fresh caches: placements and censuses are part of the cost
+        md.predict_all(costs, cfg["machine"], options, cfg["algorithms"], sizes, P_grid)
+
+    n_points = len(md.predict_all(costs, cfg["machine"], options, cfg["algorithms"], sizes, P_grid))
+    t_grid = best(grid, args.repeat)
+    print(f"ORFEO grid: modes {cfg['model']['modes']}, 2 operations, all modelled algorithms, 3 mappings, "
+          f"P = 2..256, {len(sizes)} sizes, both targets: {n_points} predictions in {t_grid:.2f} s")
+
+    # baseline in the same run: the same binary-tree curve, one tree per call
+    om = costs[("openmpi", "bcast")]
+    pl = md.Placements(cfg["machine"])
+
+    def tree_by_tree():
+        for P in P_grid:
+            parent = trees.binary(P)
+            counts = md.census(parent, pl(P, "core"), om.index, options["unpinned_channel"])
+            md.evaluate_tree(parent, counts, om, "bcast", "openmpi")
+
+    def forest_curve():
+        md.predict_curve("bcast", 5, "core", P_grid, om, options, md.Placements(cfg["machine"]), "openmpi")
+
+    t_base, t_forest = best(tree_by_tree, args.repeat), best(forest_curve, args.repeat)
+    print(f"one binary curve P = 2..256: tree by tree {t_base:.3f} s, as one forest {t_forest:.3f} s "
+          f"(ratio {t_base / t_forest:.1f}x)")
+
+    # a bigger machine: 64 nodes x 2 sockets x 64 cores = 8192 x 2 = 16384 cores
+    big = dict(cfg["machine"], nodes=128)
+    big_costs = md.build_costs(pt2pt, hockney, fits, nbft, cfg, sizes, 16383)
+    P_big = sorted({int(p) for k in range(1, 15) for p in (2 ** k, 3 * 2 ** (k - 1)) if p <= 16384})
+
+    def curve16384():
+        md.predict_curve("bcast", 5, "node", P_big, big_costs[("openmpi", "bcast")], options,
+                         md.Placements(big), "openmpi")
+
+    t_big = best(curve16384, args.repeat)
+    print(f"binary bcast, map-by node, 128 nodes x 128 cores: {len(P_big)} P values from 2 to 16384 "
+          f"(powers of two and 3 x 2^k), {len(sizes)} sizes: {t_big:.2f} s")
+    print(f"grid_seconds={t_grid:.3f} curve16384_seconds={t_big:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,211 @@
+"""Trees, channel census, fan-out costs, hand-computed predictions and the paper-mode Table 1."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from collat import model as md
+from collat import trees
+from collat.placement import place
+
+EPYC = {"nodes": 2, "sockets_per_node": 2, "cores_per_socket": 64, "cores_per_l3": 4, "numa_per_socket": 4}
+# 2 nodes x 2 sockets x 2 cores, no shared L3: at P = 8 under map-by core rank r sits on node r // 4,
+# socket (r % 4) // 2, so 0-1 is the core channel, 0-2 socket, 0-4 node.
+TINY = {"nodes": 2, "sockets_per_node": 2, "cores_per_socket": 2, "cores_per_l3": 1, "numa_per_socket": 1}
+
+
+def kids(parent):
+    return {s: c for s, c in enumerate(trees.children(parent)) if c}
+
+
+# ----------------------------------------------------------------------------- tree shapes
+
+def test_binary_is_openmpi_pairing_not_heap():
+    b = kids(trees.binary(12))
+    assert b[0] == [1, 2] and b[1] == [3, 5] and b[2] == [4, 6] and b[3] == [7, 11]
+    h = kids(trees.heap_binary(7))
+    assert h == {0: [1, 2], 1: [3, 4], 2: [5, 6]}
+    assert kids(trees.binary(7)) == {0: [1, 2], 1: [3, 5], 2: [4, 6]}
+    # same depth and level sizes, different pairs
+    for P in (7, 10, 256):
+        assert np.bincount(trees.depth(trees.binary(P))).tolist() == np.bincount(trees.depth(trees.heap_binary(P))).tolist()
+
+
+def test_chain_blocks_p7_p10_p256():
+    assert kids(trees.chain(7, 4)) == {0: [1, 3, 5, 6], 1: [2], 3: [4]}
+    assert kids(trees.chain(10, 4)) == {0: [1, 4, 6, 8], 1: [2], 2: [3], 4: [5], 6: [7], 8: [9]}
+    c = trees.chain(256, 4)
+    assert kids(c)[0] == [1, 65, 129, 193] and trees.depth(c).max() == 64
+    assert trees.depth(trees.pipeline(256)).max() == 255
+    assert kids(trees.chain(3, 4)) == {0: [1, 2]}  # fewer ranks than chains
+
+
+def test_binomial_and_knomial():
+    assert kids(trees.binomial(10)) == {0: [1, 2, 4, 8], 1: [3, 5, 9], 2: [6], 3: [7]}
+    assert kids(trees.knomial(10, 4)) == {0: [1, 2, 3, 4, 8], 1: [5, 9], 2: [6], 3: [7]}
+    assert trees.depth(trees.binomial(256)).max() == 8 and trees.depth(trees.knomial(256, 4)).max() == 4
+    with pytest.raises(ValueError, match="expected one of linear, chain"):
+        trees.tree(8, {"tree": "ring"})
+
+
+def test_cross_node_edges_under_map_by_node():
+    """The facts file: at P = 256 map-by node, OpenMPI's binary tree crosses nodes once, the heap 127 times."""
+    ranks = place(256, "node", EPYC)
+    index = {"cache": 0, "core": 1, "socket": 2, "node": 3}
+    for shape, expected in ((trees.binary, 1), (trees.heap_binary, 127)):
+        counts = md.census(shape(256), ranks, index)
+        assert counts[:, 3].sum() == expected, shape.__name__
+
+
+def test_census_of_linear_map_by_core():
+    counts = md.census(trees.linear(256), place(256, "core", EPYC), {"cache": 0, "core": 1, "socket": 2, "node": 3})
+    assert counts[0].tolist() == [3, 60, 64, 128] and counts[1:].sum() == 0
+
+
+# ----------------------------------------------------------------------------- costs and hand computations
+
+def tiny_costs(table=True):
+    """core/socket/node: one message 1/2/4 us; NBFT with n receivers: 0.5 + 0.5 n, 1 + n, 2 + 2 n."""
+    p2p = np.array([[1.0], [2.0], [4.0]])
+    alpha = np.array([[0.5], [1.0], [2.0]])
+    beta = np.array([[0.5], [1.0], [2.0]])
+    n = np.arange(8.0)
+    tab = alpha[:, :, None] + beta[:, :, None] * n if table else None
+    if tab is not None:
+        tab[:, :, 0] = 0
+    return md.ChannelCosts(["core", "socket", "node"], [1], p2p, alpha, beta, tab)
+
+
+def test_fanout_costs_openmpi_and_paper():
+    c = tiny_costs()
+    counts = np.array([[1, 2, 4], [0, 1, 0], [0, 0, 2], [1, 0, 0]])
+    # openmpi: slowest single-channel part plus the other receivers' send gaps
+    got = md.fanout_costs(counts, c, "openmpi")[:, 0]
+    assert got.tolist() == [10 + 0.5 + 2, 2, 6, 1]
+    # paper (eq. 11): fold lower channels onto the highest one by integer division with Q = 4/1, 4/2
+    got = md.fanout_costs(counts, c, "paper")[:, 0]
+    assert got.tolist() == [2 + 2 * (4 + 0 + 1), 2, 6, 1]
+    with pytest.raises(ValueError, match="expected openmpi or paper"):
+        md.fanout_costs(counts, c, "logp")
+
+
+EXPECTED_P8 = {  # completion at P = 8, map-by core on TINY, computed by hand in the comments of the issue note
+    "linear": 12.5, "pipeline": 12.0, "binary": 11.5, "binomial": 14.5, "knomial": 10.5, "chain": 11.5,
+}
+
+
+@pytest.mark.parametrize("shape", sorted(EXPECTED_P8))
+def test_hand_computed_completion_p8(shape):
+    spec = {"tree": shape, "fanout": 4, "radix": 4}
+    parent = trees.tree(8, spec)
+    counts = md.census(parent, place(8, "core", TINY), {"core": 0, "socket": 1, "node": 2})
+    done, _ = md.evaluate_tree(parent, counts, tiny_costs(), "bcast", "openmpi")
+    assert done[0] == pytest.approx(EXPECTED_P8[shape])
+
+
+def test_hand_computed_rank_times_binary_p8():
+    parent = trees.binary(8)
+    counts = md.census(parent, place(8, "core", TINY), {"core": 0, "socket": 1, "node": 2})
+    w = md.node_costs(counts, tiny_costs(), "openmpi")
+    assert w[:, 0].tolist() == [2.5, 5, 6, 4, 0, 0, 0, 0]
+    assert md.rank_times(parent, w, "bcast")[:, 0].tolist() == [2.5, 7.5, 8.5, 11.5, 8.5, 7.5, 8.5, 11.5]
+    assert md.rank_times(parent, w, "reduce")[:, 0].tolist() == [11.5, 9, 6, 4, 0, 0, 0, 0]
+    done, mean = md.evaluate_tree(parent, counts, tiny_costs(), "reduce", "openmpi")
+    assert done[0] == 11.5 and mean[0] == pytest.approx(30.5 / 8)
+
+
+def test_hand_computed_paper_staged_heap_binary():
+    parent = trees.heap_binary(8)
+    counts = md.census(parent, place(8, "core", TINY), {"core": 0, "socket": 1, "node": 2})
+    # levels: root -> {1 core, 2 socket} = 2; {1 -> socket+node = 4, 2 -> 2 node = 6} = 6; 3 -> node = 4
+    assert md.evaluate_tree(parent, counts, tiny_costs(), "bcast", "paper", 1)[0][0] == pytest.approx(12)
+    # two segments, each stage at half cost: [1], [1, 3], [3, 2], [2] -> 1 + 3 + 3 + 2
+    assert md.evaluate_tree(parent, counts, tiny_costs(), "bcast", "paper", 2)[0][0] == pytest.approx(9)
+
+
+def test_default_algorithm_and_curve(config):
+    rules = config["model"]["openmpi"]["default_rules"]
+    assert md.default_algorithm("bcast", 8, 1, rules) == 7       # P < 16, s < 8: k-nomial
+    assert md.default_algorithm("bcast", 200, 1, rules) == 6     # P < 256, s < 2: binomial
+    assert md.default_algorithm("bcast", 200, 2, rules) == 5     # then binary
+    assert md.default_algorithm("reduce", 100, 1, rules) == 5
+    assert md.default_algorithm("reduce", 2, 1, rules) == 7
+    options = dict(config["model"], unpinned_channel="core")
+    options["openmpi"] = dict(options["openmpi"], default_rules={"bcast": [{"P_below": None, "sizes": [[None, 7]]}]})
+    curve = md.predict_curve("bcast", 0, "core", [8], tiny_costs(), options, md.Placements(TINY), "openmpi")
+    row = curve[curve["target"] == "max"].iloc[0]
+    assert row["predicted"] == pytest.approx(10.5) and row["runs"] == 7 and row["tree"] == "knomial"
+    # Rabenseifner reduce runs linear only below 2^floor(log2 P) elements
+    spec = md.tree_spec(config["model"]["openmpi"]["trees"], "reduce", 7)
+    assert md.valid_for(spec, 2, 1) and not md.valid_for(spec, 2, 2)
+
+
+def test_forest_equals_tree_by_tree():
+    c = tiny_costs()
+    pl = md.Placements(TINY)
+    forest, counts = pl.census({"tree": "binary"}, [2, 5, 8], "socket", c.index, "core")
+    done, mean = md.evaluate(forest, counts, c, "bcast", "openmpi")
+    for i, P in enumerate([2, 5, 8]):
+        parent = trees.binary(P)
+        one = md.census(parent, pl(P, "socket"), c.index, "core")
+        d1, m1 = md.evaluate_tree(parent, one, c, "bcast", "openmpi")
+        assert done[i] == pytest.approx(d1) and mean[i] == pytest.approx(m1)
+
+
+# ----------------------------------------------------------------------------- the study's data
+
+TABLE1 = {1: (0.929, 0.986, 0.916), 2: (0.839, 0.895, 0.959), 5: (0.534, 0.321, 0.421)}
+CODE1 = {1: (0.930, 0.986, 0.916), 2: (0.858, 0.901, 0.957), 5: (0.531, 0.373, 0.447)}
+
+
+@pytest.fixture(scope="module")
+def one_byte_scores(study_tables, config):
+    from collat.hockney import fit_hockney
+    from collat.nbft import nbft_factors
+
+    tables, _ = study_tables
+    hockney = fit_hockney(tables["pt2pt"], config["channels"], config["pt2pt"]["breaks"])
+    fits, _ = nbft_factors(tables["nbft"], hockney, config["nbft"]["targets"], config["nbft"]["min_r2"])
+    costs = md.build_costs(tables["pt2pt"], hockney, fits, tables["nbft"], config, [1], 255)
+    options = dict(config["model"], mappings=config["mappings"])
+    pred = md.predict_all(costs, config["machine"], options, config["algorithms"], [1], range(2, 257))
+    coll = tables["collective"][tables["collective"]["size"] == 1]
+    return pred, md.score(pred, coll, config["model"], config["paper"]["cleaning"])
+
+
+def test_paper_mode_reproduces_table1(one_byte_scores):
+    scores = one_byte_scores[1]
+    s = scores[(scores["mode"] == "paper") & (scores["operation"] == "bcast") & (scores["cleaning"] == "paper")]
+    s = s.set_index(["algorithm", "mapping"])["r2"]
+    for alg in TABLE1:
+        for mapping, paper, code in zip(("core", "socket", "node"), TABLE1[alg], CODE1[alg]):
+            ours = s[(alg, mapping)]
+            assert ours == pytest.approx(code, abs=0.02), (alg, mapping)  # the study's code on this data
+            # the published table within 0.05; binary/socket: the study's own code is 0.052 off its table
+            assert ours == pytest.approx(paper, abs=0.06 if (alg, mapping) == (5, "socket") else 0.05), (alg, mapping)
+
+
+def test_paper_mode_table3_signs(one_byte_scores):
+    scores = one_byte_scores[1]
+    s = scores[(scores["mode"] == "paper") & (scores["operation"] == "reduce") & (scores["cleaning"] == "paper")]
+    s = s.set_index(["algorithm", "mapping"])["r2"]
+    for mapping, code in zip(("core", "socket", "node"), (0.738, 0.882, 0.809)):
+        assert s[(2, mapping)] == pytest.approx(code, abs=0.02)
+        assert s[(1, mapping)] < 0  # printed as 0 in the paper
+    assert s[(4, "node")] < 0
+
+
+def test_openmpi_mode_scores_and_grid(one_byte_scores):
+    pred, scores = one_byte_scores
+    om = pred[pred["mode"] == "openmpi"]
+    assert set(om["P"]) == set(range(2, 257))
+    assert set(om["target"]) == {"avg", "max"}
+    # every algorithm of the data is predicted, the default through OpenMPI's own choice
+    assert {0, 1, 2, 5, 6} <= set(om.loc[om["operation"] == "bcast", "algorithm"])
+    assert set(om.loc[(om["algorithm"] == 0) & (om["operation"] == "bcast"), "runs"]) >= {6, 7}
+    assert om.loc[om["algorithm"] > 0, "predicted"].notna().all()
+    s = scores[(scores["mode"] == "openmpi") & (scores["cleaning"] == "robust") & (scores["target"] == "max")]
+    s = s.set_index(["operation", "algorithm", "mapping"])["r2"]
+    assert s[("bcast", 1, "core")] > 0.95  # the linear bcast is fully explained from p2p and NBFT data
+    for col in ("operation", "algorithm", "mapping", "size", "mode", "target", "cleaning", "r2", "mape", "n"):
+        assert col in scores.columns
