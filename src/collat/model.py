@@ -50,6 +50,7 @@ class ChannelCosts:
         self.table = table
         # [K, n, S]: rows of one receiver count are contiguous for the gather in fanout_costs
         self.table_by_receivers = None if table is None else np.ascontiguousarray(np.transpose(table, (0, 2, 1)))
+        self.link_table = None  # [K, n, S]: a shared link carrying n messages (see shared_link)
 
     @classmethod
     def from_fits(cls, hockney: pd.DataFrame, nbft_fits: pd.DataFrame, operation: str, target: str,
@@ -97,7 +98,9 @@ class ChannelCosts:
     def scaled(self, factor: float) -> "ChannelCosts":
         """NBFT costs multiplied by ``factor`` (same point-to-point times, so the same Q)."""
         table = None if self.table is None else self.table * factor
-        return ChannelCosts(self.channels, self.sizes, self.p2p, self.alpha * factor, self.beta * factor, table)
+        out = ChannelCosts(self.channels, self.sizes, self.p2p, self.alpha * factor, self.beta * factor, table)
+        out.link_table = None if self.link_table is None else self.link_table * factor
+        return out
 
 
 def fanout_costs(counts: np.ndarray, costs: ChannelCosts, mode: str = "openmpi") -> np.ndarray:
@@ -171,6 +174,7 @@ class Forest:
         self.parent = np.concatenate(glob) if glob else np.zeros(0, np.int64)
         self._depth = None
         self._levels = None
+        self.where: dict[str, np.ndarray] = {}  # node/socket of every forest node (for contention)
 
     @property
     def depth(self) -> np.ndarray:
@@ -356,7 +360,10 @@ class Placements:
             parents = [trees.tree(int(P), spec) for P in P_values]
             counts = np.vstack([census(p, self(int(P), mapping), channel_index, unpinned)
                                 for p, P in zip(parents, P_values)])
-            self._census[key] = (Forest(parents), counts)
+            forest = Forest(parents)
+            forest.where = {level: np.concatenate([self(int(P), mapping)[level] for P in P_values])
+                            for level in ("node", "socket")}
+            self._census[key] = (forest, counts)
         return self._census[key]
 
 
@@ -375,17 +382,47 @@ def node_costs(counts: np.ndarray, costs: ChannelCosts, mode: str) -> np.ndarray
     return fanout_costs(rows, costs, mode)[inverse.ravel()]
 
 
+def shared_link(forest: Forest, counts: np.ndarray, costs: ChannelCosts, w: np.ndarray, channel: str) -> np.ndarray:
+    """Contention on a shared link: the fan-outs of one tree level run concurrently, and every
+    message they send over ``channel`` (node: the node's network interface; socket: the
+    inter-socket link) leaves through the sender's node (socket). Those messages queue like the
+    receivers of one NBFT, so a fan-out using the link lasts at least T_NBFT^channel(C), with C
+    the messages over that link from the same node (socket) at the same level.
+    """
+    link = costs.link_table if costs.link_table is not None else costs.table_by_receivers
+    if channel not in costs.index or link is None:
+        return w
+    k = costs.index[channel]
+    uses = counts[:, k]
+    senders = np.flatnonzero(uses > 0)
+    if senders.size == 0:
+        return w
+    where = forest.where["node" if channel == "node" else "socket"][senders]
+    depth = forest.depth[senders]
+    key = (forest.tree_id[senders] * (int(depth.max()) + 1) + depth) * (int(where.max()) + 1) + where
+    uniq, inverse = np.unique(key, return_inverse=True)
+    load = np.bincount(inverse.ravel(), weights=uses[senders]).astype(np.int64)
+    table = link[k]
+    load = np.minimum(load, table.shape[0] - 1)
+    out = w.copy()
+    out[senders] = np.maximum(w[senders], table[load[inverse.ravel()]])
+    return out
+
+
 def evaluate(forest: Forest, counts: np.ndarray, costs: ChannelCosts, operation: str, mode: str,
-             segments: int = 1, with_average: bool = True):
+             segments: int = 1, with_average: bool = True, contention: tuple = ()):
     """(completion [T, S], mean rank time [T, S] or None) of every tree of a forest.
 
-    ``openmpi``: critical path and per-rank times; ``paper``: eq. 2-3 stages (avg only, with the
-    fan-out costs divided by n_s, see :func:`predict_curve`).
+    ``openmpi``: critical path and per-rank times, with the shared links of ``contention``
+    (:func:`shared_link`); ``paper``: eq. 2-3 stages (avg only, with the fan-out costs divided by
+    n_s, see :func:`predict_curve`).
     """
     if mode == "paper":
         w = node_costs(counts, costs.scaled(1.0 / segments) if segments > 1 else costs, "paper")
         return staged_forest(forest, w, segments), None
     w = node_costs(counts, costs, "openmpi")
+    for channel in contention:
+        w = shared_link(forest, counts, costs, w, channel)
     arrival = ancestor_sums(forest.parent, w, forest.levels)
     done = forest.per_tree_max(arrival + w)
     if not with_average:
@@ -447,7 +484,8 @@ def predict_curve(operation: str, algorithm: int, mapping: str, P_values, costs:
         if rows.size == 0:
             continue
         forest, counts = placements.census(spec, Pv[rows], mapping, costs.index, unpinned)
-        c, a = evaluate(forest, counts, costs, operation, "openmpi", with_average=with_average)
+        c, a = evaluate(forest, counts, costs, operation, "openmpi", with_average=with_average,
+                        contention=tuple(options["openmpi"].get("contention", ())))
         sel = ok[rows]
         d_rows, m_rows, n_rows = done[rows], mean[rows], names[rows]
         d_rows[sel], n_rows[sel] = c[sel], spec["tree"]
@@ -554,6 +592,11 @@ def build_costs(pt2pt: pd.DataFrame, hockney: pd.DataFrame, nbft_fits: pd.DataFr
                                                          config["channels"], sizes)
         else:
             for op in ("bcast", "reduce"):
-                out[(mode, op)] = ChannelCosts.from_fits(hockney, nbft_fits, op, options["openmpi"]["nbft_target"],
-                                                         config["channels"], sizes, nbft, max_receivers)
+                c = ChannelCosts.from_fits(hockney, nbft_fits, op, options["openmpi"]["nbft_target"],
+                                           config["channels"], sizes, nbft, max_receivers)
+                link_target = options["openmpi"].get("link_target", options["openmpi"]["nbft_target"])
+                if link_target != options["openmpi"]["nbft_target"]:
+                    c.link_table = ChannelCosts.from_fits(hockney, nbft_fits, op, link_target, config["channels"],
+                                                          sizes, nbft, max_receivers).table_by_receivers
+                out[(mode, op)] = c
     return out
