@@ -60,7 +60,7 @@ def test_default_run_produces_every_target(study_run, study_tables):
 
 def test_forcerun_single_rule(study_run):
     res = run_snakemake(study_run, "-n", "--forcerun", "nbft_gamma")
-    assert planned_jobs(res) == {"nbft_gamma": 1, "nbft_figures": 1, "all": 1}
+    assert planned_jobs(res) == {"nbft_gamma": 1, "nbft_figures": 1, "model_predict": 1, "all": 1}
 
 
 def thin_config(raw_dir):
