@@ -132,13 +132,13 @@ def test_default_algorithm_and_curve(config):
     assert md.default_algorithm("reduce", 2, 1, rules) == 7
     options = dict(config["model"], unpinned_channel="core")
     options["openmpi"] = dict(options["openmpi"], default_rules={"bcast": [{"P_below": None, "sizes": [[None, 7]]}]},
-                              contention=[])
+                              contention={"links": [], "trees": []})
     curve = md.predict_curve("bcast", 0, "core", [8], tiny_costs(), options, md.Placements(TINY), "openmpi")
     row = curve[curve["target"] == "max"].iloc[0]
     assert row["predicted"] == pytest.approx(10.5) and row["runs"] == 7 and row["tree"] == "knomial"
     # with the node interface shared: at level 1 ranks 1, 2, 3 (node 0) each send one message to node 1,
     # so each of those fan-outs lasts T_NBFT^node(3 receivers) = 2 + 2 * 3 = 8 instead of 4
-    options["openmpi"]["contention"] = ["node"]
+    options["openmpi"]["contention"] = {"links": ["node"], "trees": ["knomial"]}
     curve = md.predict_curve("bcast", 0, "core", [8], tiny_costs(), options, md.Placements(TINY), "openmpi")
     assert curve.loc[curve["target"] == "max", "predicted"].iloc[0] == pytest.approx(6.5 + 8)
     # Rabenseifner reduce runs linear only below 2^floor(log2 P) elements

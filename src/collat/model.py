@@ -484,8 +484,9 @@ def predict_curve(operation: str, algorithm: int, mapping: str, P_values, costs:
         if rows.size == 0:
             continue
         forest, counts = placements.census(spec, Pv[rows], mapping, costs.index, unpinned)
-        c, a = evaluate(forest, counts, costs, operation, "openmpi", with_average=with_average,
-                        contention=tuple(options["openmpi"].get("contention", ())))
+        shared = options["openmpi"].get("contention", {"links": [], "trees": []})
+        links = tuple(shared["links"]) if spec["tree"] in shared["trees"] else ()
+        c, a = evaluate(forest, counts, costs, operation, "openmpi", with_average=with_average, contention=links)
         sel = ok[rows]
         d_rows, m_rows, n_rows = done[rows], mean[rows], names[rows]
         d_rows[sel], n_rows[sel] = c[sel], spec["tree"]
