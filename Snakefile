@@ -19,6 +19,8 @@ include: "workflow/rules/nbft.smk"
 include: "workflow/rules/model.smk"
 include: "workflow/rules/regression.smk"
 include: "workflow/rules/partitioned.smk"
+include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/figures.smk"
 
 
 rule all:

@@ -54,8 +54,41 @@ def test_default_run_produces_every_target(study_run, study_tables):
     assert planned_jobs(run_snakemake(wd, "-n")) == {}  # nothing left to do
     # where the checksummed files came from is not a rerun trigger
     assert planned_jobs(run_snakemake(wd, "-n", env_extra={"STUDY_DATA_MIRROR": ""})) == {}
-    for png in (wd / "results/figures").rglob("*.png"):
-        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    pngs = list((wd / "results/figures").rglob("*.png"))
+    assert len(pngs) >= 16
+    for png in pngs:
+        data = png.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000, png  # a real, non-empty image
+        assert png.with_suffix(".pdf").read_bytes()[:5] == b"%PDF-", png
+
+
+def test_tables_and_summary(study_run):
+    wd = study_run
+    cfg = load_config()
+    for spec in cfg["paper"]["tables"]:
+        t = pd.read_csv(wd / f"results/tables/table{spec['table']}.csv")
+        published = {(r["algorithm"], m): r[m] for r in spec["rows"] for m in ("core", "socket", "node")}
+        assert {(a, m) for a, m in zip(t["algorithm"], t["mapping"])} == set(published)
+        for row in t.itertuples():
+            assert row.published == published[(row.algorithm, row.mapping)]
+        if spec["model"] == "segmented":
+            assert t["difference"].abs().max() <= 0.02, spec["table"]  # Tables 2 and 4 reproduced
+            assert {"r2_cv", "r2_extrapolation", "max_target_robust"} <= set(t.columns)
+        else:
+            assert {"openmpi_max_robust", "openmpi_avg_robust"} <= set(t.columns)
+        assert (wd / f"results/tables/table{spec['table']}.tex").read_text().count(r"\\") == len(t) + 1
+        assert f"Table {spec['table']}" in (wd / "results/tables/tables.md").read_text()
+    summary = (wd / "results/summary.md").read_text()
+    for source in ("results/pt2pt/hockney.csv", "results/model/scores.csv", "results/regression/scores.csv",
+                   "results/partitioned/crossover.csv"):
+        assert f"`{source}`" in summary
+    assert "| node | 2.08 |" in summary
+
+
+def test_html_report(study_run):
+    res = run_snakemake(study_run, "--report", "results/report.html")
+    html = (study_run / "results/report.html").read_text(errors="replace")
+    assert len(html) > 100_000 and "gamma_heatmaps.png" in html and "summary.md" in html, res.stderr[-2000:]
 
 
 def test_forcerun_single_rule(study_run):

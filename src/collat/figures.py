@@ -222,3 +222,130 @@ def _edges(centres: np.ndarray) -> np.ndarray:
         return np.array([c[0] / 2 ** 0.5, c[0] * 2 ** 0.5])
     mid = np.sqrt(c[1:] * c[:-1])
     return np.concatenate([[c[0] ** 2 / mid[0]], mid, [c[-1] ** 2 / mid[-1]]])
+
+
+MODEL_COLOURS = {"measured": "#333333", "paper": "#1f77b4", "openmpi": "#d62728", "segmented": "#2ca02c"}
+
+
+def collective_grid(collective: pd.DataFrame, model_pred: pd.DataFrame, reg_pred: pd.DataFrame, operation: str,
+                    size: int, mappings: list[str], algorithms: list[dict], boundaries: dict, machine: str):
+    """The study's Figures 3 and 4, per operation: latency against P, rows algorithms, columns mappings.
+
+    Points: measured avg (median over runs); band: min..max over ranks (OSU -f); lines: the
+    point-to-point model in paper mode (avg) and openmpi mode (completion time, compare with the top
+    of the band), and the segmented model (eq. 12, avg). Dotted verticals: a new socket or node
+    starts to fill under that mapping.
+    """
+    c = collective[(collective["operation"] == operation) & (collective["size"] == size) & ~collective["outlier"]]
+    algs = [a for a in algorithms if a["id"] in set(c["algorithm"])]
+    fig, axes = plt.subplots(len(algs), len(mappings), figsize=(4.2 * len(mappings), 2.6 * len(algs)),
+                             sharex=True, squeeze=False, layout="constrained")
+    for i, alg in enumerate(algs):
+        for j, mapping in enumerate(mappings):
+            ax = axes[i][j]
+            d = c[(c["algorithm"] == alg["id"]) & (c["mapping"] == mapping)]
+            med = d.groupby("P")[["avg", "min", "max"]].median()
+            if len(med):
+                ax.fill_between(med.index, med["min"], med["max"], color=MODEL_COLOURS["measured"], alpha=0.15,
+                                lw=0, label="measured min–max over ranks")
+                ax.plot(med.index, med["avg"], "o", ms=2.2, color=MODEL_COLOURS["measured"], label="measured avg")
+            m = model_pred[(model_pred["operation"] == operation) & (model_pred["algorithm"] == alg["id"])
+                           & (model_pred["mapping"] == mapping) & (model_pred["size"] == size)]
+            for mode, target, style, label in (("paper", "avg", "-", "p2p model, paper mode (avg)"),
+                                               ("openmpi", "max", "-", "p2p model, openmpi mode (completion)")):
+                line = m[(m["mode"] == mode) & (m["target"] == target)].sort_values("P")
+                if len(line) and line["predicted"].notna().any():
+                    ax.plot(line["P"], _positive(line["predicted"]), style, lw=1.3, color=MODEL_COLOURS[mode],
+                            label=label)
+            r = reg_pred[(reg_pred["operation"] == operation) & (reg_pred["algorithm"] == alg["id"])
+                         & (reg_pred["mapping"] == mapping) & (reg_pred["size"] == size)
+                         & (reg_pred["target"] == "avg") & (reg_pred["run"] == -1)].sort_values("P")
+            if len(r):
+                ax.plot(r["P"], _positive(r["predicted"]), "--", lw=1.3, color=MODEL_COLOURS["segmented"],
+                        label="segmented linear model (avg; gaps: fit <= 0)")
+            for b in boundaries.get(mapping, []):
+                ax.axvline(b, ls=":", lw=0.8, color="grey")
+            ax.set_yscale("log")
+            ax.grid(alpha=0.3, which="both")
+            if i == 0:
+                ax.set_title(f"--map-by {mapping}")
+            if j == 0:
+                ax.set_ylabel(f"{alg['name']} ({alg['id']})\nlatency [µs]")
+            if i == len(algs) - 1:
+                ax.set_xlabel("processes P")
+    handles, labels = [], []
+    for ax in axes.ravel():
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    fig.legend(handles, labels, loc="outside lower center", ncol=3, fontsize=8)
+    fig.suptitle(f"MPI_{operation.capitalize()} at {size} B on {machine}: measured and modelled latency against P "
+                 "(dotted: a new socket/node starts to fill)", fontsize=10)
+    return fig
+
+
+def _positive(values: pd.Series) -> np.ndarray:
+    """Values for a log axis: non-positive model predictions are left out (a gap), not drawn as a plunge."""
+    v = values.to_numpy(dtype=float)
+    return np.where(v > 0, v, np.nan)
+
+
+def r2_heatmaps(model_scores: pd.DataFrame, regression_scores: pd.DataFrame, operation: str, size: int,
+                algorithms: list[dict], mappings: list[str]):
+    """R² per algorithm x mapping for every model, mode and target (robust cleaning), clipped to [-1, 1]."""
+    ms = model_scores[(model_scores["operation"] == operation) & (model_scores["size"] == size)
+                      & (model_scores["cleaning"] == "robust")]
+    rs = regression_scores[(regression_scores["operation"] == operation) & (regression_scores["size"] == size)
+                           & (regression_scores["cleaning"] == "robust")]
+    panels = []
+    for (mode, target), g in sorted(ms.groupby(["mode", "target"]), key=lambda kv: (kv[0][0] != "paper", kv[0])):
+        panels.append((f"p2p {mode} mode, {target}", g, "r2"))
+    for target, g in rs.groupby("target"):
+        panels.append((f"segmented, {target}, in-sample", g, "r2"))
+        panels.append((f"segmented, {target}, 5-fold CV", g, "r2_cv"))
+    names = {a["id"]: f"{a['name']} ({a['id']})" for a in algorithms}
+    fig, axes = plt.subplots(1, len(panels), figsize=(2.9 * len(panels), 3.4), squeeze=False, layout="constrained")
+    for ax, (title, g, col) in zip(axes[0], panels):
+        pivot = g.pivot_table(index="algorithm", columns="mapping", values=col, dropna=False)
+        rows = [a["id"] for a in algorithms if a["id"] in set(ms["algorithm"]) | set(rs["algorithm"])]
+        pivot = pivot.reindex(index=rows, columns=mappings)  # same rows in every panel; blank = not modelled
+        pivot.index = [names.get(i, str(i)) for i in pivot.index]
+        annot = pivot.map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
+        sns.heatmap(pivot.clip(-1, 1), vmin=-1, vmax=1, cmap="RdYlGn", annot=annot, fmt="",
+                    annot_kws={"fontsize": 7}, cbar=False, ax=ax, linewidths=0.5)
+        ax.set_title(title, fontsize=8)
+        ax.set_xlabel("mapping")
+        ax.set_ylabel("")
+        ax.tick_params(axis="y", labelrotation=0)
+    fig.suptitle(f"MPI_{operation.capitalize()}: R² at {size} B, robust cleaning (colour clipped to [−1, 1]; "
+                 "numbers are the true R²)", fontsize=9)
+    return fig
+
+
+def error_against_size(model_scores: pd.DataFrame, regression_scores: pd.DataFrame):
+    """Median absolute relative error against message size, per operation and model (robust cleaning)."""
+    ms = model_scores[model_scores["cleaning"] == "robust"]
+    rs = regression_scores[regression_scores["cleaning"] == "robust"]
+    ops = sorted(set(ms["operation"]) | set(rs["operation"]))
+    fig, axes = plt.subplots(1, len(ops), figsize=(5.5 * len(ops), 3.8), sharey=True, squeeze=False,
+                             layout="constrained")
+    for ax, op in zip(axes[0], ops):
+        for (mode, target), g in ms[ms["operation"] == op].groupby(["mode", "target"]):
+            med = g.groupby("size")["mape"].median()
+            ax.plot(med.index, 100 * med, "o-" if target == "max" else "s--", ms=3, lw=1.2,
+                    color=MODEL_COLOURS[mode], label=f"p2p {mode}, {target}")
+        for target, g in rs[rs["operation"] == op].groupby("target"):
+            med = g.groupby("size")["mape"].median()
+            ax.plot(med.index, 100 * med, "o-" if target == "max" else "s--", ms=3, lw=1.2,
+                    color=MODEL_COLOURS["segmented"], label=f"segmented, {target}")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("message size [B]")
+        ax.set_title(f"MPI_{op.capitalize()}")
+        ax.grid(alpha=0.3, which="both")
+    axes[0][0].set_ylabel("median |predicted − measured| / measured [%]\n(over algorithms, mappings and P)")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, loc="outside lower center", ncol=5)
+    fig.suptitle("Error of each model against message size (robust cleaning)", fontsize=10)
+    return fig

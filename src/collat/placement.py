@@ -120,3 +120,11 @@ def fill_width(mapping: str, machine: dict) -> int | None:
     if level is None:
         return None
     return machine["cores_per_socket"] if level == "socket" else cores_per_node(machine)
+
+
+def fill_boundaries(machine: dict, mapping: str) -> list[int]:
+    """P values after which a new socket (map-by core) or node (map-by socket) starts to fill."""
+    width = fill_width(mapping, machine)
+    if width is None:
+        return []
+    return list(range(width, total_cores(machine), width))

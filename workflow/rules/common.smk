@@ -8,11 +8,14 @@ from collat.ingest import Vocabulary
 VOCAB = Vocabulary.from_config(config)
 PUBLISHED = config["data"]["published"]
 RAW = config["data"]["raw"]
+TABLE_NUMBERS = [t["table"] for t in config["paper"]["tables"]]
 TIDY = expand("results/tidy/{table}.parquet", table=["pt2pt", "nbft", "collective"])
 
 
 wildcard_constraints:
     file=r"[^/]+\.csv",
+    operation=r"bcast|reduce",
+    size=r"\d+",
     log=r".+",
 
 
@@ -67,6 +70,18 @@ def stage_targets(stage):
         "model": [
             "results/model/predictions.parquet",
             "results/model/scores.csv",
+        ],
+        "evaluate": expand("results/tables/table{n}.{ext}", n=TABLE_NUMBERS, ext=["csv", "md", "tex"])
+        + ["results/tables/tables.md", "results/summary.md"],
+        "figures": expand(
+            "results/figures/collective/{operation}_{size}B.png",
+            operation=["bcast", "reduce"],
+            size=config["evaluate"]["figure_sizes"],
+        )
+        + [
+            "results/figures/accuracy/r2_bcast.png",
+            "results/figures/accuracy/r2_reduce.png",
+            "results/figures/accuracy/error_vs_size.png",
         ],
         "regression": [
             "results/regression/scores.csv",

@@ -1,0 +1,79 @@
+"""Tables 1-4 beside the published values, their Markdown/LaTeX forms, and the summary."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from collat.tables import r2_table, summary_markdown, to_latex, to_markdown
+
+SPEC_P2P = {"table": 1, "title": "Broadcast, point-to-point model", "operation": "bcast", "model": "p2p",
+            "rows": [{"algorithm": 1, "core": 0.9, "socket": 0.8, "node": 0.7}]}
+SPEC_SEG = {"table": 2, "title": "Broadcast, segmented", "operation": "bcast", "model": "segmented",
+            "rows": [{"algorithm": 1, "core": 0.99, "socket": 0.98, "node": 0.97}]}
+
+
+def model_scores():
+    rows = []
+    for mode, target in (("paper", "avg"), ("openmpi", "max"), ("openmpi", "avg")):
+        for cleaning in ("paper", "robust"):
+            for i, mapping in enumerate(("core", "socket", "node")):
+                r2 = {"paper": 0.91 - 0.1 * i, "openmpi": -0.5 if target == "avg" else 0.95}[mode]
+                rows.append({"operation": "bcast", "algorithm": 1, "algorithm_name": "linear", "mapping": mapping,
+                             "size": 1, "mode": mode, "target": target, "cleaning": cleaning, "r2": r2,
+                             "mape": 0.1, "n": 64})
+    return pd.DataFrame(rows)
+
+
+def regression_scores():
+    rows = []
+    for target in ("avg", "max"):
+        for cleaning in ("paper", "robust"):
+            for mapping in ("core", "socket", "node"):
+                rows.append({"operation": "bcast", "algorithm": 1, "algorithm_name": "linear", "mapping": mapping,
+                             "size": 1, "target": target, "cleaning": cleaning, "form": "P", "n": 64, "r2": 0.99,
+                             "r2_adj": 0.98, "r2_cv": 0.97, "r2_extrapolation": -0.5, "n_extrapolation": 32,
+                             "mape": 0.05})
+    return pd.DataFrame(rows)
+
+
+def test_p2p_table_has_published_ours_difference_and_extras():
+    t = r2_table(SPEC_P2P, model_scores(), regression_scores(), 1)
+    assert t[["algorithm", "mapping"]].values.tolist() == [[1, "core"], [1, "socket"], [1, "node"]]
+    assert t["published"].tolist() == [0.9, 0.8, 0.7]
+    assert t["ours"].tolist() == pytest.approx([0.91, 0.81, 0.71])
+    assert t["difference"].tolist() == pytest.approx([0.01, 0.01, 0.01])
+    assert (t["openmpi_max_robust"] == 0.95).all() and (t["openmpi_avg_robust"] == -0.5).all()
+
+
+def test_negative_r2_compared_as_printed():
+    scores = model_scores()
+    scores.loc[scores["mode"] == "paper", "r2"] = -2.0
+    t = r2_table(dict(SPEC_P2P, rows=[{"algorithm": 1, "core": 0, "socket": 0, "node": 0}]), scores,
+                 regression_scores(), 1)
+    assert (t["ours"] == -2.0).all() and (t["ours_as_printed"] == 0).all() and (t["difference"] == 0).all()
+
+
+def test_segmented_table_and_formats():
+    t = r2_table(SPEC_SEG, model_scores(), regression_scores(), 1)
+    assert (t["r2_cv"] == 0.97).all() and (t["r2_extrapolation"] == -0.5).all() and (t["max_target_robust"] == 0.99).all()
+    md = to_markdown(t, SPEC_SEG["title"], {1: "linear"})
+    assert "| linear (1) | socket | 0.980 | 0.990 |" in md
+    tex = to_latex(t, SPEC_SEG["title"], {1: "linear"})
+    assert r"\begin{tabular}" in tex and "linear (1) & node & 0.970 & 0.990 & +0.020" in tex
+
+
+def test_summary_names_its_sources():
+    hockney = pd.DataFrame({"channel": ["core", "core"], "regime": [0, 1], "alpha_us": [0.44, 3.0],
+                            "bandwidth_GBps": [5.0, 7.9]})
+    cross = pd.DataFrame({"link": ["MeluXina"], "threads": [4], "theta": [1], "delay": ["gamma100"],
+                          "crossover_size": [146400.0]})
+    tables = [r2_table(SPEC_P2P, model_scores(), regression_scores(), 1)]
+    paths = {"hockney": "results/pt2pt/hockney.csv", "model_scores": "results/model/scores.csv",
+             "regression_scores": "results/regression/scores.csv", "tables": "results/tables/",
+             "crossover": "results/partitioned/crossover.csv"}
+    text = summary_markdown(hockney, model_scores(), regression_scores(), tables, cross, paths, 1,
+                            {"threads": 4, "theta": 1, "delay": "gamma100"})
+    for path in paths.values():
+        assert f"`{path}`" in text
+    assert "| core | 0.44 | 7.9 | 2 |" in text and "| MeluXina | 146 |" in text
+    assert "0.950 (bcast linear, map-by core)" in text

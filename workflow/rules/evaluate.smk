@@ -1,0 +1,42 @@
+# Stage: evaluate. The study's Tables 1-4 regenerated beside the published values, and the summary.
+
+
+rule evaluate_tables:
+    input:
+        model="results/model/scores.csv",
+        regression="results/regression/scores.csv",
+    output:
+        csv=expand("results/tables/table{n}.csv", n=TABLE_NUMBERS),
+        md=expand("results/tables/table{n}.md", n=TABLE_NUMBERS),
+        tex=expand("results/tables/table{n}.tex", n=TABLE_NUMBERS),
+        all=report("results/tables/tables.md", category="7. Tables and summary", caption="../report/tables.rst"),
+    params:
+        tables=config["paper"]["tables"],
+        algorithms=config["algorithms"],
+        size=config["evaluate"]["size"],
+    log:
+        "logs/evaluate/tables.log",
+    conda:
+        "../envs/collat.yaml"
+    script:
+        "../scripts/evaluate_tables.py"
+
+
+rule evaluate_summary:
+    input:
+        hockney="results/pt2pt/hockney.csv",
+        model="results/model/scores.csv",
+        regression="results/regression/scores.csv",
+        tables=expand("results/tables/table{n}.csv", n=TABLE_NUMBERS),
+        crossover="results/partitioned/crossover.csv",
+    output:
+        report("results/summary.md", category="7. Tables and summary", caption="../report/summary.rst"),
+    params:
+        size=config["evaluate"]["size"],
+        setting=config["evaluate"]["summary_crossover"],
+    log:
+        "logs/evaluate/summary.log",
+    conda:
+        "../envs/collat.yaml"
+    script:
+        "../scripts/evaluate_summary.py"

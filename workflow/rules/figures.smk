@@ -1,0 +1,57 @@
+# Stage: figures. The study's Figures 3 and 4 (latency against P, measured and modelled) and the
+# accuracy figures (R² heat maps, error against message size).
+
+
+rule figures_collective:
+    input:
+        collective="results/tidy/collective.parquet",
+        model="results/model/predictions.parquet",
+        regression="results/regression/predictions.parquet",
+    output:
+        png=report(
+            "results/figures/collective/{operation}_{size}B.png",
+            category="8. Figures",
+            subcategory="Latency against P",
+            caption="../report/collective_grid.rst",
+        ),
+        pdf="results/figures/collective/{operation}_{size}B.pdf",
+    params:
+        machine=config["machine"],
+        mappings=config["mappings"],
+        algorithms=lambda wc: config["algorithms"][wc.operation],
+    log:
+        "logs/figures/collective_{operation}_{size}.log",
+    conda:
+        "../envs/collat.yaml"
+    script:
+        "../scripts/figures_collective.py"
+
+
+rule figures_accuracy:
+    input:
+        model="results/model/scores.csv",
+        regression="results/regression/scores.csv",
+    output:
+        r2=report(
+            expand("results/figures/accuracy/r2_{operation}.png", operation=["bcast", "reduce"]),
+            category="8. Figures",
+            subcategory="Accuracy",
+            caption="../report/r2_heatmaps.rst",
+        ),
+        error=report(
+            "results/figures/accuracy/error_vs_size.png",
+            category="8. Figures",
+            subcategory="Accuracy",
+            caption="../report/error_vs_size.rst",
+        ),
+        pdfs=expand("results/figures/accuracy/{name}.pdf", name=["r2_bcast", "r2_reduce", "error_vs_size"]),
+    params:
+        size=config["evaluate"]["size"],
+        algorithms=config["algorithms"],
+        mappings=config["mappings"],
+    log:
+        "logs/figures/accuracy.log",
+    conda:
+        "../envs/collat.yaml"
+    script:
+        "../scripts/figures_accuracy.py"

@@ -1,0 +1,19 @@
+"""results/summary.md: headline numbers, each with the file it comes from."""
+
+from pathlib import Path
+
+import pandas as pd
+
+from collat.runner import setup_log
+from collat.tables import summary_markdown
+from collat.tidy import atomic_write
+
+log = setup_log(snakemake.log)
+i = snakemake.input
+paths = {"hockney": i.hockney, "model_scores": i.model, "regression_scores": i.regression,
+         "tables": "results/tables/", "crossover": i.crossover}
+text = summary_markdown(pd.read_csv(i.hockney), pd.read_csv(i.model), pd.read_csv(i.regression),
+                        [pd.read_csv(t) for t in i.tables], pd.read_csv(i.crossover), paths,
+                        snakemake.params.size, snakemake.params.setting)
+atomic_write(snakemake.output[0], lambda tmp: Path(tmp).write_text(text))
+log.info("summary written")

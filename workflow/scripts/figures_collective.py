@@ -1,0 +1,19 @@
+"""The study's Figures 3 and 4 at one size: latency against P, measured and modelled."""
+
+import pandas as pd
+
+from collat.figures import collective_grid, save
+from collat.placement import fill_boundaries
+from collat.runner import setup_log
+from collat.tidy import read_parquet
+
+log = setup_log(snakemake.log)
+p, wc = snakemake.params, snakemake.wildcards
+size = int(wc.size)
+collective = read_parquet(snakemake.input.collective, "collective")
+model = pd.read_parquet(snakemake.input.model, filters=[("size", "==", size), ("operation", "==", wc.operation)])
+reg = pd.read_parquet(snakemake.input.regression, filters=[("size", "==", size), ("operation", "==", wc.operation)])
+bounds = {m: fill_boundaries(p.machine, m) for m in p.mappings}
+fig = collective_grid(collective, model, reg, wc.operation, size, p.mappings, p.algorithms, bounds,
+                      p.machine["name"].split(" (")[0])
+save(fig, snakemake.output.png)
