@@ -21,6 +21,7 @@ include: "workflow/rules/regression.smk"
 include: "workflow/rules/partitioned.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/selection.smk"
 
 
 rule all:

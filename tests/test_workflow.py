@@ -43,6 +43,8 @@ def test_default_run_produces_every_target(study_run, study_tables):
                 "results/model/predictions.parquet", "results/model/scores.csv",
                 "results/regression/scores.csv", "results/regression/coefficients.csv",
                 "results/regression/predictions.parquet",
+                "results/selection/regret.csv", "results/selection/rules_map-by-core.txt",
+                "results/figures/selection/best_bcast.png",
                 "results/partitioned/paper_numbers.csv", "results/partitioned/gain.parquet",
                 "results/partitioned/crossover.csv", "results/figures/partitioned/gain_vs_size.png",
                 "results/figures/partitioned/gain_vs_theta.pdf", "results/figures/partitioned/gain_heatmap.png"]:
@@ -83,6 +85,23 @@ def test_tables_and_summary(study_run):
                    "results/partitioned/crossover.csv"):
         assert f"`{source}`" in summary
     assert "| node | 2.08 |" in summary
+
+
+def test_selection_outputs(study_run):
+    from collat.selection import lookup, parse_rules, predicted_best
+
+    wd = study_run
+    regret = pd.read_csv(wd / "results/selection/regret.csv")
+    assert set(regret["chooser"]) == {"model", "default"} and set(regret["mapping"]) == {"core", "socket", "node"}
+    assert (regret["cells"] > 1000).all() and regret["within_10pct"].between(0, 1).all()
+    best = predicted_best(pd.read_parquet(wd / "results/model/predictions.parquet"))
+    for mapping in ("core", "socket", "node"):
+        parsed = parse_rules((wd / f"results/selection/rules_map-by-{mapping}.txt").read_text())
+        b = best[best["mapping"] == mapping]
+        for op, cid in (("bcast", 7), ("reduce", 11)):
+            rows = b[b["operation"] == op]
+            got = [lookup(parsed[cid], P, size) for P, size in zip(rows["P"], rows["size"])]
+            assert got == rows["predicted_best"].tolist(), (mapping, op)
 
 
 def test_html_report(study_run):

@@ -349,3 +349,43 @@ def error_against_size(model_scores: pd.DataFrame, regression_scores: pd.DataFra
     fig.legend(handles, labels, fontsize=8, loc="outside lower center", ncol=5)
     fig.suptitle("Error of each model against message size (robust cleaning)", fontsize=10)
     return fig
+
+
+def best_algorithm_maps(cells: pd.DataFrame, operation: str, mappings: list[str], algorithms: list[dict]):
+    """Best algorithm over (P, size): the model's pick (among the measured algorithms) beside the
+    measured best, one row per mapping; cells where not every algorithm was measured are blank."""
+    from matplotlib.colors import BoundaryNorm, ListedColormap
+
+    c = cells[cells["operation"] == operation]
+    ids = sorted({a["id"] for a in algorithms if a["id"] > 0} & (set(c["measured_best"]) | set(c["predicted_best"])))
+    colours = sns.color_palette("Set2", len(ids))
+    cmap = ListedColormap(colours)
+    norm = BoundaryNorm(np.arange(len(ids) + 1) - 0.5, len(ids))
+    code = {a: i for i, a in enumerate(ids)}
+    names = {a["id"]: f"{a['name']} ({a['id']})" for a in algorithms}
+    fig, axes = plt.subplots(len(mappings), 2, figsize=(10, 2.8 * len(mappings)), sharex=True, sharey=True,
+                             squeeze=False, layout="constrained")
+    for i, mapping in enumerate(mappings):
+        d = c[c["mapping"] == mapping]
+        for j, (col, title) in enumerate((("predicted_best", "model's pick (openmpi mode, completion time)"),
+                                          ("measured_best", "measured best (median over runs)"))):
+            ax = axes[i][j]
+            if d.empty:
+                ax.set_axis_off()
+                continue
+            grid = d.pivot_table(index="size", columns="P", values=col, aggfunc="first")
+            values = grid.apply(lambda s: s.map(code)).to_numpy(dtype=float)
+            ax.pcolormesh(_edges(grid.columns.to_numpy(float)), _edges(grid.index.to_numpy(float)),
+                          np.ma.masked_invalid(values), cmap=cmap, norm=norm, shading="flat")
+            ax.set_yscale("log", base=2)
+            ax.set_title(f"--map-by {mapping}: {title}", fontsize=9)
+            if j == 0:
+                ax.set_ylabel("message size [B]")
+            if i == len(mappings) - 1:
+                ax.set_xlabel("processes P")
+    from matplotlib.patches import Patch
+
+    fig.legend([Patch(color=colours[code[a]]) for a in ids], [names.get(a, str(a)) for a in ids],
+               loc="outside lower center", ncol=len(ids), fontsize=8)
+    fig.suptitle(f"MPI_{operation.capitalize()}: fastest algorithm over (P, size)", fontsize=10)
+    return fig

@@ -83,6 +83,9 @@ def stage_targets(stage):
             "results/figures/accuracy/r2_reduce.png",
             "results/figures/accuracy/error_vs_size.png",
         ],
+        "selection": ["results/selection/regret.csv", "results/selection/choices.parquet"]
+        + expand("results/selection/rules_map-by-{mapping}.txt", mapping=config["mappings"])
+        + expand("results/figures/selection/best_{operation}.png", operation=["bcast", "reduce"]),
         "regression": [
             "results/regression/scores.csv",
             "results/regression/coefficients.csv",

@@ -1,0 +1,73 @@
+"""Model-based algorithm choice, regret, and the OpenMPI dynamic-rules file."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from collat import selection as sel
+
+
+def predictions():
+    rows = []
+    for P in (2, 4, 8):
+        for size in (1, 1024, 65536):
+            for alg, t in ((1, P * 1.0), (2, 3.0 + 0.001 * size), (5, 2.0 + np.log2(P))):
+                rows.append({"mode": "openmpi", "operation": "bcast", "algorithm": alg, "mapping": "core", "P": P,
+                             "size": size, "target": "max", "predicted": t})
+            rows.append({"mode": "openmpi", "operation": "bcast", "algorithm": 0, "mapping": "core", "P": P,
+                         "size": size, "target": "max", "predicted": 0.1})  # never a candidate
+    return pd.DataFrame(rows)
+
+
+def collective():
+    rows = []
+    for P in (2, 4, 8):
+        for size in (1, 1024):
+            for alg, t in ((0, 2.2), (1, 2.0), (2, 4.0), (5, 3.0)):
+                for run in (0, 1):
+                    rows.append({"operation": "bcast", "algorithm": alg, "mapping": "core", "P": P, "size": size,
+                                 "avg": t + run * 0.1, "max": t, "outlier": False})
+    rows.append({"operation": "bcast", "algorithm": 1, "mapping": "core", "P": 8, "size": 65536, "avg": 1.0,
+                 "max": 1.0, "outlier": False})  # incomplete cell: only one algorithm measured
+    return pd.DataFrame(rows)
+
+
+def test_predicted_best_excludes_default_and_breaks_ties_by_id():
+    b = sel.predicted_best(predictions()).set_index(["P", "size"])["predicted_best"]
+    assert b[(2, 1)] == 1 and b[(8, 1)] == 2 and b[(8, 65536)] == 5
+    p = predictions()
+    p.loc[(p["P"] == 2) & (p["size"] == 1) & (p["algorithm"] == 5), "predicted"] = 2.0  # tie with linear
+    assert sel.predicted_best(p).set_index(["P", "size"]).loc[(2, 1), "predicted_best"] == 1
+
+
+def test_regret_of_model_and_default():
+    cells, summary = sel.regret(predictions(), collective(), "max")
+    assert len(cells) == 6  # the incomplete cell is left out
+    c = cells.set_index(["P", "size"])
+    assert (c["measured_best"] == 1).all()
+    assert c.loc[(2, 1), "regret_model"] == pytest.approx(1.0)   # model picks linear at P = 2
+    assert c.loc[(8, 1), "regret_model"] == pytest.approx(2.0)   # picks chain: 4.0 / 2.0
+    assert c["regret_default"].to_numpy() == pytest.approx(1.1)
+    m = summary.set_index("chooser")
+    assert m.loc["default", "within_10pct"] == 1.0 and m.loc["default", "geomean_regret"] == pytest.approx(1.1)
+    r = c["regret_model"].to_numpy()
+    assert m.loc["model", "geomean_regret"] == pytest.approx(np.exp(np.log(r).mean()))
+    assert m.loc["model", "within_10pct"] == pytest.approx((r <= 1.1).mean())
+
+
+def test_rules_file_round_trip_and_lookup():
+    best = sel.predicted_best(predictions())
+    blocks = sel.rules_blocks(best, {2: 4})
+    text = sel.write_rules({"bcast": blocks, "reduce": blocks})
+    parsed = sel.parse_rules(text)
+    assert set(parsed) == {7, 11}
+    assert text.split()[:2] == ["2", "7"]
+    for row in best.itertuples():
+        for size in (row.size, row.size + 1):  # a rule holds from its size up to the next rule's
+            if size in (1025, 65537):
+                continue
+            assert sel.lookup(parsed[7], row.P, row.size) == row.predicted_best
+    # the chain is written with its fan-out of 4, every rule with segment size 0
+    rules = [r for _, rs in parsed[7] for r in rs]
+    assert all(r[2] == 4 for r in rules if r[1] == 2) and all(r[3] == 0 for r in rules)
+    assert sel.lookup(parsed[7], 1, 1) == 0  # below the smallest communicator: fixed rules

@@ -1,0 +1,47 @@
+# Stage: selection. The model's choice of algorithm, its regret against the measured best and
+# OpenMPI's default, and OpenMPI dynamic-rules files (one per mapping policy).
+
+
+rule selection:
+    input:
+        predictions="results/model/predictions.parquet",
+        collective="results/tidy/collective.parquet",
+    output:
+        regret=report(
+            "results/selection/regret.csv",
+            category="9. Algorithm selection",
+            caption="../report/regret.rst",
+        ),
+        cells="results/selection/choices.parquet",
+        rules=expand("results/selection/rules_map-by-{mapping}.txt", mapping=config["mappings"]),
+    params:
+        faninout=config["selection"]["faninout"],
+        targets=config["selection"]["targets"],
+        mappings=config["mappings"],
+    log:
+        "logs/selection/selection.log",
+    conda:
+        "../envs/collat.yaml"
+    script:
+        "../scripts/selection.py"
+
+
+rule selection_figures:
+    input:
+        "results/selection/choices.parquet",
+    output:
+        png=report(
+            expand("results/figures/selection/best_{operation}.png", operation=["bcast", "reduce"]),
+            category="9. Algorithm selection",
+            caption="../report/best_maps.rst",
+        ),
+        pdf=expand("results/figures/selection/best_{operation}.pdf", operation=["bcast", "reduce"]),
+    params:
+        mappings=config["mappings"],
+        algorithms=config["algorithms"],
+    log:
+        "logs/selection/figures.log",
+    conda:
+        "../envs/collat.yaml"
+    script:
+        "../scripts/selection_figures.py"

@@ -1,0 +1,30 @@
+"""Model-based algorithm choice: regret table, per-cell choices and OpenMPI rules files."""
+
+from pathlib import Path
+
+import pandas as pd
+
+from collat.runner import setup_log
+from collat.selection import predicted_best, regret, rules_blocks, write_rules
+from collat.tidy import atomic_write, read_parquet
+
+log = setup_log(snakemake.log)
+p = snakemake.params
+predictions = pd.read_parquet(snakemake.input.predictions)
+collective = read_parquet(snakemake.input.collective, "collective")
+summaries, cells = [], None
+for target in p.targets:
+    c, s = regret(predictions, collective, target)
+    summaries.append(s)
+    if cells is None:
+        cells = c.assign(target=target)
+regret_table = pd.concat(summaries, ignore_index=True)
+atomic_write(snakemake.output.regret, lambda tmp: regret_table.to_csv(tmp, index=False))
+atomic_write(snakemake.output.cells, lambda tmp: cells.to_parquet(tmp, index=False))
+best = predicted_best(predictions)
+faninout = {int(k): int(v) for k, v in p.faninout.items()}
+for mapping, path in zip(p.mappings, snakemake.output.rules):
+    b = best[best["mapping"] == mapping]
+    text = write_rules({op: rules_blocks(b[b["operation"] == op], faninout) for op in ("bcast", "reduce")})
+    atomic_write(path, lambda tmp, t=text: Path(tmp).write_text(t))
+log.info("%d measured cells scored; rules for %s", len(cells), ", ".join(p.mappings))
