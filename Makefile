@@ -10,7 +10,11 @@ $(VENV)/.installed: pyproject.toml
 	$(VENV)/bin/python -m pip install --quiet -e ".[test]"
 	touch $@
 
-.PHONY: install run test dry-run lint
+$(VENV)/.slurm: $(VENV)/.installed
+	$(VENV)/bin/python -m pip install --quiet -e ".[test,slurm]"
+	touch $@
+
+.PHONY: install run test test-slurm dry-run lint
 install: $(VENV)/.installed
 
 run: install
@@ -18,6 +22,10 @@ run: install
 
 test: install
 	$(VENV)/bin/python -m pytest -q
+
+# the whole pipeline through profiles/slurm-like settings on a real local SLURM (installs slurm-wlm; root)
+test-slurm: $(VENV)/.slurm
+	bash tests/slurm/run.sh
 
 dry-run: install
 	$(VENV)/bin/snakemake -n --profile profiles/default
