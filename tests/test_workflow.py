@@ -116,7 +116,7 @@ def test_forcerun_single_rule(study_run):
     assert jobs["nbft_gamma"] == 1 and jobs["nbft_figures"] == 1
     # only what depends on the NBFT fits follows; nothing upstream, nothing independent of them
     assert set(jobs) == {"nbft_gamma", "nbft_figures", "model_predict", "evaluate_tables", "evaluate_summary",
-                         "figures_collective", "figures_accuracy", "all"}
+                         "figures_collective", "figures_accuracy", "selection", "selection_figures", "all"}
 
 
 def thin_config(raw_dir):
