@@ -112,6 +112,22 @@ def _link_order(gain: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(gain.sort_values("source", kind="stable")["link"]))
 
 
+def _link_panels(names: list[str]):
+    """One log-log panel per link, sharing the gain axis."""
+    fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 4.2), sharey=True, squeeze=False,
+                             layout="constrained")
+    return fig, axes[0]
+
+
+def _finish_gain_panel(ax, title: str, xlabel: str) -> None:
+    ax.axhline(1.0, color="k", lw=0.6)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel(xlabel)
+    ax.grid(alpha=0.3, which="both")
+
+
 def partitioned_vs_size(gain: pd.DataFrame, crossover: pd.DataFrame, threads: int, delay: str, thetas: list[int]):
     """eta against total message size, one panel per link, one colour per theta.
 
@@ -122,9 +138,8 @@ def partitioned_vs_size(gain: pd.DataFrame, crossover: pd.DataFrame, threads: in
     c = crossover[(crossover["threads"] == threads) & (crossover["delay"] == delay) & crossover["theta"].isin(thetas)]
     names = _link_order(g)
     palette = dict(zip(thetas, sns.color_palette("viridis", len(thetas))))
-    fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 4.2), sharey=True, squeeze=False,
-                             layout="constrained")
-    for ax, link in zip(axes[0], names):
+    fig, axes = _link_panels(names)
+    for ax, link in zip(axes, names):
         d = g[g["link"] == link]
         for th in thetas:
             t = d[d["theta"] == th].sort_values("size")
@@ -135,15 +150,10 @@ def partitioned_vs_size(gain: pd.DataFrame, crossover: pd.DataFrame, threads: in
             x = c[(c["link"] == link) & (c["theta"] == th)]["crossover_size"]
             if len(x) and np.isfinite(x.iloc[0]) and x.iloc[0] > 0:
                 ax.plot([x.iloc[0]], [1.0], "o", color=col, ms=6, mec="k")
-        ax.axhline(1.0, color="k", lw=0.6)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_title(link + ("" if d.empty else f"\nα = {d['alpha_us'].iloc[0]:.2f} µs, β = {d['bandwidth_GBps'].iloc[0]:.1f} GB/s"),
-                     fontsize=9)
-        ax.set_xlabel("total message size [B]")
-        ax.grid(alpha=0.3, which="both")
-    axes[0][0].set_ylabel("gain η = T_bulk / T_pipelined")
-    axes[0][-1].legend(loc="lower right", fontsize=8, title="solid: with latency\n--: eq. 4   ··: eq. 5\n●: break-even",
+        params = "" if d.empty else f"\nα = {d['alpha_us'].iloc[0]:.2f} µs, β = {d['bandwidth_GBps'].iloc[0]:.1f} GB/s"
+        _finish_gain_panel(ax, link + params, "total message size [B]")
+    axes[0].set_ylabel("gain η = T_bulk / T_pipelined")
+    axes[-1].legend(loc="lower right", fontsize=8, title="solid: with latency\n--: eq. 4   ··: eq. 5\n●: break-even",
                        title_fontsize=7)
     fig.suptitle(f"Partitioned-communication gain, N = {threads} threads, delay model '{delay}'")
     return fig
@@ -154,22 +164,16 @@ def partitioned_vs_theta(gain: pd.DataFrame, threads: int, delay: str, sizes: li
     g = gain[(gain["threads"] == threads) & (gain["delay"] == delay) & gain["size"].isin(sizes)]
     names = _link_order(g)
     palette = dict(zip(sizes, sns.color_palette("rocket", len(sizes))))
-    fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 4.2), sharey=True, squeeze=False,
-                             layout="constrained")
-    for ax, link in zip(axes[0], names):
+    fig, axes = _link_panels(names)
+    for ax, link in zip(axes, names):
         d = g[g["link"] == link]
         for m in sizes:
             t = d[d["size"] == m].sort_values("theta")
             ax.plot(t["theta"], t["eta"], "o-", color=palette[m], ms=3, lw=1.4, label=f"{_bytes(m)}")
             ax.plot(t["theta"], t["eta_eq4"], "--", color=palette[m], lw=0.8)
-        ax.axhline(1.0, color="k", lw=0.6)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_title(link, fontsize=9)
-        ax.set_xlabel("partitions per thread θ")
-        ax.grid(alpha=0.3, which="both")
-    axes[0][0].set_ylabel("gain η = T_bulk / T_pipelined")
-    axes[0][-1].legend(loc="lower left", fontsize=8, title="total size (--: eq. 4)", title_fontsize=7)
+        _finish_gain_panel(ax, link, "partitions per thread θ")
+    axes[0].set_ylabel("gain η = T_bulk / T_pipelined")
+    axes[-1].legend(loc="lower left", fontsize=8, title="total size (--: eq. 4)", title_fontsize=7)
     fig.suptitle(f"Gain against partitions per thread, N = {threads} threads, delay model '{delay}'")
     return fig
 

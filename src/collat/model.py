@@ -2,11 +2,12 @@
 
 A collective algorithm is a tree (:mod:`collat.trees`) laid on the machine by a mapping policy
 (:mod:`collat.placement`). Every parent talks to its children in one non-blocking fan-out (bcast)
-or fan-in (reduce), an NBFT whose receivers sit on mixed channels. Its cost (eq. 4 and 11): fold
-the children on lower channels onto the slowest channel present, N_eq = sum_j N_j / Q_max,j with
-Q_max,j = T_p2p(c_max, m) / T_p2p(c_j, m) (eq. 10), and evaluate the NBFT of that channel with
-N_eq receivers, T_NBFT^c(N_eq + 1, m) = gamma^c(N_eq + 1, m) T_p2p^c(m) (eq. 4, 7), here straight
-from the NBFT line alpha + beta (P - 1) of the nbft stage (eq. 6).
+or fan-in (reduce), an NBFT whose receivers sit on mixed channels, costed from the NBFT
+measurements, T_NBFT^c(P, m) = gamma^c(P, m) T_p2p^c(m) (eq. 4, 7), i.e. the nbft stage's line
+alpha + beta (P - 1) (eq. 6). Mixed channels (:func:`fanout_costs`): the paper mode folds the
+children on lower channels onto the highest one with eq. 11 (Q from the point-to-point latencies,
+eq. 10); the openmpi mode adds every receiver's per-message gap (the NBFT slope of its channel)
+to the longest single-channel tail.
 
 Two ways to add the fan-outs up:
 
@@ -37,9 +38,11 @@ class ChannelCosts:
     """What one fan-out costs on each channel, at a list of sizes (arrays over [K channels, S sizes]).
 
     ``p2p[k, s]`` = T_p2p^k(size_s) (eq. 5); ``alpha``, ``beta``: the NBFT line of channel k
-    (eq. 6), T_NBFT^k(n + 1, m) = alpha + beta n for n receivers; ``table[k, s, n]`` = T_NBFT^k with
-    n receivers as measured (median over runs, interpolated over the measured P) up to the largest
-    measured NBFT, the line beyond; ``table[:, :, 0] = 0``.
+    (eq. 6), T_NBFT^k(n + 1, m) = alpha + beta n for n receivers. ``table`` (given as [K, S, n])
+    holds T_NBFT^k with n receivers as measured (median over runs, interpolated over the measured P)
+    up to the largest measured NBFT, the line beyond, 0 for n = 0; it is kept as
+    ``table_by_receivers`` [K, n, S] so that the rows of one receiver count are contiguous.
+    ``link_table`` [K, n, S] prices n messages on a shared link (:func:`shared_link`).
     """
 
     def __init__(self, channels: list[str], sizes, p2p, alpha, beta, table=None):
@@ -47,10 +50,8 @@ class ChannelCosts:
         self.index = {c: i for i, c in enumerate(self.channels)}
         self.sizes = np.asarray(sizes, dtype=float)
         self.p2p, self.alpha, self.beta = (np.asarray(a, dtype=float) for a in (p2p, alpha, beta))
-        self.table = table
-        # [K, n, S]: rows of one receiver count are contiguous for the gather in fanout_costs
         self.table_by_receivers = None if table is None else np.ascontiguousarray(np.transpose(table, (0, 2, 1)))
-        self.link_table = None  # [K, n, S]: a shared link carrying n messages (see shared_link)
+        self.link_table = None
 
     @classmethod
     def from_fits(cls, hockney: pd.DataFrame, nbft_fits: pd.DataFrame, operation: str, target: str,
@@ -91,15 +92,14 @@ class ChannelCosts:
                     inside = n <= recv.max()
                     table[k, si, inside] = np.interp(n[inside], recv, series.to_numpy()) * scale
             table[:, :, 0] = 0.0
-        out = cls(have, sizes, p2p, alpha, beta, table)
-        out._source = (hockney, nbft_fits, operation, target, channels, nbft, max_receivers)
-        return out
+        return cls(have, sizes, p2p, alpha, beta, table)
 
     def scaled(self, factor: float) -> "ChannelCosts":
         """NBFT costs multiplied by ``factor`` (same point-to-point times, so the same Q)."""
-        table = None if self.table is None else self.table * factor
-        out = ChannelCosts(self.channels, self.sizes, self.p2p, self.alpha * factor, self.beta * factor, table)
-        out.link_table = None if self.link_table is None else self.link_table * factor
+        out = ChannelCosts(self.channels, self.sizes, self.p2p, self.alpha * factor, self.beta * factor)
+        for name in ("table_by_receivers", "link_table"):
+            value = getattr(self, name)
+            setattr(out, name, None if value is None else value * factor)
         return out
 
 
@@ -115,7 +115,7 @@ def fanout_costs(counts: np.ndarray, costs: ChannelCosts, mode: str = "openmpi")
     remaining tail of one channel: cost = sum_c beta_c N_c + max_c [T_NBFT^c(N_c) - beta_c N_c]
     (one channel alone: exactly its NBFT; eq. 11 with Q_max,j = beta_max / beta_j taken from the NBFT
     instead of the latency ratio), never below one message on the slowest channel present (eq. 1).
-    T_NBFT^c comes from ``costs.table`` (measured where measured) when present, else the line.
+    T_NBFT^c comes from the measured table (measured where measured) when present, else the line.
     """
     counts = np.asarray(counts)
     n, K = counts.shape
@@ -287,37 +287,31 @@ def staged(parent: np.ndarray, w: np.ndarray, segments: int = 1) -> np.ndarray:
 
 # --------------------------------------------------------------------------- OpenMPI's choices
 
-def default_algorithm(operation: str, P: int, size: int, rules: dict) -> int:
-    """The algorithm OpenMPI 4.1's fixed decision rules pick (config ``model.openmpi.default_rules``).
-
-    ``rules[operation]`` is a list of ``{P_below, sizes: [[size_below, algorithm], ..., [null, algorithm]]}``
-    in increasing P_below; comparisons are strict, as in the v4.1 sources.
-    """
-    for block in rules[operation]:
-        if block["P_below"] is None or P < block["P_below"]:
-            for below, alg in block["sizes"]:
-                if below is None or size < below:
-                    return int(alg)
-    raise ValueError(f"no default rule for {operation} at P = {P}, size = {size}")
-
-
 def default_algorithms(operation: str, P_values, sizes, rules: dict) -> np.ndarray:
-    """:func:`default_algorithm` for every (P, size), [len(P_values), len(sizes)], vectorised over sizes."""
+    """The algorithm OpenMPI 4.1's fixed decision rules pick for every (P, size), [len(P), len(sizes)].
+
+    ``rules[operation]`` (config ``model.openmpi.default_rules``) is a list of ``{P_below, sizes:
+    [[size_below, algorithm], ..., [null, algorithm]]}`` in increasing P_below; the first block
+    with P < P_below applies, then the first size bound with size < bound (strict, as the v4.1 sources).
+    """
     sizes = np.asarray(sizes)
     out = np.empty((len(P_values), len(sizes)), dtype=np.int64)
     for i, P in enumerate(P_values):
-        for block in rules[operation]:
-            if block["P_below"] is None or P < block["P_below"]:
-                bounds = np.array([b if b is not None else np.inf for b, _ in block["sizes"]], dtype=float)
-                algs = np.array([a for _, a in block["sizes"]], dtype=np.int64)
-                j = np.searchsorted(bounds, sizes, side="right")  # first bound with size < bound
-                if (j >= len(algs)).any():
-                    raise ValueError(f"no default rule for {operation} at P = {P} for some sizes")
-                out[i] = algs[j]
-                break
-        else:
+        block = next((b for b in rules[operation] if b["P_below"] is None or P < b["P_below"]), None)
+        if block is None:
             raise ValueError(f"no default rule for {operation} at P = {P}")
+        bounds = np.array([b if b is not None else np.inf for b, _ in block["sizes"]], dtype=float)
+        algs = np.array([a for _, a in block["sizes"]], dtype=np.int64)
+        j = np.searchsorted(bounds, sizes, side="right")  # first bound with size < bound
+        if (j >= len(algs)).any():
+            raise ValueError(f"no default rule for {operation} at P = {P} for size {sizes[j >= len(algs)][0]}")
+        out[i] = algs[j]
     return out
+
+
+def default_algorithm(operation: str, P: int, size: int, rules: dict) -> int:
+    """:func:`default_algorithms` for one (P, size)."""
+    return int(default_algorithms(operation, [P], [size], rules)[0, 0])
 
 
 def tree_spec(specs: list[dict], operation: str, algorithm: int) -> dict | None:
@@ -327,13 +321,23 @@ def tree_spec(specs: list[dict], operation: str, algorithm: int) -> dict | None:
     return None
 
 
-def valid_for(spec: dict, P: int, size: int) -> bool:
-    """Whether the modelled shape is what OpenMPI runs at this count (MPI_CHAR: count = size)."""
+def valid_mask(spec: dict, P_values, sizes) -> np.ndarray:
+    """Where the modelled shape is what OpenMPI runs, [len(P), len(sizes)] (MPI_CHAR: count = size).
+
+    ``count_below: P`` (scatter-allgather: linear below P elements) or ``pof2`` (Rabenseifner:
+    linear below 2^floor(log2 P)); no key: everywhere.
+    """
+    P = np.asarray(P_values, dtype=np.int64)
     below = spec.get("count_below")
     if below is None:
-        return True
-    limit = P if below == "P" else 2 ** int(np.floor(np.log2(P)))
-    return size < limit
+        return np.ones((len(P), len(sizes)), dtype=bool)
+    limit = P if below == "P" else 2 ** np.floor(np.log2(P)).astype(np.int64)
+    return np.asarray(sizes)[None, :] < limit[:, None]
+
+
+def valid_for(spec: dict, P: int, size: int) -> bool:
+    """:func:`valid_mask` for one (P, size)."""
+    return bool(valid_mask(spec, [P], [size])[0, 0])
 
 
 # --------------------------------------------------------------------------- predictions
@@ -400,7 +404,7 @@ def shared_link(forest: Forest, counts: np.ndarray, costs: ChannelCosts, w: np.n
     where = forest.where["node" if channel == "node" else "socket"][senders]
     depth = forest.depth[senders]
     key = (forest.tree_id[senders] * (int(depth.max()) + 1) + depth) * (int(where.max()) + 1) + where
-    uniq, inverse = np.unique(key, return_inverse=True)
+    _, inverse = np.unique(key, return_inverse=True)
     load = np.bincount(inverse.ravel(), weights=uses[senders]).astype(np.int64)
     table = link[k]
     load = np.minimum(load, table.shape[0] - 1)
@@ -475,11 +479,7 @@ def predict_curve(operation: str, algorithm: int, mapping: str, P_values, costs:
             continue
         if algorithm == 0 and spec["tree"] == "chain":  # the fixed rules pass fanout 0: a pipeline
             spec = {**spec, "fanout": 1}
-        if spec.get("count_below") is None:
-            valid = np.ones((len(Pv), S), dtype=bool)
-        else:
-            valid = np.array([[valid_for(spec, int(P), int(m)) for m in sizes] for P in Pv])
-        ok = (chosen == alg) & valid
+        ok = (chosen == alg) & valid_mask(spec, Pv, sizes)
         rows = np.flatnonzero(ok.any(axis=1))
         if rows.size == 0:
             continue
@@ -487,12 +487,10 @@ def predict_curve(operation: str, algorithm: int, mapping: str, P_values, costs:
         shared = options["openmpi"].get("contention", {"links": [], "trees": []})
         links = tuple(shared["links"]) if spec["tree"] in shared["trees"] else ()
         c, a = evaluate(forest, counts, costs, operation, "openmpi", with_average=with_average, contention=links)
-        sel = ok[rows]
-        d_rows, m_rows, n_rows = done[rows], mean[rows], names[rows]
-        d_rows[sel], n_rows[sel] = c[sel], spec["tree"]
+        done[rows] = np.where(ok[rows], c, done[rows])
+        names[ok] = spec["tree"]
         if with_average:
-            m_rows[sel] = a[sel]
-        done[rows], mean[rows], names[rows] = d_rows, m_rows, n_rows
+            mean[rows] = np.where(ok[rows], a, mean[rows])
     targets = {"max": done, "avg": mean} if with_average else {"max": done}
     return _curve_frame(Pv, sizes, targets, names, 1, chosen)
 
@@ -512,13 +510,11 @@ PREDICTION_COLUMNS = ["mode", "operation", "algorithm", "algorithm_name", "mappi
                       "predicted", "tree", "segments", "runs"]
 
 
-def modelled_algorithms(options: dict, mode: str, operation: str, in_data: list[int]) -> list[int]:
-    """Algorithms a mode predicts: paper mode its listed shapes; openmpi mode every algorithm in the
-    data or with a tree spec, plus the default (0)."""
-    if mode == "paper":
-        return sorted(int(s["algorithm"]) for s in options["paper"]["algorithms"] if s["operation"] == operation)
-    listed = {int(s["algorithm"]) for s in options["openmpi"]["trees"] if s["operation"] == operation}
-    return sorted(listed | ({0} | set(in_data)) & (listed | {0}))
+def modelled_algorithms(options: dict, mode: str, operation: str) -> list[int]:
+    """Algorithms a mode predicts: its listed shapes, plus (openmpi mode) the default, 0."""
+    specs = options["paper"]["algorithms"] if mode == "paper" else options["openmpi"]["trees"]
+    listed = {int(s["algorithm"]) for s in specs if s["operation"] == operation}
+    return sorted(listed if mode == "paper" else listed | {0})
 
 
 def predict_all(costs: dict, machine: dict, options: dict, algorithms: dict, sizes, P_values) -> pd.DataFrame:
@@ -531,7 +527,7 @@ def predict_all(costs: dict, machine: dict, options: dict, algorithms: dict, siz
     frames = []
     for (mode, operation), c in costs.items():
         names = {int(a["id"]): a["name"] for a in algorithms[operation]}
-        for alg in modelled_algorithms(options, mode, operation, list(names)):
+        for alg in modelled_algorithms(options, mode, operation):
             for mapping in options.get("mappings", ["core", "socket", "node"]):
                 curve = predict_curve(operation, alg, mapping, P_values, c, options, placements, mode)
                 if curve.empty:
@@ -551,24 +547,25 @@ def score(predictions: pd.DataFrame, collective: pd.DataFrame, options: dict, pa
     """R² (sklearn's r2_score(measured, predicted)), median absolute relative error and n per
     (operation, algorithm, mapping, size, mode, target, cleaning), over the measured rows."""
     from .quality import cleaning_mask
-    from .regression import r2
+    from .regression import mape, r2
 
     keys = ["operation", "algorithm", "mapping", "P", "size"]
-    rows = []
     limits = {(m["operation"], int(m["algorithm"]), m["mapping"]): int(m["P"]) for m in options["paper"]["max_P"]}
-    for cleaning in options["cleanings"]:
-        data = collective[cleaning_mask(collective, cleaning, paper_cleaning)]
-        for (mode, target), pred in predictions.groupby(["mode", "target"], sort=True):
-            merged = data.merge(pred[keys + ["predicted"]], on=keys, how="inner")
-            merged = merged[merged[target].notna() & merged["predicted"].notna()]
-            for (op, alg, mapping, size), g in merged.groupby(["operation", "algorithm", "mapping", "size"]):
+    data = collective.assign(**{f"keep_{c}": cleaning_mask(collective, c, paper_cleaning)
+                                for c in options["cleanings"]})
+    rows = []
+    for (mode, target), pred in predictions.groupby(["mode", "target"], sort=True):
+        merged = data.merge(pred[keys + ["predicted"]], on=keys, how="inner")
+        merged = merged[merged[target].notna() & merged["predicted"].notna()]
+        for cleaning in options["cleanings"]:
+            kept = merged[merged[f"keep_{cleaning}"]]
+            for (op, alg, mapping, size), g in kept.groupby(["operation", "algorithm", "mapping", "size"]):
                 if cleaning == "paper" and (op, int(alg), mapping) in limits:
                     g = g[g["P"] <= limits[(op, int(alg), mapping)]]
                 y, p = g[target].to_numpy(float), g["predicted"].to_numpy(float)
                 rows.append({"operation": op, "algorithm": int(alg), "algorithm_name": g["algorithm_name"].iloc[0],
                              "mapping": mapping, "size": int(size), "mode": mode, "target": target,
-                             "cleaning": cleaning, "r2": r2(y, p),
-                             "mape": float(np.median(np.abs(p - y) / y)) if len(y) else np.nan, "n": len(y)})
+                             "cleaning": cleaning, "r2": r2(y, p), "mape": mape(y, p), "n": len(y)})
     return pd.DataFrame(rows)
 
 

@@ -128,3 +128,8 @@ def fill_boundaries(machine: dict, mapping: str) -> list[int]:
     if width is None:
         return []
     return list(range(width, total_cores(machine), width))
+
+
+def machine_label(machine: dict) -> str:
+    """The machine's short name for titles and link names: config ``machine.name`` up to " (" ."""
+    return machine["name"].split(" (")[0]

@@ -125,6 +125,12 @@ def r2(measured, predicted) -> float:
         return float(r2_score(m[ok], p[ok]))
 
 
+def mape(measured, predicted) -> float:
+    """Median absolute relative error |predicted - measured| / measured (NaN without rows)."""
+    m, p = np.asarray(measured, float), np.asarray(predicted, float)
+    return float(np.median(np.abs(p - m) / m)) if len(m) else float("nan")
+
+
 def slopes(model: dict) -> pd.DataFrame:
     """Per-bin slope b1 + b3_i of x with its standard error (the cost of one more process in bin i)."""
     xname = "log2P" if model["form"] == "log2P" else "P"
@@ -187,7 +193,7 @@ def segmented_models(collective: pd.DataFrame, machine: dict, options: dict, pap
                 scores.append({**ident, "n": model["n"], "r2": model["r2"], "r2_adj": model["r2_adj"],
                                "r2_cv": r2(y, cv), "r2_extrapolation": r2(y, ex),
                                "n_extrapolation": int(np.isfinite(ex).sum()),
-                               "mape": float(np.median(np.abs(fitted - y) / y))})
+                               "mape": mape(y, fitted)})
                 sl = slopes(model)
                 coefs.append((ident, {"term": model["columns"] + sl["term"].tolist(),
                                       "estimate": np.r_[model["params"], sl["estimate"].to_numpy()],

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 
-def _lookup(scores: pd.DataFrame, **where) -> pd.Series:
+def _lookup(scores: pd.DataFrame, **where) -> pd.DataFrame:
     sel = np.ones(len(scores), dtype=bool)
     for k, v in where.items():
         sel &= (scores[k] == v).to_numpy()

@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 from collat.ingest import Vocabulary
+from collat.placement import machine_label
 
 VOCAB = Vocabulary.from_config(config)
 PUBLISHED = config["data"]["published"]

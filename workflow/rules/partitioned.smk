@@ -35,7 +35,7 @@ rule partitioned_gain:
     params:
         links=config["partitioned"]["links"],
         channels=config["partitioned"]["channels"],
-        machine=config["machine"]["name"].split(" (")[0],
+        machine=machine_label(config["machine"]),
         workloads=config["partitioned"]["workloads"],
         cpu=config["partitioned"]["cpu"],
         threads=config["partitioned"]["threads"],

@@ -3,7 +3,7 @@
 import pandas as pd
 
 from collat.figures import collective_grid, save
-from collat.placement import fill_boundaries
+from collat.placement import fill_boundaries, machine_label
 from collat.runner import setup_log
 from collat.tidy import read_parquet
 
@@ -15,5 +15,5 @@ model = pd.read_parquet(snakemake.input.model, filters=[("size", "==", size), ("
 reg = pd.read_parquet(snakemake.input.regression, filters=[("size", "==", size), ("operation", "==", wc.operation)])
 bounds = {m: fill_boundaries(p.machine, m) for m in p.mappings}
 fig = collective_grid(collective, model, reg, wc.operation, size, p.mappings, p.algorithms, bounds,
-                      p.machine["name"].split(" (")[0])
+                      machine_label(p.machine))
 save(fig, snakemake.output.png)
