@@ -42,7 +42,16 @@ def test_chain_blocks_p7_p10_p256():
 
 def test_binomial_and_knomial():
     assert kids(trees.binomial(10)) == {0: [1, 2, 4, 8], 1: [3, 5, 9], 2: [6], 3: [7]}
-    assert kids(trees.knomial(10, 4)) == {0: [1, 2, 3, 4, 8], 1: [5, 9], 2: [6], 3: [7]}
+    # OpenMPI's build_kmtree clears the lowest non-zero base-4 digit (the facts file's P = 10 example)
+    assert kids(trees.knomial(10, 4)) == {0: [1, 2, 3, 4, 8], 4: [5, 6, 7], 8: [9]}
+    assert trees.send_order("knomial", 10)[0] == [4, 8, 1, 2, 3]
+    assert kids(trees.knomial(5, 4)) == {0: [1, 2, 3, 4]}
+    # reduce's binomial is the in-order one: parent = s & (s - 1)
+    assert kids(trees.in_order_binomial(8)) == {0: [1, 2, 4], 2: [3], 4: [5, 6], 6: [7]}
+    assert kids(trees.in_order_binomial(4)) == {0: [1, 2], 2: [3]}
+    # the in-order binary tree is rooted at P - 1 (coll_base_topo.c's P = 9 picture)
+    assert kids(trees.in_order_binary(9)) == {1: [0], 3: [1, 2], 5: [4], 7: [5, 6], 8: [3, 7]}
+    assert trees.depth(trees.in_order_binary(9)).tolist() == [3, 2, 2, 1, 3, 2, 2, 1, 0]
     assert trees.depth(trees.binomial(256)).max() == 8 and trees.depth(trees.knomial(256, 4)).max() == 4
     with pytest.raises(ValueError, match="expected one of linear, chain"):
         trees.tree(8, {"tree": "ring"})
@@ -90,7 +99,12 @@ def test_fanout_costs_openmpi_and_paper():
 
 
 EXPECTED_P8 = {  # completion at P = 8, map-by core on TINY, computed by hand in the comments of the issue note
-    "linear": 12.5, "pipeline": 12.0, "binary": 11.5, "binomial": 14.5, "knomial": 10.5, "chain": 11.5,
+    "linear": 12.5, "pipeline": 12.0, "binary": 11.5, "binomial": 14.5, "knomial": 10.0, "chain": 11.5,
+    # k-nomial (OpenMPI's: 0 -> {4, 1, 2, 3}, 4 -> {5, 6, 7}): root: gaps 0.5 (core) + 2 x 1 (socket)
+    # + 2 (node) + longest tail alpha_node 2 = 6.5; rank 4: 0.5 + 2 + tail 1 = 3.5; 10.0
+    # in-order binomial (0 -> {1, 2, 4}, 2 -> {3}, 4 -> {5, 6}, 6 -> {7}): root 0.5 + 1 + 2 + 2 = 5.5,
+    # rank 4 (5 core, 6 socket) 0.5 + 1 + 1 = 2.5, rank 6 -> 7 core 1: 9.0
+    "in_order_binomial": 9.0,
 }
 
 
@@ -135,15 +149,17 @@ def test_default_algorithm_and_curve(config):
                               contention={"links": [], "trees": []})
     curve = md.predict_curve("bcast", 0, "core", [8], tiny_costs(), options, md.Placements(TINY), "openmpi")
     row = curve[curve["target"] == "max"].iloc[0]
-    assert row["predicted"] == pytest.approx(10.5) and row["runs"] == 7 and row["tree"] == "knomial"
-    # with the node interface shared: at level 1 ranks 1, 2, 3 (node 0) each send one message to node 1,
-    # so each of those fan-outs lasts T_NBFT^node(3 receivers) = 2 + 2 * 3 = 8 instead of 4
-    options["openmpi"]["contention"] = {"links": ["node"], "trees": ["knomial"]}
+    assert row["predicted"] == pytest.approx(10.0) and row["runs"] == 7 and row["tree"] == "knomial"
+    # binary (0 -> {1, 2}, 1 -> {3, 5}, 2 -> {4, 6}, 3 -> {7}) with the node interface shared: at level 1
+    # ranks 1 and 2 (node 0) send three messages to node 1, so each of those fan-outs lasts at least
+    # T_NBFT^node(3 receivers) = 2 + 2 * 3 = 8 (instead of 5 and 6); path 0 -> 1 -> 3 -> 7: 2.5 + 8 + 4
+    options["openmpi"]["default_rules"] = {"bcast": [{"P_below": None, "sizes": [[None, 5]]}]}
+    options["openmpi"]["contention"] = {"links": ["node"], "trees": ["binary"]}
     curve = md.predict_curve("bcast", 0, "core", [8], tiny_costs(), options, md.Placements(TINY), "openmpi")
-    assert curve.loc[curve["target"] == "max", "predicted"].iloc[0] == pytest.approx(6.5 + 8)
-    # Rabenseifner reduce runs linear only below 2^floor(log2 P) elements
+    assert curve.loc[curve["target"] == "max", "predicted"].iloc[0] == pytest.approx(2.5 + 8 + 4)
     spec = md.tree_spec(config["model"]["openmpi"]["trees"], "reduce", 7)
-    assert md.valid_for(spec, 2, 1) and not md.valid_for(spec, 2, 2)
+    # Rabenseifner reduce runs its linear fallback below 2^floor(log2 P) elements
+    assert md.runs_fallback(spec, [2, 5], [1, 2, 4]).tolist() == [[True, False, False], [True, True, False]]
 
 
 def test_forest_equals_tree_by_tree():

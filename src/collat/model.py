@@ -45,8 +45,9 @@ class ChannelCosts:
     ``link_table`` [K, n, S] prices n messages on a shared link (:func:`shared_link`).
     """
 
-    def __init__(self, channels: list[str], sizes, p2p, alpha, beta, table=None):
+    def __init__(self, channels: list[str], sizes, p2p, alpha, beta, table=None, curves=None):
         self.channels = list(channels)
+        self.curves = curves  # T_p2p of each channel at any size (the Hockney fits), for schedules
         self.index = {c: i for i, c in enumerate(self.channels)}
         self.sizes = np.asarray(sizes, dtype=float)
         self.p2p, self.alpha, self.beta = (np.asarray(a, dtype=float) for a in (p2p, alpha, beta))
@@ -92,11 +93,24 @@ class ChannelCosts:
                     inside = n <= recv.max()
                     table[k, si, inside] = np.interp(n[inside], recv, series.to_numpy()) * scale
             table[:, :, 0] = 0.0
-        return cls(have, sizes, p2p, alpha, beta, table)
+        from .hockney import t_p2p_curve
+
+        return cls(have, sizes, p2p, alpha, beta, table, [t_p2p_curve(hockney, c) for c in have])
+
+    def p2p_at(self, k: np.ndarray, size: np.ndarray) -> np.ndarray:
+        """T_p2p of channel index k[i] at sizes size[i, :] (any sizes, from the Hockney fits)."""
+        if self.curves is None:
+            raise ValueError("these channel costs carry no Hockney fits: message schedules cannot be priced")
+        out = np.empty(size.shape)
+        for kk in np.unique(k):
+            rows = k == kk
+            out[rows] = self.curves[kk](size[rows])
+        return out
 
     def scaled(self, factor: float) -> "ChannelCosts":
         """NBFT costs multiplied by ``factor`` (same point-to-point times, so the same Q)."""
-        out = ChannelCosts(self.channels, self.sizes, self.p2p, self.alpha * factor, self.beta * factor)
+        out = ChannelCosts(self.channels, self.sizes, self.p2p, self.alpha * factor, self.beta * factor,
+                           curves=self.curves)
         for name in ("table_by_receivers", "link_table"):
             value = getattr(self, name)
             setattr(out, name, None if value is None else value * factor)
@@ -196,9 +210,9 @@ class Forest:
 
 
 def census(parent: np.ndarray, ranks, channel_index: dict, unpinned_channel: str = "core") -> np.ndarray:
-    """Children per node per channel, [P, K], of a tree laid on a placement (root = rank 0)."""
+    """Children per node per channel, [P, K], of a tree laid on a placement (node i = rank i)."""
     P = len(parent)
-    s = np.arange(1, P)
+    s = np.flatnonzero(parent >= 0)
     codes = channel_codes(ranks, parent[s], s, unpinned_channel)
     lookup = np.array([channel_index.get(c, -1) for c in LEVELS])
     k = lookup[codes]
@@ -321,23 +335,22 @@ def tree_spec(specs: list[dict], operation: str, algorithm: int) -> dict | None:
     return None
 
 
-def valid_mask(spec: dict, P_values, sizes) -> np.ndarray:
-    """Where the modelled shape is what OpenMPI runs, [len(P), len(sizes)] (MPI_CHAR: count = size).
-
-    ``count_below: P`` (scatter-allgather: linear below P elements) or ``pof2`` (Rabenseifner:
-    linear below 2^floor(log2 P)); no key: everywhere.
-    """
+def runs_fallback(spec: dict, P_values, sizes) -> np.ndarray:
+    """Where OpenMPI runs the algorithm's ``fallback`` shape instead of its own, [len(P), len(sizes)]
+    (MPI_CHAR: count = size): below ``count_below`` elements, ``P`` (scatter-allgather: linear
+    bcast), ``pof2`` = 2^floor(log2 P) (Rabenseifner: linear reduce) or a number (split binary tree:
+    a pipeline when the message cannot be halved, count < 2). No key: nowhere."""
     P = np.asarray(P_values, dtype=np.int64)
     below = spec.get("count_below")
     if below is None:
-        return np.ones((len(P), len(sizes)), dtype=bool)
-    limit = P if below == "P" else 2 ** np.floor(np.log2(P)).astype(np.int64)
+        return np.zeros((len(P), len(sizes)), dtype=bool)
+    if below == "P":
+        limit = P
+    elif below == "pof2":
+        limit = 2 ** np.floor(np.log2(P)).astype(np.int64)
+    else:
+        limit = np.full(len(P), int(below))
     return np.asarray(sizes)[None, :] < limit[:, None]
-
-
-def valid_for(spec: dict, P: int, size: int) -> bool:
-    """:func:`valid_mask` for one (P, size)."""
-    return bool(valid_mask(spec, [P], [size])[0, 0])
 
 
 # --------------------------------------------------------------------------- predictions
@@ -473,26 +486,63 @@ def predict_curve(operation: str, algorithm: int, mapping: str, P_values, costs:
         chosen = np.full((len(Pv), S), int(algorithm))
     done, mean = np.full((len(Pv), S), np.nan), np.full((len(Pv), S), np.nan)
     names = np.full((len(Pv), S), "", dtype=object)
+    shared = options["openmpi"].get("contention", {"links": [], "trees": []})
     for alg in np.unique(chosen):
         spec = tree_spec(specs, operation, int(alg))
         if spec is None:
             continue
-        if algorithm == 0 and spec["tree"] == "chain":  # the fixed rules pass fanout 0: a pipeline
+        if algorithm == 0 and spec.get("tree") == "chain":  # the fixed rules pass fanout 0: a pipeline
             spec = {**spec, "fanout": 1}
-        ok = (chosen == alg) & valid_mask(spec, Pv, sizes)
-        rows = np.flatnonzero(ok.any(axis=1))
-        if rows.size == 0:
-            continue
-        forest, counts = placements.census(spec, Pv[rows], mapping, costs.index, unpinned)
-        shared = options["openmpi"].get("contention", {"links": [], "trees": []})
-        links = tuple(shared["links"]) if spec["tree"] in shared["trees"] else ()
-        c, a = evaluate(forest, counts, costs, operation, "openmpi", with_average=with_average, contention=links)
-        done[rows] = np.where(ok[rows], c, done[rows])
-        names[ok] = spec["tree"]
-        if with_average:
-            mean[rows] = np.where(ok[rows], a, mean[rows])
+        fallback = runs_fallback(spec, Pv, sizes)
+        variants = [(spec, ~fallback)]
+        if spec.get("fallback"):
+            variants.append(({"tree": spec["fallback"]}, fallback))
+        for shape, where in variants:
+            ok = (chosen == alg) & where
+            rows = np.flatnonzero(ok.any(axis=1))
+            if rows.size == 0:
+                continue
+            links = tuple(shared["links"]) if shape.get("tree") in shared["trees"] else ()
+            c, a = price_shape(shape, operation, Pv[rows], mapping, costs, placements, unpinned,
+                               with_average, links)
+            done[rows] = np.where(ok[rows], c, done[rows])
+            names[ok] = shape.get("tree") or shape.get("schedule")
+            if with_average:
+                mean[rows] = np.where(ok[rows], a, mean[rows])
     targets = {"max": done, "avg": mean} if with_average else {"max": done}
     return _curve_frame(Pv, sizes, targets, names, 1, chosen)
+
+
+def price_shape(shape: dict, operation: str, Pv, mapping: str, costs: ChannelCosts, placements: Placements,
+                unpinned: str, with_average: bool = True, contention: tuple = ()):
+    """(completion [T, S], mean rank time [T, S]) of one OpenMPI shape at every P of ``Pv``.
+
+    ``{tree: ...}``: fan-outs along a tree (:func:`evaluate`); the in-order binary tree is rooted at
+    P - 1, whose result then travels to the root (one more message of the whole vector; rank 0,
+    a leaf of that tree, waits for it). ``{schedule: ...}``: rounds of messages
+    (:mod:`collat.schedules`), priced from the point-to-point fits.
+    """
+    from . import schedules
+
+    if "schedule" in shape:
+        build = schedules.BUILDERS[shape["schedule"]]
+        out = [schedules.run(build(int(P)), int(P), placements(int(P), mapping), costs.index, costs.p2p_at,
+                             costs.sizes, unpinned) for P in Pv]
+        return np.vstack([o[0] for o in out]), np.vstack([o[1] for o in out])
+    forest, counts = placements.census(shape, Pv, mapping, costs.index, unpinned)
+    done, mean = evaluate(forest, counts, costs, operation, "openmpi", with_average=with_average,
+                          contention=contention)
+    if shape["tree"] == "in_order_binary":
+        lookup = np.array([costs.index.get(c, -1) for c in LEVELS])
+        k = np.array([lookup[channel_codes(placements(int(P), mapping), [int(P) - 1], [0], unpinned)[0]]
+                      for P in Pv])
+        relay = costs.p2p_at(k, np.broadcast_to(costs.sizes, (len(Pv), len(costs.sizes))))
+        relay[np.asarray(Pv) < 2] = 0.0
+        new_done = done + relay
+        if mean is not None:  # rank 0 now finishes last instead of as a leaf (taken at the mean)
+            mean = mean + (new_done - mean) / np.asarray(Pv, dtype=float)[:, None]
+        done = new_done
+    return done, mean
 
 
 def _curve_frame(Pv, sizes, targets: dict, names, segments, runs) -> pd.DataFrame:

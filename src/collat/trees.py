@@ -73,24 +73,69 @@ def heap_binary(P: int) -> np.ndarray:
 
 
 def knomial(P: int, radix: int = 4) -> np.ndarray:
-    """K-nomial tree (OpenMPI ``build_kmtree``): the parent of s clears s's highest non-zero base-k digit."""
+    """K-nomial tree (OpenMPI ``build_kmtree``, bcast algorithm 7): the parent of s is s with its
+    *lowest* non-zero base-k digit cleared, so s's children are s + j k^i (j = 1..k-1) for every k^i
+    below the place of that digit (the root: every k^i). P = 10, k = 4: 0 -> {4, 8, 1, 2, 3},
+    4 -> {5, 6, 7}, 8 -> {9}; the root sends to the largest subtrees first (:func:`send_order`)."""
     if radix < 2:
         raise ValueError(f"k-nomial radix {radix}: expected at least 2")
     parent = _root_only(P)
     s = np.arange(1, P)
-    top = np.ones_like(s)
-    while True:  # top = radix ** (number of base-k digits of s - 1)
-        grow = top * radix <= s
-        if not grow.any():
+    low = np.ones_like(s)  # place value of s's lowest non-zero base-k digit
+    while True:
+        more = (s // low) % radix == 0
+        if not more.any():
             break
-        top[grow] *= radix
-    parent[1:] = s - (s // top) * top
+        low[more] *= radix
+    parent[1:] = s - s % (low * radix)
     return parent
 
 
 def binomial(P: int) -> np.ndarray:
-    """OpenMPI ``build_bmtree``: children of s are s + 2^k for 2^k > s; the parent clears the highest bit."""
-    return knomial(P, 2)
+    """OpenMPI ``build_bmtree`` (bcast algorithm 6): children of s are s + 2^k for 2^k > s; the
+    parent clears the highest set bit. P = 10: 0 -> {1, 2, 4, 8}, 1 -> {3, 5, 9}, 2 -> {6}, 3 -> {7}."""
+    parent = _root_only(P)
+    s = np.arange(1, P)
+    top = 2 ** np.floor(np.log2(s)).astype(np.int64)
+    parent[1:] = s - top
+    return parent
+
+
+def in_order_binomial(P: int) -> np.ndarray:
+    """OpenMPI ``build_in_order_bmtree`` (reduce algorithm 5): the parent of s clears its lowest set
+    bit, s & (s - 1); children of s are s + 2^k for 2^k below s's lowest set bit (the root: every
+    2^k). P = 8: 0 -> {1, 2, 4}, 2 -> {3}, 4 -> {5, 6}, 6 -> {7}."""
+    parent = _root_only(P)
+    s = np.arange(1, P)
+    parent[1:] = s & (s - 1)
+    return parent
+
+
+def in_order_binary(P: int) -> np.ndarray:
+    """OpenMPI ``build_in_order_bintree`` (reduce algorithm 6), over absolute ranks: rooted at P - 1
+    whatever the collective's root (the result then travels from P - 1 to the root). A node heading
+    n ranks (itself the highest) has its left child n - 2 places down heading the lower n - 1 - n//2
+    ranks' upper part, and its right child heading the lowest n//2 ranks: P = 9 gives
+    8 -> {7, 3}, 7 -> {6, 5}, 3 -> {2, 1}, 5 -> {4}, 1 -> {0}. ``parent[P - 1] == -1``.
+
+    A subtree of n ranks is headed by its highest rank; its right child heads the lowest n // 2
+    ranks and its left child (the head's next lower rank) the n - 1 - n // 2 ranks between."""
+    parent = np.full(P, -1, dtype=np.int64)
+    if P < 1:
+        raise ValueError(f"P = {P}: expected at least 1 process")
+    stack = [(0, P)]  # (lowest rank, number of ranks) of every subtree; its head is the highest
+    while stack:
+        low, n = stack.pop()
+        head = low + n - 1
+        right = n // 2  # ranks low .. low + right - 1, headed by low + right - 1
+        left = n - 1 - right  # ranks low + right .. head - 1, headed by head - 1
+        if left > 0:
+            parent[head - 1] = head
+            stack.append((low + right, left))
+        if right > 0:
+            parent[low + right - 1] = head
+            stack.append((low, right))
+    return parent
 
 
 SHAPES = {
@@ -101,6 +146,8 @@ SHAPES = {
     "heap_binary": lambda P, spec: heap_binary(P),
     "binomial": lambda P, spec: binomial(P),
     "knomial": lambda P, spec: knomial(P, spec.get("radix", 4)),
+    "in_order_binomial": lambda P, spec: in_order_binomial(P),
+    "in_order_binary": lambda P, spec: in_order_binary(P),
 }
 
 
@@ -122,18 +169,35 @@ def children(parent: np.ndarray) -> list[list[int]]:
 
 
 def depth(parent: np.ndarray) -> np.ndarray:
-    """Depth of every node (root 0), by pointer jumping (log2(depth) vectorised steps)."""
+    """Depth of every node (roots 0, wherever they sit), by pointer jumping (log2(depth) vectorised steps)."""
     parent = np.asarray(parent)
-    d = (parent >= 0).astype(np.int64)
-    anc = np.where(parent >= 0, parent, 0)
-    done = parent < 0
+    root = parent < 0
+    d = (~root).astype(np.int64)
+    anc = np.where(root, np.arange(len(parent)), parent)
     for _ in range(64):
-        if done.all():
+        step = ~root[anc]
+        if not step.any():
             return d
         # d counts the hops to anc; jump: add anc's own count and move to anc's ancestor
-        reached_root = anc == 0
-        step = ~reached_root
         d[step] += d[anc[step]]
-        anc = np.where(step, anc[anc], 0)
-        done = anc == 0
+        anc = np.where(step, anc[anc], anc)
     raise ValueError("parent array has a cycle")
+
+
+def send_order(name: str, P: int, radix: int = 4) -> list[list[int]]:
+    """Children of every node in the order OpenMPI's builder lists them (the order of the sends):
+    increasing, except the k-nomial (largest subtrees first: descending place value, then digit)
+    and the in-order binary tree (left child, then right)."""
+    parent = tree(P, {"tree": name, "radix": radix})
+    kids = children(parent)
+    if name == "knomial":
+        def key(c, p):
+            d = c - p  # j * k^i
+            place = 1
+            while d % (place * radix) == 0:
+                place *= radix
+            return (-place, d // place)
+        kids = [sorted(k, key=lambda c, p=p: key(c, p)) for p, k in enumerate(kids)]
+    elif name == "in_order_binary":
+        kids = [sorted(k, reverse=True) for k in kids]
+    return kids

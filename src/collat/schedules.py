@@ -1,0 +1,183 @@
+"""Communication schedules of the OpenMPI 4.1 algorithms that are not one tree of fan-outs.
+
+Split binary tree (bcast 4), scatter + recursive-doubling allgather (bcast 8), scatter + ring
+allgather (bcast 9) and Rabenseifner's reduce-scatter + gather (reduce 7) move *parts* of the
+message between pairs of ranks in rounds, as ``ompi/mca/coll/base/coll_base_{bcast,reduce}.c``
+of OpenMPI 4.1 do (no segmentation: the fixed rules and a forced algorithm pass segment size 0).
+A schedule here is a list of rounds; a round is a set of messages ``(src, dst, share)`` (ranks
+relative to the root, ``share`` = bytes as a fraction of the message), one-way or pairwise
+exchanges, each rank in at most one message of a round.
+
+Pricing (:func:`run`), from the point-to-point stage's Hockney fits only (nothing fitted on
+collectives): every rank has a clock; a one-way message of b bytes over channel c leaves when its
+sender is free and arrives T_p2p^c(b) later, the sender being busy until then (blocking sends); an
+exchange starts when both partners are free and ends for both T_p2p^c(b) later. A rank's time is
+its clock at the end; the completion is the largest, the OSU average their mean. Computation of
+the reduction is left out (as in the tree model).
+
+Each builder returns the rounds for P ranks; OpenMPI's fall-backs (linear bcast when count < P,
+linear reduce when count < 2^floor(log2 P), a pipeline when the split binary tree cannot split)
+are the caller's business (:data:`FALLBACKS` in :mod:`collat.model`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import trees
+from .placement import LEVELS, channel_codes
+
+Round = tuple[np.ndarray, np.ndarray, np.ndarray, bool]  # src, dst, share of the message, exchange
+
+
+def _round(pairs: list[tuple[int, int, float]], exchange: bool) -> Round:
+    a = np.array(pairs, dtype=float).reshape(-1, 3)
+    return a[:, 0].astype(np.int64), a[:, 1].astype(np.int64), a[:, 2], exchange
+
+
+def _pof2_below(P: int) -> int:
+    return 1 << (int(P).bit_length() - 1)
+
+
+def tree_rounds(parent: np.ndarray, share: np.ndarray | float, order: list[list[int]] | None = None) -> list[Round]:
+    """A tree of blocking sends: every parent sends to its children one after another (in
+    ``order``, default increasing), a child forwards once it has received. ``share`` is the
+    fraction each child receives (scalar, or per child)."""
+    parent = np.asarray(parent)
+    kids = order if order is not None else trees.children(parent)
+    share = np.broadcast_to(np.asarray(share, dtype=float), parent.shape)
+    depth = trees.depth(parent)
+    rounds = []
+    for d in range(int(depth.max(initial=0))):
+        at_d = [p for p in np.flatnonzero(depth == d) if kids[p]]
+        for i in range(max((len(kids[p]) for p in at_d), default=0)):
+            pairs = [(p, kids[p][i], share[kids[p][i]]) for p in at_d if i < len(kids[p])]
+            rounds.append(_round(pairs, False))
+    return rounds
+
+
+def split_binary(P: int) -> list[Round]:
+    """Bcast algorithm 4 (``bcast_intra_split_bintree``): the root sends the first half of the
+    message down its left subtree (odd relative ranks) and the second half down its right subtree
+    (even ranks) along OpenMPI's binary tree, blocking sends child after child; then each rank
+    swaps halves with its pair in the other subtree (s and s + 1 for odd s); with P even the last
+    rank, which has no pair, gets the second half from the root."""
+    parent = trees.binary(P)
+    half = np.full(P, 0.5)
+    rounds = tree_rounds(parent, half)
+    pairs = [(s, s + 1, 0.5) for s in range(1, P - 1, 2)]
+    if pairs:
+        rounds.append(_round(pairs, True))
+    if P % 2 == 0 and P > 1:
+        rounds.append(_round([(0, P - 1, 0.5)], False))
+    return rounds
+
+
+def _binomial_scatter(P: int) -> list[Round]:
+    """The scatter of bcast 8 and 9: rank s receives from s with its lowest set bit cleared (the
+    in-order binomial tree) the blocks of its subtree, s .. s + lowbit(s) - 1, m / P bytes per block;
+    parents send the largest subtree first."""
+    parent = trees.in_order_binomial(P)
+    s = np.arange(P)
+    blocks = np.where(s == 0, P, np.minimum(s & -s, P - s))
+    order = [sorted(k, reverse=True) for k in trees.children(parent)]
+    return tree_rounds(parent, blocks / P, order)
+
+
+def scatter_allgather(P: int) -> list[Round]:
+    """Bcast algorithm 8 (``bcast_intra_scatter_allgather``): binomial scatter of P blocks, then a
+    recursive-doubling allgather: round k exchanges with s xor 2^k the blocks of the two 2^k-rank
+    groups (the larger one prices the exchange). With P not a power of two, the ranks whose partner
+    s xor 2^k does not exist get the other group's blocks by one-way sends from ranks of their own
+    group that have them (approximated as one round per such step)."""
+    rounds = _binomial_scatter(P)
+    mask = 1
+    while mask < P:
+        pairs, extra = [], []
+        for v in range(P):
+            w = v ^ mask
+            mine, theirs = (v // mask) * mask, (w // mask) * mask  # first ranks of the two groups
+            if w < P:
+                if v < w:
+                    pairs.append((v, w, max(min(mask, P - mine), min(mask, P - theirs)) / P))
+            elif theirs < P:
+                # no partner, but the partner group exists in part: a rank of v's own group that
+                # received those blocks in this step's exchange forwards them
+                u = mine + (v - mine) % (P - mask - mine)
+                extra.append((u, v, (P - theirs) / P))
+        if pairs:
+            rounds.append(_round(pairs, True))
+        if extra:
+            rounds.append(_round(extra, False))
+        mask *= 2
+    return rounds
+
+
+def scatter_ring_allgather(P: int) -> list[Round]:
+    """Bcast algorithm 9 (``bcast_intra_scatter_allgather_ring``): binomial scatter, then a ring
+    allgather: P - 1 rounds in which every rank passes one block of m / P to rank s + 1."""
+    rounds = _binomial_scatter(P)
+    ring = _round([(s, (s + 1) % P, 1.0 / P) for s in range(P)], False)
+    return rounds + [ring] * (P - 1)
+
+
+def rabenseifner(P: int) -> list[Round]:
+    """Reduce algorithm 7 (``reduce_intra_redscat_gather``): with pof2 = 2^floor(log2 P) and
+    r = P - pof2, the first 2r ranks pair up and the even one hands its whole vector to the odd one;
+    the pof2 remaining ranks reduce-scatter by recursive halving (exchange half, a quarter, ...
+    with s xor 2^k), then gather the blocks to the root along a binomial tree (sizes doubling)."""
+    pof2 = _pof2_below(P)
+    r = P - pof2
+    rounds = []
+    if r:
+        rounds.append(_round([(2 * i, 2 * i + 1, 1.0) for i in range(r)], False))
+    # the ranks that go on: the odd ones of the first 2r, then everyone from 2r; virtual rank v
+    real = np.array([2 * i + 1 for i in range(r)] + list(range(2 * r, P)), dtype=np.int64)
+    share, k = 0.5, pof2 // 2
+    while k >= 1:
+        pairs = [(real[v], real[v ^ k], share) for v in range(pof2) if v < v ^ k]
+        rounds.append(_round(pairs, True))
+        share /= 2
+        k //= 2
+    # binomial gather to virtual rank 0, then to the root if virtual 0 is not rank 0
+    k, share = 1, 1.0 / pof2
+    while k < pof2:
+        pairs = [(real[v], real[v - k], share) for v in range(pof2) if v % (2 * k) == k]
+        rounds.append(_round(pairs, False))
+        k *= 2
+        share *= 2
+    if real[0] != 0:
+        rounds.append(_round([(real[0], 0, 1.0)], False))
+    return rounds
+
+
+BUILDERS = {
+    "split_binary": split_binary,
+    "scatter_allgather": scatter_allgather,
+    "scatter_ring_allgather": scatter_ring_allgather,
+    "rabenseifner": rabenseifner,
+}
+
+
+def run(rounds: list[Round], P: int, ranks, channel_index: dict, p2p_at, sizes, unpinned_channel: str = "core"):
+    """(completion [S], mean rank time [S]) of a schedule on a placement.
+
+    ``p2p_at(k, bytes)`` gives T_p2p of channel index k at an array of sizes (:class:`ChannelCosts`).
+    """
+    sizes = np.asarray(sizes, dtype=float)
+    clock = np.zeros((P, len(sizes)))
+    lookup = np.array([channel_index.get(c, -1) for c in LEVELS])
+    for src, dst, share, exchange in rounds:
+        k = lookup[channel_codes(ranks, src, dst, unpinned_channel)]
+        if (k < 0).any():
+            raise ValueError("the schedule uses a channel with no point-to-point costs")
+        t = p2p_at(k, np.maximum(np.ceil(share[:, None] * sizes[None, :]), 1.0))
+        if exchange:
+            end = np.maximum(clock[src], clock[dst]) + t
+            clock[src] = end
+            clock[dst] = end
+        else:
+            end = clock[src] + t
+            clock[src] = end
+            clock[dst] = np.maximum(clock[dst], end)
+    return clock.max(axis=0), clock.mean(axis=0)
