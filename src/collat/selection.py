@@ -7,12 +7,8 @@ measured latency (median over runs, flagged outliers left out), and the regret o
 measured latency over the measured best: for the model (its pick among the measured algorithms)
 and for OpenMPI's default (algorithm 0, measured as such).
 
-The rules file follows OpenMPI 4.1's classic format read through
-``coll_tuned_dynamic_rules_filename``: the number of collectives, then per collective its id
-(BCAST 7, REDUCE 11 in ``coll_base_functions.h``), the number of communicator-size blocks, and per
-block its smallest communicator size, the number of message-size rules and one line per rule:
-smallest message size in bytes, algorithm, fan-in/out, segment size. OpenMPI uses the last block
-whose size is <= the communicator's and the last rule whose size is <= the message's.
+The rules file (:mod:`collat.rulesfile`) gives OpenMPI 4.1, per communicator and message size, the
+model's pick among every modelled algorithm, measured or not; :func:`regret` scores it too.
 """
 
 from __future__ import annotations
@@ -20,8 +16,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-COLLECTIVE_IDS = {"bcast": 7, "reduce": 11}
+from .rulesfile import COLLECTIVE_IDS, lookup, parse_rules, write_rules  # noqa: F401 (the stage's API)
+
 CELL = ["operation", "mapping", "P", "size"]
+CHOOSERS = ("model", "rules_file", "default")
 
 
 def predicted_best(predictions: pd.DataFrame, candidates: dict | None = None, mode: str = "openmpi",
@@ -58,24 +56,36 @@ def measured_best(measured: pd.DataFrame) -> pd.DataFrame:
 
 
 def regret(predictions: pd.DataFrame, collective: pd.DataFrame, target: str = "avg") -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(per-cell choices and regrets, summary per operation x mapping x chooser)."""
+    """(per-cell choices and regrets, summary per operation x mapping x chooser).
+
+    Choosers: ``model`` (the model's pick among the algorithms that were measured), ``rules_file``
+    (its pick among every modelled algorithm: what the rules file tells OpenMPI; scored where that
+    algorithm was measured, ``unmeasured_share`` says how often it was not) and ``default``.
+    """
     measured = measured_table(collective, target)
     best = measured_best(measured)
     forced = measured[measured["algorithm"] > 0].groupby("operation")["algorithm"].unique()
     pick = predicted_best(predictions, {op: list(ids) for op, ids in forced.items()})
     cells = best.merge(pick, on=CELL, how="inner")
+    cells = cells.merge(predicted_best(predictions)[CELL + ["predicted_best"]]
+                        .rename(columns={"predicted_best": "file_pick"}), on=CELL, how="left")
     lat = measured.set_index(CELL + ["algorithm"])["measured"]
-    cells["model_latency"] = lat.reindex(pd.MultiIndex.from_frame(
-        cells[CELL + ["predicted_best"]].rename(columns={"predicted_best": "algorithm"}))).to_numpy()
+
+    def latency_of(column):
+        return lat.reindex(pd.MultiIndex.from_frame(cells[CELL].assign(algorithm=cells[column]))).to_numpy()
+
+    cells["model_latency"] = latency_of("predicted_best")
+    cells["rules_file_latency"] = latency_of("file_pick")
     cells["default_latency"] = lat.reindex(pd.MultiIndex.from_frame(cells[CELL].assign(algorithm=0))).to_numpy()
-    cells["regret_model"] = cells["model_latency"] / cells["best_latency"]
-    cells["regret_default"] = cells["default_latency"] / cells["best_latency"]
+    for chooser in CHOOSERS:
+        cells[f"regret_{chooser}"] = cells[f"{chooser}_latency"] / cells["best_latency"]
     rows = []
     for (op, mapping), g in cells.groupby(["operation", "mapping"]):
-        for chooser in ("model", "default"):
+        for chooser in CHOOSERS:
             r = g[f"regret_{chooser}"].dropna()
             rows.append({"operation": op, "mapping": mapping, "chooser": chooser, "target": target,
-                         "cells": len(r), "within_10pct": float((r <= 1.1).mean()) if len(r) else np.nan,
+                         "cells": len(r), "unmeasured_share": float(1 - len(r) / len(g)),
+                         "within_10pct": float((r <= 1.1).mean()) if len(r) else np.nan,
                          "geomean_regret": float(np.exp(np.log(r).mean())) if len(r) else np.nan,
                          "median_regret": float(r.median()) if len(r) else np.nan,
                          "max_regret": float(r.max()) if len(r) else np.nan})
@@ -99,46 +109,3 @@ def rules_blocks(best: pd.DataFrame, faninout: dict) -> list[tuple[int, list[tup
             continue
         blocks.append((int(P), rules))
     return blocks
-
-
-def write_rules(per_collective: dict[str, list]) -> str:
-    """The classic rules file text for {operation: blocks} (no comments: the v4.1 reader skips
-    every non-digit character, so free text with digits would corrupt it)."""
-    lines = [str(len(per_collective))]
-    for op, blocks in per_collective.items():
-        lines += [str(COLLECTIVE_IDS[op]), str(len(blocks))]
-        for comm_size, rules in blocks:
-            lines += [str(comm_size), str(len(rules))]
-            lines += [" ".join(str(v) for v in r) for r in rules]
-    return "\n".join(lines) + "\n"
-
-
-def parse_rules(text: str) -> dict[int, list[tuple[int, list[tuple[int, int, int, int]]]]]:
-    """Read a classic rules file back: {collective id: [(comm size, [(msg size, alg, faninout, segsize)])]}."""
-    tokens = iter(int(t) for t in text.split())
-    out = {}
-    for _ in range(next(tokens)):
-        cid = next(tokens)
-        blocks = []
-        for _ in range(next(tokens)):
-            comm = next(tokens)
-            rules = [tuple(next(tokens) for _ in range(4)) for _ in range(next(tokens))]
-            blocks.append((comm, rules))
-        out[cid] = blocks
-    return out
-
-
-def lookup(blocks, P: int, size: int) -> int:
-    """The algorithm OpenMPI takes from parsed blocks: last block with comm size <= P, last rule with
-    message size <= size."""
-    chosen = None
-    for comm, rules in blocks:
-        if comm <= P:
-            chosen = rules
-    if chosen is None:
-        return 0
-    alg = 0
-    for msg, a, _, _ in chosen:
-        if msg <= size:
-            alg = a
-    return alg

@@ -5,6 +5,7 @@ from pathlib import Path
 import pandas as pd
 
 from collat.runner import setup_log
+from collat.rulesfile import validate
 from collat.selection import predicted_best, regret, rules_blocks, write_rules
 from collat.tidy import atomic_write, read_parquet
 
@@ -26,5 +27,6 @@ faninout = {int(k): int(v) for k, v in p.faninout.items()}
 for mapping, path in zip(p.mappings, snakemake.output.rules):
     b = best[best["mapping"] == mapping]
     text = write_rules({op: rules_blocks(b[b["operation"] == op], faninout) for op in ("bcast", "reduce")})
+    validate(text, path)  # OpenMPI would drop a malformed file without a word
     atomic_write(path, lambda tmp, t=text: Path(tmp).write_text(t))
 log.info("%d measured cells scored; rules for %s", len(cells), ", ".join(p.mappings))
