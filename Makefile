@@ -14,7 +14,7 @@ $(VENV)/.slurm: $(VENV)/.installed
 	$(VENV)/bin/python -m pip install --quiet -e ".[test,slurm]"
 	touch $@
 
-.PHONY: install run test test-slurm dry-run lint
+.PHONY: install run test test-slurm test-openmpi dry-run lint
 install: $(VENV)/.installed
 
 run: install
@@ -26,6 +26,10 @@ test: install
 # the whole pipeline through profiles/slurm-like settings on a real local SLURM (installs slurm-wlm; root)
 test-slurm: $(VENV)/.slurm
 	bash tests/slurm/run.sh
+
+# trees, default rules and rules files against Debian's real OpenMPI (installs openmpi-bin; root)
+test-openmpi: install
+	bash tests/openmpi/run.sh
 
 dry-run: install
 	$(VENV)/bin/snakemake -n --profile profiles/default

@@ -1,0 +1,176 @@
+"""Conformance with the real OpenMPI library (Debian's 4.1.x; coll/base and coll/tuned as in 4.1.5).
+
+Run by tests/openmpi/run.sh (make test-openmpi, called by .ci/run), which installs Debian's
+openmpi-bin and libopenmpi-dev when missing, builds tests/openmpi/{topo,colls,record}.c and exports
+COLLAT_OPENMPI_BUILD; without it the tests are skipped.
+
+* Trees: libmpi's own builders (topo.c) against collat.trees, every parent and ordered child list,
+  P = 2..300, roots 0 and P - 1.
+* Choices: colls.c runs one MPI_Bcast and one MPI_Reduce per communicator size 2..16 and size, with
+  record.so (LD_PRELOAD) noting which ompi_coll_base_*_intra_* function ran with which segment size
+  and fan-out: with each rules file the pipeline wrote, the file's algorithm (or, where it says 0,
+  the fixed rules'); without a file, what collat.model.default_algorithms predicts; fall-backs
+  (Rabenseifner -> linear, scatter-allgather -> linear, split binary -> pipeline) where
+  collat.model.runs_fallback says.
+* Negative control: a rules file whose first message size is not 0 is dropped by OpenMPI without a
+  word (the fixed rules run); collat.rulesfile.validate refuses it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from collat import InputError, trees
+from collat import model as md
+from collat.rulesfile import lookup, validate
+from conftest import load_config, make_workdir, run_snakemake
+
+BUILD = os.environ.get("COLLAT_OPENMPI_BUILD")
+pytestmark = [pytest.mark.openmpi,
+              pytest.mark.skipif(not BUILD, reason="no OpenMPI probes built (tests/openmpi/run.sh)")]
+
+WORLD = 16
+SIZES = [1, 2, 3, 7, 8, 100, 1000, 1024, 3000, 5000, 16384, 20000, 65536, 100000, 300000, 1048576]
+FUNCTIONS = {
+    "bcast": {1: "basic_linear", 2: "chain", 3: "pipeline", 4: "split_bintree", 5: "bintree", 6: "binomial",
+              7: "knomial", 8: "scatter_allgather", 9: "scatter_allgather_ring"},
+    "reduce": {1: "basic_linear", 2: "chain", 3: "pipeline", 4: "binary", 5: "binomial", 6: "in_order_binary",
+               7: "redscat_gather"},
+}
+FALLBACK_FUNCTIONS = {"linear": {"basic_linear"}, "pipeline": {"pipeline", "chain"}}
+OURS = {  # libmpi builder -> (our parent array over relative ranks, our send order)
+    "tree2": lambda P: ("binary", {}),
+    "chain4": lambda P: ("chain", {"fanout": 4}),
+    "chain1": lambda P: ("pipeline", {}),
+    "bmtree": lambda P: ("binomial", {}),
+    "in_order_bmtree": lambda P: ("in_order_binomial", {}),
+    "kmtree4": lambda P: ("knomial", {"radix": 4}),
+    "in_order_bintree": lambda P: ("in_order_binary", {}),
+}
+
+
+def libmpi_trees(pmax=300):
+    out = subprocess.run([f"{BUILD}/topo", "2", str(pmax), "0", "last"], capture_output=True, text=True,
+                         check=True, timeout=300).stdout
+    got = defaultdict(dict)  # (builder, P, root) -> {rank: (parent, children)}
+    for line in out.splitlines():
+        head, kids = line.split(":")
+        name, P, root, rank, parent = head.split()
+        got[(name, int(P), int(root))][int(rank)] = (int(parent), [int(k) for k in kids.split()])
+    return got
+
+
+def ours(builder: str, P: int, root: int):
+    name, kw = OURS[builder](P)
+    parent = trees.tree(P, {"tree": name, **kw})
+    order = trees.send_order(name, P, kw.get("radix", 4))
+    if builder == "in_order_bintree":  # absolute ranks, rooted at P - 1 whatever the root
+        return {r: (int(parent[r]), order[r]) for r in range(P)}
+    absolute = lambda s: (s + root) % P  # noqa: E731
+    return {absolute(s): (-1 if parent[s] < 0 else absolute(int(parent[s])), [absolute(c) for c in order[s]])
+            for s in range(P)}
+
+
+def test_trees_equal_libmpi_builders():
+    got = libmpi_trees()
+    assert len(got) == 7 * 299 * 2 - 299, "every builder, P and root dumped"  # in-order bintree: one root
+    wrong = []
+    for (builder, P, root), theirs in got.items():
+        mine = ours(builder, P, root)
+        if mine != theirs:
+            diff = next(r for r in range(P) if mine.get(r) != theirs.get(r))
+            wrong.append(f"{builder} P={P} root={root} rank {diff}: libmpi {theirs.get(diff)}, ours {mine.get(diff)}")
+    assert not wrong, f"{len(wrong)} trees differ, e.g. " + "; ".join(wrong[:5])
+
+
+def mpirun(tmp: Path, tag: str, rules: Path | None = None) -> dict:
+    """{(operation, P, bytes): [(function, segsize, knob, depth), ...]} of one run of colls."""
+    record = tmp / f"record-{tag}.txt"
+    cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(WORLD), "--mca", "btl", "self,vader",
+           "-x", f"COLLAT_RECORD={record}", "-x", f"LD_PRELOAD={BUILD}/record.so"]
+    if rules is not None:
+        cmd += ["--mca", "coll_tuned_use_dynamic_rules", "true", "--mca", "coll_tuned_dynamic_rules_filename", str(rules)]
+    res = subprocess.run(cmd + [f"{BUILD}/colls", *map(str, SIZES)], capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    calls = defaultdict(list)
+    for line in record.read_text().splitlines():
+        op, fn, P, nbytes, seg, knob, depth = line.split()
+        calls[(op, int(P), int(nbytes))].append((fn, int(seg), int(knob), int(depth)))
+    assert set(calls) == {(op, P, m) for op in ("bcast", "reduce") for P in range(2, WORLD + 1) for m in SIZES}
+    return calls
+
+
+def check_calls(calls: dict, expected_alg, config: dict, faninout: dict | None) -> int:
+    """Every cell ran the expected algorithm (and its fall-back where ours says); returns the cells."""
+    specs = config["model"]["openmpi"]["trees"]
+    wrong = []
+    for (op, P, m), seq in sorted(calls.items()):
+        alg, from_file = expected_alg(op, P, m)
+        fn, seg, knob, depth = seq[0]
+        want = FUNCTIONS[op][alg]
+        if depth != 0 or fn != want or seg != 0:
+            wrong.append(f"{op} P={P} {m} B: ran {fn} (segsize {seg}), expected {want} (algorithm {alg})")
+            continue
+        if alg == 2 and faninout is not None and from_file and knob != faninout.get(2, 0):
+            wrong.append(f"{op} P={P} {m} B: chain fan-out {knob}, the file says {faninout.get(2)}")
+        spec = md.tree_spec(specs, op, alg)
+        if spec is not None and spec.get("fallback") and md.runs_fallback(spec, [P], [m])[0, 0]:
+            inner = [f for f, _, _, d in seq if d == 1]
+            if not inner or inner[0] not in FALLBACK_FUNCTIONS[spec["fallback"]]:
+                wrong.append(f"{op} P={P} {m} B: {fn} fell back to {inner}, ours says {spec['fallback']}")
+    assert not wrong, f"{len(wrong)} of {len(calls)} cells differ: " + "; ".join(wrong[:8])
+    return len(calls)
+
+
+@pytest.fixture(scope="module")
+def rules_files(tmp_path_factory):
+    """The rules files the pipeline writes (the selection stage on the study data)."""
+    wd = make_workdir(tmp_path_factory.mktemp("study"), load_config())
+    targets = [f"results/selection/rules_map-by-{m}.txt" for m in ("core", "socket", "node")]
+    run_snakemake(wd, "--cores", "2", *targets)
+    return [wd / t for t in targets]
+
+
+def test_without_rules_file_the_default_is_what_we_predict(tmp_path, config):
+    rules = config["model"]["openmpi"]["default_rules"]
+    calls = mpirun(tmp_path, "fixed")
+    n = check_calls(calls, lambda op, P, m: (md.default_algorithm(op, P, m, rules), False), config, None)
+    print(f"fixed rules: {n} (operation, P, size) cells, P 2..{WORLD}, sizes {SIZES}")
+
+
+def test_rules_files_run_what_they_choose(tmp_path, rules_files, config):
+    defaults = config["model"]["openmpi"]["default_rules"]
+    faninout = {int(k): int(v) for k, v in config["selection"]["faninout"].items()}
+    for path in rules_files:
+        parsed = validate(path.read_text(), str(path))
+        ids = {"bcast": 7, "reduce": 11}
+
+        def expected(op, P, m):
+            alg = lookup(parsed[ids[op]], P, m)
+            return (alg, True) if alg else (md.default_algorithm(op, P, m, defaults), False)
+
+        n = check_calls(mpirun(tmp_path, path.stem, path), expected, config, faninout)
+        chosen = sorted({lookup(parsed[7], P, m) for P in range(2, WORLD + 1) for m in SIZES})
+        print(f"{path.name}: {n} cells agree; bcast algorithms chosen {chosen}")
+
+
+def test_a_broken_rules_file_is_dropped_silently_and_caught_by_us(tmp_path, config):
+    broken = tmp_path / "broken.txt"
+    # bcast: everyone linear, but the first message-size rule starts at 1 instead of 0
+    broken.write_text("1\n7\n1\n2\n1\n1 1 0 0\n")
+    with pytest.raises(InputError, match="line 6: expected message size 0 in the first rule"):
+        validate(broken.read_text(), str(broken))
+    fixed = mpirun(tmp_path, "fixed")
+    ran = mpirun(tmp_path, "broken", broken)
+    assert {k: v[0][0] for k, v in ran.items()} == {k: v[0][0] for k, v in fixed.items()}
+    # the same file with the rule at 0 is obeyed: linear everywhere for bcast
+    good = tmp_path / "good.txt"
+    good.write_text("1\n7\n1\n2\n1\n0 1 0 0\n")
+    ran = mpirun(tmp_path, "good", good)
+    assert {v[0][0] for (op, _, _), v in ran.items() if op == "bcast"} == {"basic_linear"}
