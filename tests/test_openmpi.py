@@ -6,6 +6,9 @@ COLLAT_OPENMPI_BUILD; without it the tests are skipped.
 
 * Trees: libmpi's own builders (topo.c) against collat.trees, every parent and ordered child list,
   P = 2..300, roots 0 and P - 1.
+* Fixed rules: decide.c asks coll/tuned's own decision functions, on a communicator that pretends
+  to have P ranks, what they run for P = 2..1023 and every size bound of the rules +- 1 and every
+  power of two up to 4 MiB; collat.model.default_algorithms must give the same algorithm everywhere.
 * Choices: colls.c runs one MPI_Bcast and one MPI_Reduce per communicator size 2..16 and size, with
   record.so (LD_PRELOAD) noting which ompi_coll_base_*_intra_* function ran with which segment size
   and fan-out: with each rules file the pipeline wrote, the file's algorithm (or, where it says 0,
@@ -87,6 +90,37 @@ def test_trees_equal_libmpi_builders():
             diff = next(r for r in range(P) if mine.get(r) != theirs.get(r))
             wrong.append(f"{builder} P={P} root={root} rank {diff}: libmpi {theirs.get(diff)}, ours {mine.get(diff)}")
     assert not wrong, f"{len(wrong)} trees differ, e.g. " + "; ".join(wrong[:5])
+
+
+def fixed_rule_sizes(rules: dict) -> list[int]:
+    bounds = {b for blocks in rules.values() for block in blocks for b, _ in block["sizes"] if b is not None}
+    return sorted({s for b in bounds for s in (b - 1, b, b + 1) if s >= 1} | {2**k for k in range(23)})
+
+
+def test_fixed_rules_equal_the_decision_functions_up_to_1023(tmp_path, config):
+    rules = config["model"]["openmpi"]["default_rules"]
+    sizes = fixed_rule_sizes(rules)
+    record = tmp_path / "decide.txt"
+    env = {**os.environ, "COLLAT_RECORD": str(record), "COLLAT_RECORD_DRY": "1", "LD_PRELOAD": f"{BUILD}/record.so"}
+    subprocess.run([f"{BUILD}/decide", "2", "1023", *map(str, sizes)], env=env, check=True, timeout=600,
+                   capture_output=True)
+    ran = {}
+    for line in record.read_text().splitlines():
+        op, fn, P, nbytes, seg, _, _ = line.split()
+        ran[(op, int(P), int(nbytes))] = (fn, int(seg))
+    P = np.arange(2, 1024)
+    wrong, cells = [], 0
+    for op in ("bcast", "reduce"):
+        ours_alg = md.default_algorithms(op, P, sizes, rules)
+        for i, p in enumerate(P):
+            for j, m in enumerate(sizes):
+                cells += 1
+                fn, seg = ran[(op, int(p), m)]
+                if fn != FUNCTIONS[op][int(ours_alg[i, j])] or seg != 0:
+                    wrong.append(f"{op} P={p} {m} B: libmpi {fn}, ours {FUNCTIONS[op][int(ours_alg[i, j])]}")
+    assert len(ran) == cells
+    assert not wrong, f"{len(wrong)} of {cells} cells differ: " + "; ".join(wrong[:8])
+    print(f"fixed rules: {cells} cells agree (P 2..1023, {len(sizes)} sizes)")
 
 
 def mpirun(tmp: Path, tag: str, rules: Path | None = None) -> dict:
