@@ -162,6 +162,24 @@ def test_default_algorithm_and_curve(config):
     assert md.runs_fallback(spec, [2, 5], [1, 2, 4]).tolist() == [[True, False, False], [True, True, False]]
 
 
+def test_default_is_priced_in_every_cell_up_to_p1023(config):
+    """Whatever OpenMPI's fixed rules run (split binary, scatter-allgather, in-order binary,
+    Rabenseifner included) gets a prediction, on an 8-node machine for P = 2..1023."""
+    big = {"nodes": 8, "sockets_per_node": 2, "cores_per_socket": 64, "cores_per_l3": 4, "numa_per_socket": 4}
+    sizes = 2 ** np.arange(0, 21)
+    alpha = [0.2, 0.4, 0.7, 1.8]
+    p2p = np.vstack([a + 1e-4 * sizes for a in alpha])
+    curves = [(lambda a: lambda m: a + 1e-4 * np.asarray(m, dtype=float))(a) for a in alpha]
+    costs = md.ChannelCosts(["cache", "core", "socket", "node"], sizes, p2p, p2p / 2, p2p / 2, curves=curves)
+    options = dict(config["model"], unpinned_channel="core")
+    shapes = set()
+    for op in ("bcast", "reduce"):
+        curve = md.predict_curve(op, 0, "node", range(2, 1024), costs, options, md.Placements(big), "openmpi")
+        assert len(curve) == 2 * 1022 * len(sizes) and curve["predicted"].notna().all() and (curve["predicted"] > 0).all()
+        shapes |= set(curve["tree"])
+    assert {"split_binary", "scatter_allgather", "in_order_binary", "rabenseifner", "in_order_binomial"} <= shapes
+
+
 def test_forest_equals_tree_by_tree():
     c = tiny_costs()
     pl = md.Placements(TINY)

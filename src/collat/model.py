@@ -21,6 +21,11 @@ Two ways to add the fan-outs up:
 
 The tree census (children per parent per channel) does not depend on the message size, so every
 cost is an array over all sizes at once.
+
+OpenMPI's algorithms that are not one tree of whole-message fan-outs (split binary tree,
+scatter-allgather, Rabenseifner) are rounds of messages (:mod:`collat.schedules`); with them and
+each algorithm's fall-back (:func:`runs_fallback`) every choice of OpenMPI's fixed rules is priced
+(:func:`price_shape`).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import trees
+from . import schedules, trees
 from .placement import LEVELS, channel_codes, place_arrays
 
 
@@ -522,8 +527,6 @@ def price_shape(shape: dict, operation: str, Pv, mapping: str, costs: ChannelCos
     a leaf of that tree, waits for it). ``{schedule: ...}``: rounds of messages
     (:mod:`collat.schedules`), priced from the point-to-point fits.
     """
-    from . import schedules
-
     if "schedule" in shape:
         build = schedules.BUILDERS[shape["schedule"]]
         out = [schedules.run(build(int(P)), int(P), placements(int(P), mapping), costs.index, costs.p2p_at,
