@@ -8,7 +8,7 @@ from snakemake.utils import validate
 
 from collat.fetch import FetchError, fetch, sha256
 
-from conftest import REPO, STUDY, load_config
+from conftest import REPO, STUDY, STUDY_CUT, load_config, needs_study
 
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
 
@@ -34,6 +34,7 @@ def test_bad_config_names_the_key(mutate, key):
     assert key in str(err.value)
 
 
+@needs_study
 def test_published_checksums_match_shared_data():
     sums = dict(line.split()[::-1] for line in (STUDY / "SHA256SUMS").read_text().splitlines() if line.strip())
     files = load_config()["data"]["published"]["files"]
@@ -43,15 +44,15 @@ def test_published_checksums_match_shared_data():
 
 def test_fetch_from_mirror(tmp_path):
     dest = tmp_path / "out" / "p2p.csv"
-    expected = sha256(STUDY / "p2p.csv")
-    origin = fetch("p2p.csv", dest, expected, url=None, mirror=STUDY)
+    expected = sha256(STUDY_CUT / "p2p.csv")
+    origin = fetch("p2p.csv", dest, expected, url=None, mirror=STUDY_CUT)
     assert origin.endswith("p2p.csv") and sha256(dest) == expected
 
 
 def test_fetch_mismatch_leaves_nothing(tmp_path):
     dest = tmp_path / "p2p.csv"
     with pytest.raises(FetchError, match="SHA-256 mismatch"):
-        fetch("p2p.csv", dest, "0" * 64, mirror=STUDY)
+        fetch("p2p.csv", dest, "0" * 64, mirror=STUDY_CUT)
     assert list(tmp_path.iterdir()) == []
 
 

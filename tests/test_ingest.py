@@ -10,7 +10,7 @@ from collat.metadata import from_path, pattern_regex, read_manifest, resolve
 from collat.osu import parse_osu, read_osu
 from collat.tidy import SCHEMAS, conform, markdown_doc, read_parquet, write_parquet
 
-from conftest import RAW_SAMPLES, REPO, STUDY
+from conftest import RAW_SAMPLES, REPO, STUDY, needs_samples
 
 PATTERNS = ["{operation}/{mapping}/alg{algorithm}/np{P}.txt", "pt2pt/{channel}/recv{receiver}.txt"]
 
@@ -44,6 +44,7 @@ def test_manifest_and_contradiction(tmp_path):
         read_manifest(m)
 
 
+@needs_samples
 def test_benchmark_must_agree_with_metadata(vocab):
     log = read_osu(RAW_SAMPLES / "amd-openmpi-osu_reduce-np128.txt")
     with pytest.raises(InputError, match="expected a bcast benchmark"):
@@ -54,6 +55,7 @@ def test_benchmark_must_agree_with_metadata(vocab):
         from_osu_log(log, {"mapping": "core", "P": 128}, vocab, "x")
 
 
+@needs_samples
 def test_raw_samples_into_tidy(vocab, tmp_path):
     for ch in ("core", "socket", "node"):
         table, df, q = ingest_raw_log(RAW_SAMPLES / f"thin-osu_latency-{ch}.txt", f"thin-osu_latency-{ch}.txt",

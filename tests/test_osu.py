@@ -5,9 +5,10 @@ import pytest
 from collat import InputError
 from collat.osu import parse_osu, read_osu
 
-from conftest import FIXTURES, RAW_SAMPLES
+from conftest import FIXTURES, RAW_SAMPLES, needs_samples
 
 
+@needs_samples
 @pytest.mark.parametrize("channel", ["core", "socket", "node"])
 def test_thin_latency_samples_have_ten_runs(channel):
     log = read_osu(RAW_SAMPLES / f"thin-osu_latency-{channel}.txt")
@@ -20,6 +21,7 @@ def test_thin_latency_samples_have_ten_runs(channel):
     assert first["size"].tolist() == [2**k for k in range(23)]
 
 
+@needs_samples
 def test_thin_values_read_exactly():
     log = read_osu(RAW_SAMPLES / "thin-osu_latency-node.txt")
     row = log.data.iloc[0]
@@ -28,6 +30,7 @@ def test_thin_values_read_exactly():
     assert (last["run"], last["size"], last["avg"]) == (9, 4194304, 353.66)
 
 
+@needs_samples
 @pytest.mark.parametrize("op", ["bcast", "reduce"])
 def test_amd_collective_samples(op):
     log = read_osu(RAW_SAMPLES / f"amd-openmpi-osu_{op}-np128.txt")

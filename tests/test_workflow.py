@@ -1,4 +1,5 @@
-"""The Snakemake workflow end to end, in temporary working directories, on the real data."""
+"""The Snakemake workflow end to end, in temporary working directories: on the study's full data
+(one shared run, skipped when the data is absent), on the cut in tests/data and on synthetic logs."""
 
 import copy
 import re
@@ -7,7 +8,8 @@ import shutil
 import pandas as pd
 import pytest
 
-from conftest import RAW_SAMPLES, REPO, load_config, make_workdir, run_snakemake
+from conftest import (RAW_SAMPLES, REPO, STUDY_CUT, SYNTHETIC_RAW, cut_config, load_config, make_workdir,
+                      needs_samples, needs_study, run_snakemake)
 
 pytestmark = pytest.mark.workflow
 
@@ -26,16 +28,7 @@ def planned_jobs(res) -> dict:
     return out
 
 
-@pytest.fixture(scope="module")
-def study_run(tmp_path_factory):
-    wd = make_workdir(tmp_path_factory.mktemp("study"), load_config())
-    run_snakemake(wd, "--cores", "2")
-    return wd
-
-
-def test_default_run_produces_every_target(study_run, study_tables):
-    wd = study_run
-    for rel in ["results/tidy/pt2pt.parquet", "results/tidy/nbft.parquet", "results/tidy/collective.parquet",
+EVERY_TARGET = ["results/tidy/pt2pt.parquet", "results/tidy/nbft.parquet", "results/tidy/collective.parquet",
                 "results/tidy/quality.csv", "results/pt2pt/hockney.csv", "results/pt2pt/q_ratios.parquet",
                 "results/nbft/gamma.parquet", "results/nbft/fits.csv",
                 "results/figures/pt2pt/latency_per_receiver.png", "results/figures/pt2pt/hockney_fits.pdf",
@@ -47,7 +40,26 @@ def test_default_run_produces_every_target(study_run, study_tables):
                 "results/figures/selection/best_bcast.png",
                 "results/partitioned/paper_numbers.csv", "results/partitioned/gain.parquet",
                 "results/partitioned/crossover.csv", "results/figures/partitioned/gain_vs_size.png",
-                "results/figures/partitioned/gain_vs_theta.pdf", "results/figures/partitioned/gain_heatmap.png"]:
+                "results/figures/partitioned/gain_vs_theta.pdf", "results/figures/partitioned/gain_heatmap.png"]
+
+
+def test_fresh_clone_runs_the_whole_pipeline_on_the_cut(tmp_path):
+    """No ../shared and no network: the default config on the cut of the study data kept in tests/data."""
+    wd = make_workdir(tmp_path, cut_config())
+    run_snakemake(wd, "--cores", "2", env_extra={"STUDY_DATA_MIRROR": str(STUDY_CUT)})
+    for rel in EVERY_TARGET:
+        assert (wd / rel).stat().st_size > 0, rel
+    collective = pd.read_parquet(wd / "results/tidy/collective.parquet")
+    # every row of the cut, byte-identical repeats (bcast_socket's triplicates) collapsed
+    assert len(collective) == sum(len(pd.read_csv(STUDY_CUT / f"{op}_{m}.csv").drop_duplicates())
+                                  for op in ("bcast", "reduce") for m in ("core", "socket", "node"))
+    assert planned_jobs(run_snakemake(wd, "-n")) == {}
+
+
+@needs_study
+def test_default_run_produces_every_target(study_run, study_tables):
+    wd = study_run
+    for rel in EVERY_TARGET:
         assert (wd / rel).stat().st_size > 0, rel
     tables, quality = study_tables
     got = pd.read_parquet(wd / "results/tidy/collective.parquet")
@@ -129,9 +141,12 @@ def thin_config(raw_dir):
 
     cfg = yaml.safe_load((REPO / "config" / "thin.yaml").read_text())
     cfg["data"]["raw"]["dir"] = str(raw_dir)
+    cfg["data"]["raw"]["glob"] = "*.txt"
+    cfg["data"]["raw"]["patterns"] = ["{_source}-{benchmark}-{channel}.txt"]
     return cfg
 
 
+@needs_samples
 def test_thin_raw_logs_through_the_pipeline(tmp_path):
     """issue: the pt2pt stage on the raw THIN logs with a small config of its own."""
     raw = tmp_path / "raw"
@@ -170,7 +185,7 @@ def test_thin_raw_logs_through_the_pipeline(tmp_path):
 def test_bad_raw_log_stops_with_file_and_line(tmp_path):
     raw = tmp_path / "raw"
     raw.mkdir()
-    shutil.copy(RAW_SAMPLES / "thin-osu_latency-core.txt", raw)
+    shutil.copy(SYNTHETIC_RAW / "synthetic-osu_latency-core.txt", raw)
     (raw / "thin-osu_latency-node.txt").write_text("# OSU MPI Latency Test v7.3\n# Size  Latency (us)\n1  0.2\n2  oops\n")
     wd = make_workdir(tmp_path / "wd", thin_config(raw))
     res = run_snakemake(wd, "--cores", "1", check=False)
@@ -236,7 +251,7 @@ def small_config(tmp_path):
     raw = tmp_path / "raw"
     raw.mkdir(exist_ok=True)
     for ch in ("core", "socket", "node"):
-        shutil.copy(RAW_SAMPLES / f"thin-osu_latency-{ch}.txt", raw)
+        shutil.copy(SYNTHETIC_RAW / f"synthetic-osu_latency-{ch}.txt", raw)
     cfg = thin_config(raw)
     cfg["stages"] = ["pt2pt", "partitioned"]
     return cfg
