@@ -62,7 +62,52 @@ def test_fetch_missing_file_in_mirror(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_fetch_download_failure_is_clear(tmp_path):
+def test_fetch_download_failure_is_clear(tmp_path, monkeypatch):
+    from collat import fetch as fetch_module
+
+    monkeypatch.setattr(fetch_module.time, "sleep", lambda s: None)  # refused: retried, then reported
     with pytest.raises(FetchError, match="download from .* failed"):
         fetch("p2p.csv", tmp_path / "p2p.csv", "0" * 64, url="http://127.0.0.1:9/none.csv", timeout=5)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_unresolvable_host_fails_at_once_with_what_to_do(tmp_path, monkeypatch):
+    import socket
+    import urllib.error
+
+    from collat import fetch as fetch_module
+
+    calls = []
+
+    def no_dns(url, timeout):
+        calls.append(url)
+        raise urllib.error.URLError(socket.gaierror(-3, "Temporary failure in name resolution"))
+
+    monkeypatch.setattr(fetch_module.urllib.request, "urlopen", no_dns)
+    with pytest.raises(FetchError) as e:
+        fetch("p2p.csv", tmp_path / "p2p.csv", "0" * 64, url="https://example.invalid/p2p.csv")
+    assert len(calls) == 1  # no retry: the host will not resolve on a second try either
+    assert str(e.value) == ("p2p.csv: cannot download, the host example.invalid does not resolve (no network?); "
+                            "set STUDY_DATA_MIRROR=<dir holding the nine CSVs> "
+                            "(e.g. STUDY_DATA_MIRROR=../shared/data/orfeo-epyc-2024 make run)")
+    assert e.value.__cause__ is None and list(tmp_path.iterdir()) == []
+
+
+def test_transient_failure_is_retried(tmp_path, monkeypatch):
+    import io
+
+    from collat import fetch as fetch_module
+
+    payload = (STUDY_CUT / "p2p.csv").read_bytes()
+    calls = []
+
+    def flaky(url, timeout):
+        calls.append(url)
+        if len(calls) == 1:
+            raise TimeoutError("timed out")
+        return io.BytesIO(payload)
+
+    monkeypatch.setattr(fetch_module.urllib.request, "urlopen", flaky)
+    monkeypatch.setattr(fetch_module.time, "sleep", lambda s: None)
+    fetch("p2p.csv", tmp_path / "p2p.csv", sha256(STUDY_CUT / "p2p.csv"), url="https://example.org/p2p.csv")
+    assert len(calls) == 2 and (tmp_path / "p2p.csv").read_bytes() == payload

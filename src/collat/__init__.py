@@ -10,7 +10,11 @@ layout), ``tidy`` (the table schemas), ``quality`` (duplicates and outliers),
 __version__ = "0.1.0"
 
 
-class InputError(ValueError):
+class UserError(Exception):
+    """A problem with the user's input or environment: reported as its one-line message, no traceback."""
+
+
+class InputError(UserError, ValueError):
     """Bad input data: the message names the file, the line and what was expected."""
 
     def __init__(self, path, line, expected, found=None):

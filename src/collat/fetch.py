@@ -9,12 +9,41 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import socket
+import time
+import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
+from . import UserError
 
-class FetchError(RuntimeError):
+MIRROR_HINT = "set STUDY_DATA_MIRROR=<dir holding the nine CSVs> (e.g. STUDY_DATA_MIRROR=../shared/data/orfeo-epyc-2024 make run)"
+
+
+class FetchError(UserError, RuntimeError):
     pass
+
+
+def _unresolvable(exc: OSError) -> bool:
+    reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+    return isinstance(reason, socket.gaierror)
+
+
+def _download(url: str, tmp: Path, timeout: float, attempts: int = 3) -> None:
+    """Download with up to ``attempts`` tries for transient failures; none more when the host does
+    not resolve (no network, or a wrong URL) or the server answered with an HTTP error."""
+    for attempt in range(1, attempts + 1):
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as resp, open(tmp, "wb") as out:
+                shutil.copyfileobj(resp, out)
+            return
+        except urllib.error.HTTPError:
+            raise
+        except OSError as exc:
+            if _unresolvable(exc) or attempt == attempts:
+                raise
+            time.sleep(2 ** attempt)
 
 
 def sha256(path: str | os.PathLike) -> str:
@@ -45,12 +74,15 @@ def fetch(name: str, dest: str | os.PathLike, expected_sha256: str, url: str | N
             origin = str(src)
         else:
             if not url:
-                raise FetchError(f"{name}: no download URL and no mirror (set STUDY_DATA_MIRROR or data.published.mirror)")
+                raise FetchError(f"{name}: no download URL and no mirror; {MIRROR_HINT} or data.published.mirror")
             try:
-                with urllib.request.urlopen(url, timeout=timeout) as resp, open(tmp, "wb") as out:
-                    shutil.copyfileobj(resp, out)
+                _download(url, tmp, timeout)
             except OSError as exc:
-                raise FetchError(f"{name}: download from {url} failed ({exc}); set STUDY_DATA_MIRROR to a local copy") from exc
+                if _unresolvable(exc):
+                    host = urllib.parse.urlsplit(url).hostname
+                    raise FetchError(f"{name}: cannot download, the host {host} does not resolve (no network?); "
+                                     f"{MIRROR_HINT}") from None
+                raise FetchError(f"{name}: download from {url} failed ({exc}); {MIRROR_HINT}") from None
             origin = url
         got = sha256(tmp)
         if got != expected_sha256.lower():

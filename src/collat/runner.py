@@ -19,8 +19,13 @@ def setup_log(log_paths) -> logging.Logger:
         logger.addHandler(fh)
     logger.addHandler(logging.StreamHandler())
 
-    def log_uncaught(kind, value, tb):  # the traceback also lands in the rule's log file
-        logger.error("failed", exc_info=(kind, value, tb))
+    def log_uncaught(kind, value, tb):
+        from . import UserError
+
+        if isinstance(value, UserError):  # the user's mistake: its one line, in the log and on stderr
+            logger.error("error: %s", value)
+        else:  # a bug: the traceback also lands in the rule's log file
+            logger.error("failed", exc_info=(kind, value, tb))
 
     sys.excepthook = log_uncaught
     return logger

@@ -13,7 +13,6 @@ rule fetch_published:
     conda:
         "../envs/collat.yaml"
     localrule: True
-    retries: 2
     script:
         "../scripts/fetch_published.py"
 
