@@ -25,7 +25,7 @@ def test_computation_rate_and_delay_rate_units():
 
 def test_published_numbers_reproduced_to_4_digits(config):
     p = config["partitioned"]
-    table = pc.paper_numbers(p["paper"], p["workloads"], p["cpu"])
+    table = pc.gillis_numbers(p["gillis_numbers"], p["workloads"], p["cpu"])
     assert list(table.columns[:6]) == ["case", "quantity", "theta", "threads", "bandwidth_GBps", "gamma_us_per_MB"]
     model = table[table["kind"] == "model"]
     assert len(model) == 16

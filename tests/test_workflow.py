@@ -38,7 +38,7 @@ EVERY_TARGET = ["results/tidy/pt2pt.parquet", "results/tidy/nbft.parquet", "resu
                 "results/regression/predictions.parquet",
                 "results/selection/regret.csv", "results/selection/rules_map-by-core.txt",
                 "results/figures/selection/best_bcast.png",
-                "results/partitioned/paper_numbers.csv", "results/partitioned/gain.parquet",
+                "results/partitioned/gillis_numbers.csv", "results/partitioned/gain.parquet",
                 "results/partitioned/crossover.csv", "results/figures/partitioned/gain_vs_size.png",
                 "results/figures/partitioned/gain_vs_theta.pdf", "results/figures/partitioned/gain_heatmap.png"]
 
@@ -168,7 +168,7 @@ def test_thin_raw_logs_through_the_pipeline(tmp_path):
     assert node["crossover_size_hockney"] == pytest.approx(
         node["threads"] * node["theta"] * (node["threads"] * node["theta"] - 1) * a["node"] * 1e6
         / node["gamma_us_per_MB"]) or node["threads"] * node["theta"] == 1
-    assert len(pd.read_csv(wd / "results/partitioned/paper_numbers.csv")) == 0
+    assert len(pd.read_csv(wd / "results/partitioned/gillis_numbers.csv")) == 0
 
     # changing one log's content reruns only what depends on it
     log = raw / "thin-osu_latency-node.txt"

@@ -103,7 +103,7 @@ def gamma_heatmaps(gamma: pd.DataFrame, operation: str, channels: list[str]):
             ax.set_title(f"{ch} channel, {target}")
     fig.colorbar(mesh, ax=axes, label="γ̂(P, m) = T_NBFT / T_p2p [1]", shrink=0.8)
     fig.text(0.01, 0.0, "white: P not measured or every row at that P flagged as outlier", fontsize=8)
-    fig.suptitle(f"NBFT parallelisation factor, {operation} (eq. 7)")
+    fig.suptitle(f"NBFT parallelisation factor, {operation} (study eq. 7)")
     return fig
 
 
@@ -131,7 +131,7 @@ def _finish_gain_panel(ax, title: str, xlabel: str) -> None:
 def partitioned_vs_size(gain: pd.DataFrame, crossover: pd.DataFrame, threads: int, delay: str, thetas: list[int]):
     """eta against total message size, one panel per link, one colour per theta.
 
-    Solid: the unified gain (latency and delay); dashed: eq. 4 (no latency); dotted: eq. 5
+    Solid: the unified gain (latency and delay); dashed: Gillis eq. 4 (no latency); dotted: Gillis eq. 5
     (no delay); markers: the break-even size where eta = 1.
     """
     g = gain[(gain["threads"] == threads) & (gain["delay"] == delay) & gain["theta"].isin(thetas)]
@@ -153,7 +153,7 @@ def partitioned_vs_size(gain: pd.DataFrame, crossover: pd.DataFrame, threads: in
         params = "" if d.empty else f"\nα = {d['alpha_us'].iloc[0]:.2f} µs, β = {d['bandwidth_GBps'].iloc[0]:.1f} GB/s"
         _finish_gain_panel(ax, link + params, "total message size [B]")
     axes[0].set_ylabel("gain η = T_bulk / T_pipelined")
-    axes[-1].legend(loc="lower right", fontsize=8, title="solid: with latency\n--: eq. 4   ··: eq. 5\n●: break-even",
+    axes[-1].legend(loc="lower right", fontsize=8, title="solid: with latency\n--: Gillis eq. 4   ··: Gillis eq. 5\n●: break-even",
                        title_fontsize=7)
     fig.suptitle(f"Partitioned-communication gain, N = {threads} threads, delay model '{delay}'")
     return fig
@@ -173,7 +173,7 @@ def partitioned_vs_theta(gain: pd.DataFrame, threads: int, delay: str, sizes: li
             ax.plot(t["theta"], t["eta_eq4"], "--", color=palette[m], lw=0.8)
         _finish_gain_panel(ax, link, "partitions per thread θ")
     axes[0].set_ylabel("gain η = T_bulk / T_pipelined")
-    axes[-1].legend(loc="lower left", fontsize=8, title="total size (--: eq. 4)", title_fontsize=7)
+    axes[-1].legend(loc="lower left", fontsize=8, title="total size (--: Gillis eq. 4)", title_fontsize=7)
     fig.suptitle(f"Gain against partitions per thread, N = {threads} threads, delay model '{delay}'")
     return fig
 
@@ -237,7 +237,7 @@ def collective_grid(collective: pd.DataFrame, model_pred: pd.DataFrame, reg_pred
 
     Points: measured avg (median over runs); band: min..max over ranks (OSU -f); lines: the
     point-to-point model in paper mode (avg) and openmpi mode (completion time, compare with the top
-    of the band), and the segmented model (eq. 12, avg). Dotted verticals: a new socket or node
+    of the band), and the segmented model (study eq. 12, avg). Dotted verticals: a new socket or node
     starts to fill under that mapping.
     """
     c = collective[(collective["operation"] == operation) & (collective["size"] == size) & ~collective["outlier"]]

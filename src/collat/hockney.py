@@ -1,4 +1,4 @@
-"""Piecewise Hockney model of point-to-point latency per channel (eq. 5) and channel ratios Q (eq. 10).
+"""Piecewise Hockney model of point-to-point latency per channel (study eq. 5) and channel ratios Q (study eq. 10).
 
 T_p2p^c(m) = alpha^c_r + beta^c_r * m within regime r, the regimes separated by size
 breaks (a protocol switch: eager/rendezvous, the ORFEO intra-node drop between
@@ -44,7 +44,7 @@ def regimes(sizes: np.ndarray, breaks: list[int]) -> np.ndarray:
 
 
 def fit_channel(size: np.ndarray, latency: np.ndarray, breaks: list[int], relative: bool = False) -> list[dict]:
-    """Hockney fit (eq. 5) of one channel, one OLS line per regime."""
+    """Hockney fit (study eq. 5) of one channel, one OLS line per regime."""
     size = np.asarray(size)
     reg = regimes(size, breaks)
     rows = []
@@ -117,7 +117,7 @@ def fit_hockney(pt2pt: pd.DataFrame, channels: list[str], breaks: list[int] | No
 
 
 def t_p2p(fits: pd.DataFrame, channel, size) -> np.ndarray:
-    """Fitted point-to-point latency T_p2p^c(m) in us (eq. 5) for any sizes, vectorised.
+    """Fitted point-to-point latency T_p2p^c(m) in us (study eq. 5) for any sizes, vectorised.
 
     ``channel`` is one name or an array aligned with ``size``. Sizes outside the
     measured range use the nearest regime's line.
@@ -137,7 +137,7 @@ def t_p2p(fits: pd.DataFrame, channel, size) -> np.ndarray:
 
 
 def t_p2p_curve(fits: pd.DataFrame, channel: str):
-    """T_p2p^c(m) of one channel as a fast vectorised function of the size (eq. 5, all regimes)."""
+    """T_p2p^c(m) of one channel as a fast vectorised function of the size (study eq. 5, all regimes)."""
     f = fits[fits["channel"] == channel].sort_values("regime")
     if f.empty:
         raise KeyError(f"no Hockney fit for channel {channel!r}")
@@ -153,7 +153,7 @@ def t_p2p_curve(fits: pd.DataFrame, channel: str):
 
 
 def q_ratios(fits: pd.DataFrame, sizes) -> pd.DataFrame:
-    """Q_ij(m) = T_p2p^{c_i}(m) / T_p2p^{c_j}(m) (eq. 10) for every ordered pair of fitted channels.
+    """Q_ij(m) = T_p2p^{c_i}(m) / T_p2p^{c_j}(m) (study eq. 10) for every ordered pair of fitted channels.
 
     No channel order is assumed: Q may be below 1 (the node channel beats the
     intra-node ones from about 16 KiB on ORFEO).

@@ -1,12 +1,12 @@
-"""The point-to-point stage model of MPI_Bcast and MPI_Reduce (eq. 2-4 and 8-11 of the study).
+"""The point-to-point stage model of MPI_Bcast and MPI_Reduce (study eq. 2-4 and 8-11 of the study).
 
 A collective algorithm is a tree (:mod:`collat.trees`) laid on the machine by a mapping policy
 (:mod:`collat.placement`). Every parent talks to its children in one non-blocking fan-out (bcast)
 or fan-in (reduce), an NBFT whose receivers sit on mixed channels, costed from the NBFT
-measurements, T_NBFT^c(P, m) = gamma^c(P, m) T_p2p^c(m) (eq. 4, 7), i.e. the nbft stage's line
-alpha + beta (P - 1) (eq. 6). Mixed channels (:func:`fanout_costs`): the paper mode folds the
-children on lower channels onto the highest one with eq. 11 (Q from the point-to-point latencies,
-eq. 10); the openmpi mode adds every receiver's per-message gap (the NBFT slope of its channel)
+measurements, T_NBFT^c(P, m) = gamma^c(P, m) T_p2p^c(m) (study eq. 4, 7), i.e. the nbft stage's line
+alpha + beta (P - 1) (study eq. 6). Mixed channels (:func:`fanout_costs`): the paper mode folds the
+children on lower channels onto the highest one with study eq. 11 (Q from the point-to-point latencies,
+study eq. 10); the openmpi mode adds every receiver's per-message gap (the NBFT slope of its channel)
 to the longest single-channel tail.
 
 Two ways to add the fan-outs up:
@@ -16,7 +16,7 @@ Two ways to add the fan-outs up:
   path (for a reduce the same path read upward: a parent finishes its fan-in when its slowest
   child subtree is done). Per-rank times give the OSU average (bcast: arrival + own fan-out;
   reduce: own subtree).
-* ``staged`` (mode ``paper``, eq. 2-3): level-synchronous stages, stage time = the slowest fan-out
+* ``staged`` (mode ``paper``, study eq. 2-3): level-synchronous stages, stage time = the slowest fan-out
   of the stage, n_s segments pipelined through the L levels in L + n_s - 1 stages.
 
 The tree census (children per parent per channel) does not depend on the message size, so every
@@ -42,8 +42,8 @@ from .placement import LEVELS, channel_codes, place_arrays
 class ChannelCosts:
     """What one fan-out costs on each channel, at a list of sizes (arrays over [K channels, S sizes]).
 
-    ``p2p[k, s]`` = T_p2p^k(size_s) (eq. 5); ``alpha``, ``beta``: the NBFT line of channel k
-    (eq. 6), T_NBFT^k(n + 1, m) = alpha + beta n for n receivers. ``table`` (given as [K, S, n])
+    ``p2p[k, s]`` = T_p2p^k(size_s) (study eq. 5); ``alpha``, ``beta``: the NBFT line of channel k
+    (study eq. 6), T_NBFT^k(n + 1, m) = alpha + beta n for n receivers. ``table`` (given as [K, S, n])
     holds T_NBFT^k with n receivers as measured (median over runs, interpolated over the measured P)
     up to the largest measured NBFT, the line beyond, 0 for n = 0; it is kept as
     ``table_by_receivers`` [K, n, S] so that the rows of one receiver count are contiguous.
@@ -125,15 +125,15 @@ class ChannelCosts:
 def fanout_costs(counts: np.ndarray, costs: ChannelCosts, mode: str = "openmpi") -> np.ndarray:
     """Cost in us of each parent's fan-out, [n_parents, S], from its children per channel [n_parents, K].
 
-    ``paper`` (eq. 11 as the study coded it): c_max = the highest channel in config order,
-    N_eq = N_max + sum_j floor(N_j / Q_max,j) with Q = T_p2p(c_max) / T_p2p(c_j) (eq. 10), cost =
+    ``paper`` (study eq. 11 as the study coded it): c_max = the highest channel in config order,
+    N_eq = N_max + sum_j floor(N_j / Q_max,j) with Q = T_p2p(c_max) / T_p2p(c_j) (study eq. 10), cost =
     the NBFT line of c_max with N_eq receivers.
 
     ``openmpi``: the parent issues its sends one after another, so every receiver on channel c costs
     that channel's per-receiver gap beta_c (the NBFT slope), and the fan-out ends with the longest
     remaining tail of one channel: cost = sum_c beta_c N_c + max_c [T_NBFT^c(N_c) - beta_c N_c]
-    (one channel alone: exactly its NBFT; eq. 11 with Q_max,j = beta_max / beta_j taken from the NBFT
-    instead of the latency ratio), never below one message on the slowest channel present (eq. 1).
+    (one channel alone: exactly its NBFT; study eq. 11 with Q_max,j = beta_max / beta_j taken from the NBFT
+    instead of the latency ratio), never below one message on the slowest channel present (study eq. 1).
     T_NBFT^c comes from the measured table (measured where measured) when present, else the line.
     """
     counts = np.asarray(counts)
@@ -277,7 +277,7 @@ def rank_times(parent: np.ndarray, w: np.ndarray, operation: str, levels: list[n
 
 
 def staged_forest(forest: Forest, w: np.ndarray, segments: int = 1) -> np.ndarray:
-    """Eq. 2-3 for every tree of a forest, [T, S]: level-synchronous stages, n_s segments pipelined.
+    """Study study eq. 2-3 for every tree of a forest, [T, S]: level-synchronous stages, n_s segments pipelined.
 
     Stage i (0-based, i < L + n_s - 1) runs the fan-outs of levels max(0, i - n_s + 1) .. min(i, L - 1)
     concurrently and lasts as long as the slowest of them; ``w`` holds every node's fan-out cost at
@@ -300,7 +300,7 @@ def staged_forest(forest: Forest, w: np.ndarray, segments: int = 1) -> np.ndarra
 
 
 def staged(parent: np.ndarray, w: np.ndarray, segments: int = 1) -> np.ndarray:
-    """Eq. 2-3 for one tree ([S]); see :func:`staged_forest`."""
+    """Study study eq. 2-3 for one tree ([S]); see :func:`staged_forest`."""
     return staged_forest(Forest([np.asarray(parent)]), w, segments)[0]
 
 
@@ -436,7 +436,7 @@ def evaluate(forest: Forest, counts: np.ndarray, costs: ChannelCosts, operation:
     """(completion [T, S], mean rank time [T, S] or None) of every tree of a forest.
 
     ``openmpi``: critical path and per-rank times, with the shared links of ``contention``
-    (:func:`shared_link`); ``paper``: eq. 2-3 stages (avg only, with the fan-out costs divided by
+    (:func:`shared_link`); ``paper``: study eq. 2-3 stages (avg only, with the fan-out costs divided by
     n_s, see :func:`predict_curve`).
     """
     if mode == "paper":

@@ -1,4 +1,4 @@
-"""NBFT latency lines (eq. 6) and parallelisation factors gamma(P, m) (eq. 4, 7).
+"""NBFT latency lines (study eq. 6) and parallelisation factors gamma(P, m) (study eq. 4, 7).
 
 ``avg`` and ``max`` are different quantities (OSU: mean over ranks of each rank's
 time vs. the slowest rank); both are fitted and kept apart in the column ``target``.
@@ -21,18 +21,18 @@ GAMMA_COLUMNS = ["operation", "channel", "P", "size", "target", "gamma", "t_nbft
 
 
 def nbft_line(P: np.ndarray, latency: np.ndarray) -> dict:
-    """Fit T_NBFT^{c,m}(P) = alpha + beta (P - 1) (eq. 6)."""
+    """Fit T_NBFT^{c,m}(P) = alpha + beta (P - 1) (study eq. 6)."""
     return ols_line(np.asarray(P, dtype=float) - 1.0, latency)
 
 
 def gamma_hat(t_nbft, t_p2p_m):
-    """gamma^c(P, m) = T_NBFT^{c,m}(P) / T_p2p^c(m) (eq. 7)."""
+    """gamma^c(P, m) = T_NBFT^{c,m}(P) / T_p2p^c(m) (study eq. 7)."""
     return np.asarray(t_nbft, dtype=float) / np.asarray(t_p2p_m, dtype=float)
 
 
 def nbft_factors(nbft: pd.DataFrame, hockney: pd.DataFrame, targets=("avg", "max"),
                  min_r2: float = 0.9) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Fit eq. 6 per (operation, channel, size, target) and return (fits, gamma table)."""
+    """Fit study eq. 6 per (operation, channel, size, target) and return (fits, gamma table)."""
     data = nbft[~nbft["outlier"]]
     fits, gammas = [], []
     fitted_channels = set(hockney["channel"])

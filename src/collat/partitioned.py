@@ -2,26 +2,26 @@
 
 Units throughout: message and partition sizes in bytes, times in microseconds, bandwidth in
 GB/s (10^9 B/s = 1000 B/us), delay rates gamma in us/MB with MB = 10^6 B (the paper's unit:
-``gamma * beta`` in eq. 4 is then ``gamma * beta / 1000``, dimensionless).
+``gamma * beta`` in Gillis eq. 4 is then ``gamma * beta / 1000``, dimensionless).
 
 Vocabulary: ``threads`` is the paper's N, ``theta`` the partitions per thread, the number of
 partitions is ``N * theta``; ``size`` is always the *total* message (all partitions), as on the
 x axis of the paper's figures, and ``partition_size = size / (N * theta)``.
 
-The paper has one formula for large messages (eq. 4, latency neglected) and one for small
-messages (eq. 5, delay neglected). :func:`gain` covers both: every message costs the link's
+The paper has one formula for large messages (Gillis eq. 4, latency neglected) and one for small
+messages (Gillis eq. 5, delay neglected). :func:`gain` covers both: every message costs the link's
 point-to-point time ``t(m)`` (Hockney ``alpha + m / beta`` or any measured/fitted curve). The
 bulk send is one message of the whole buffer after the last partition is ready; the pipelined
 send issues ``N * theta`` messages one after another on the same link, and the first
-``N * theta - 1`` of them overlap with the delay ``D = gamma * S_part`` (eq. 8) between the first
+``N * theta - 1`` of them overlap with the delay ``D = gamma * S_part`` (Gillis eq. 8) between the first
 and the last partition becoming ready::
 
-    T_b = t(N theta S)                                                  (eq. 2 with latency)
-    T_p = max{(N theta - 1) t(S) - gamma S, 0} + t(S)                   (eq. 3 with latency)
+    T_b = t(N theta S)                                                  (Gillis eq. 2 with latency)
+    T_p = max{(N theta - 1) t(S) - gamma S, 0} + t(S)                   (Gillis eq. 3 with latency)
     eta = T_b / T_p
 
-With ``t(m) = m / beta`` (no latency) this is eq. 4 exactly; with ``gamma = 0`` and
-``t(m) = alpha`` (no bandwidth term, i.e. small messages) it is eq. 5 exactly. For the
+With ``t(m) = m / beta`` (no latency) this is Gillis eq. 4 exactly; with ``gamma = 0`` and
+``t(m) = alpha`` (no bandwidth term, i.e. small messages) it is Gillis eq. 5 exactly. For the
 Hockney link the break-even partition size (eta = 1) has a closed form,
 ``S* = (N theta - 1) alpha / gamma`` (:func:`crossover_hockney`): below it the extra latencies
 cost more than the delay hides.
@@ -51,22 +51,22 @@ def bandwidth_bytes_per_us(bandwidth_GBps):
 
 
 def computation_rate(ai, ci, frequency_GHz, flops_per_cycle=8.0):
-    """Average computation rate mu in us/MB (Appendix A, eq. 6): mu = (AI / CI) / (flops_per_cycle * F).
+    """Average computation rate mu in us/MB (Appendix A, Gillis eq. 6): mu = (AI / CI) / (flops_per_cycle * F).
 
     AI is the arithmetic intensity (flop/B of memory used), CI the communication intensity (bytes
-    sent per byte of memory used); F in GHz. The paper writes the 8 flops per cycle into eq. 6.
+    sent per byte of memory used); F in GHz. The paper writes the 8 flops per cycle into Gillis eq. 6.
     """
     seconds_per_byte = (np.asarray(ai, float) / np.asarray(ci, float)) / (flops_per_cycle * np.asarray(frequency_GHz, float) * 1e9)
     return seconds_per_byte * 1e6 * MB
 
 
 def noise(eps, delta):
-    """Relative standard deviation of one partition's computation time, sigma = (eps + delta) / 2 (eq. 7)."""
+    """Relative standard deviation of one partition's computation time, sigma = (eps + delta) / 2 (Gillis eq. 7)."""
     return (np.asarray(eps, float) + np.asarray(delta, float)) / 2.0
 
 
 def delay_rate(mu, theta, eps, delta):
-    """Delay rate gamma_theta in the unit of mu (Appendix A, eq. 9).
+    """Delay rate gamma_theta in the unit of mu (Appendix A, Gillis eq. 9).
 
     gamma_theta = mu * (theta + (eps + delta) / 2 * (sqrt(theta) + 1) - 1): the last of a thread's
     theta partitions is ready after mu S (theta + sqrt(theta) sigma), the first after mu S (1 - sigma).
@@ -76,30 +76,30 @@ def delay_rate(mu, theta, eps, delta):
 
 
 def delay(gamma, partition_size):
-    """Delay D = gamma_theta * S_part in us (eq. 8), gamma in us/MB, S_part in bytes."""
+    """Delay D = gamma_theta * S_part in us (Gillis eq. 8), gamma in us/MB, S_part in bytes."""
     return np.asarray(gamma, float) * np.asarray(partition_size, float) / MB
 
 
 def t_bulk(partition_size, n_partitions, bandwidth_GBps):
-    """Bulk (thread-synchronised) communication time in us, latency neglected (eq. 2)."""
+    """Bulk (thread-synchronised) communication time in us, latency neglected (Gillis eq. 2)."""
     return np.asarray(n_partitions, float) * np.asarray(partition_size, float) / bandwidth_bytes_per_us(bandwidth_GBps)
 
 
 def t_pipelined(partition_size, n_partitions, bandwidth_GBps, delay_us):
-    """Pipelined communication time in us, latency neglected (eq. 3)."""
+    """Pipelined communication time in us, latency neglected (Gillis eq. 3)."""
     one = np.asarray(partition_size, float) / bandwidth_bytes_per_us(bandwidth_GBps)
     return np.maximum((np.asarray(n_partitions, float) - 1.0) * one - np.asarray(delay_us, float), 0.0) + one
 
 
 def gain_large(threads, theta, gamma, bandwidth_GBps):
-    """Large-message gain eta = N theta / max{N theta - gamma_theta beta, 1} (eq. 4); gamma in us/MB, beta in GB/s."""
+    """Large-message gain eta = N theta / max{N theta - gamma_theta beta, 1} (Gillis eq. 4); gamma in us/MB, beta in GB/s."""
     parts = np.asarray(threads, float) * np.asarray(theta, float)
     gamma_beta = np.asarray(gamma, float) / MB * bandwidth_bytes_per_us(bandwidth_GBps)
     return parts / np.maximum(parts - gamma_beta, 1.0)
 
 
 def gain_small(threads, theta):
-    """Small-message gain eta = 1 / (N theta) (eq. 5): latency only, delay neglected."""
+    """Small-message gain eta = 1 / (N theta) (Gillis eq. 5): latency only, delay neglected."""
     return 1.0 / (np.asarray(threads, float) * np.asarray(theta, float))
 
 
@@ -165,7 +165,7 @@ def crossover(threads, theta, gamma, t_message, size_min=1.0, size_max=2.0**40, 
 # --------------------------------------------------------------------------- published numbers
 
 def workload_gamma(workload: dict, theta, cpu: dict):
-    """gamma_theta (us/MB) of a config workload: either a fixed ``gamma`` or AI/CI/delta/eps via eq. 6 and 9."""
+    """gamma_theta (us/MB) of a config workload: either a fixed ``gamma`` or AI/CI/delta/eps via Gillis eq. 6 and 9."""
     if "gamma" in workload:
         return np.broadcast_to(np.asarray(number(workload["gamma"]), float), np.shape(theta)).astype(float)
     mu = computation_rate(number(workload["ai"]), number(workload["ci"]), cpu["frequency_GHz"], cpu["flops_per_cycle"])
@@ -192,11 +192,11 @@ PAPER_COLUMNS = ["case", "quantity", "theta", "threads", "bandwidth_GBps", "gamm
                  "rel_diff", "kind", "agrees_4_digits", "note"]
 
 
-def paper_numbers(cases: list[dict], workloads: dict, cpu: dict) -> pd.DataFrame:
-    """Evaluate every published case of config ``partitioned.paper`` (eq. 4, 6, 9; crossover).
+def gillis_numbers(cases: list[dict], workloads: dict, cpu: dict) -> pd.DataFrame:
+    """Evaluate every published case of config ``partitioned.gillis_numbers`` (Gillis eq. 4, 6, 9; crossover).
 
     Each case names its ``quantity`` (gamma, eta, or crossover_size) and either a ``workload``
-    (gamma from eq. 6 and 9) or a fixed ``gamma``; eta needs ``threads`` and ``bandwidth_GBps``,
+    (gamma from Gillis eq. 6 and 9) or a fixed ``gamma``; eta needs ``threads`` and ``bandwidth_GBps``,
     the crossover also ``latency_us``. ``kind`` is ``model`` for numbers the paper computed from
     its formulas and ``measured`` for what it measured (compared, never expected to agree).
     """
@@ -263,7 +263,7 @@ def links(config_links: dict, hockney: pd.DataFrame | None, channels: list[str],
 
 def gain_grid(link_table: dict, workloads: dict, cpu: dict, threads: list[int], thetas: list[int],
               sizes: np.ndarray) -> pd.DataFrame:
-    """eta (unified), eq. 4 and eq. 5 for every link x delay x threads x theta x size."""
+    """eta (unified), Gillis eq. 4 and Gillis eq. 5 for every link x delay x threads x theta x size."""
     frames = []
     n, th, m = (a.ravel() for a in np.meshgrid(np.asarray(threads, float), np.asarray(thetas, float),
                                                 np.asarray(sizes, float), indexing="ij"))

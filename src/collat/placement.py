@@ -104,7 +104,7 @@ def active_units(P, mapping: str, machine: dict) -> np.ndarray:
 
     map-by core: active sockets, ceil(P / cores_per_socket); map-by socket: active nodes,
     ceil(P / cores per node); map-by node: 1 (ranks are spread over every node from the start).
-    These are the bins of the segmented regression (eq. 12).
+    These are the bins of the segmented regression (study eq. 12).
     """
     P = np.asarray(P)
     level = FILL_LEVEL[mapping]

@@ -1,8 +1,8 @@
-"""Segmented linear regression of collective latency against P (eq. 12) with honest validation.
+"""Segmented linear regression of collective latency against P (study eq. 12) with honest validation.
 
 For one (operation, algorithm, mapping, size, target)::
 
-    T(P) = b0 + b1 x + sum_i (b2_i z_i + b3_i x z_i)                               (eq. 12)
+    T(P) = b0 + b1 x + sum_i (b2_i z_i + b3_i x z_i)                               (study eq. 12)
 
 ``z_i`` is the dummy of bin i = the number of active units of the level the mapping fills one
 after another (sockets under map-by core, nodes under map-by socket, none under map-by node;
@@ -32,7 +32,7 @@ FORMS = ("P", "log2P", "log2P+P")
 
 
 def design(P, bins, form: str, n_bins: int | None = None, lowest: int | None = None) -> tuple[np.ndarray, list[str]]:
-    """The design matrix of eq. 12 and its column names: const, [log2P], x, then z[k] and x:z[k]
+    """The design matrix of study eq. 12 and its column names: const, [log2P], x, then z[k] and x:z[k]
     for bins k above the lowest (up to ``n_bins``).
 
     ``bins`` holds the bin (active units, 1-based) of each row; columns are named by the bin's
@@ -61,7 +61,7 @@ def design(P, bins, form: str, n_bins: int | None = None, lowest: int | None = N
 
 
 def fit(P, y, bins, form: str) -> dict:
-    """OLS fit of eq. 12 (statsmodels): coefficients, standard errors, covariance, R², adjusted R²."""
+    """OLS fit of study eq. 12 (statsmodels): coefficients, standard errors, covariance, R², adjusted R²."""
     X, names = design(P, bins, form)
     res = sm.OLS(np.asarray(y, float), X).fit()
     return {"params": np.asarray(res.params), "bse": np.asarray(res.bse), "cov": np.asarray(res.cov_params()),
@@ -154,7 +154,7 @@ def form_of(forms: list[dict], operation: str, algorithm: int) -> str:
 
 
 def segmented_models(collective: pd.DataFrame, machine: dict, options: dict, paper_cleaning: dict | None):
-    """Fit eq. 12 for every (operation, algorithm, mapping, size) x target x cleaning.
+    """Fit study eq. 12 for every (operation, algorithm, mapping, size) x target x cleaning.
 
     Returns (scores, coefficients, predictions). ``options`` is config ``regression``; the
     ``paper`` cleaning is scored only at its size (see :func:`collat.quality.cleaning_mask`).

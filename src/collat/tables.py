@@ -1,7 +1,7 @@
 """The study's R² tables (Tables 1-4) regenerated beside the published values, and the summary.
 
 A table row is one (algorithm, mapping): the published R² (config ``paper.tables``), ours with
-the paper's own recipe (point-to-point tables: the ``paper`` mode; segmented tables: eq. 12; both
+the paper's own recipe (point-to-point tables: the ``paper`` mode; segmented tables: study eq. 12; both
 on the ``paper`` cleaning at 1 B), their difference, and the extra columns a reader wants next to
 them (openmpi mode against the completion time, the max target, the cross-validated R²).
 """
@@ -119,7 +119,7 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
             continue
         g = g.dropna(subset=["r2"])
         b = g.loc[g["r2"].idxmax()]
-        out.append(f"| segmented (eq. 12) | in-sample / {target} | {cleaning} | {b['r2']:.3f} ({b['operation']} "
+        out.append(f"| segmented (study eq. 12) | in-sample / {target} | {cleaning} | {b['r2']:.3f} ({b['operation']} "
                    f"{b['algorithm_name']}, map-by {b['mapping']}) | {g['r2'].median():.3f} "
                    f"(cross-validated {g['r2_cv'].median():.3f}, extrapolated {g['r2_extrapolation'].median():.3f}) |")
     out += ["", f"## The study's tables — `{paths['tables']}`", "",

@@ -93,7 +93,7 @@ def stage_targets(stage):
             "results/regression/predictions.parquet",
         ],
         "partitioned": [
-            "results/partitioned/paper_numbers.csv",
+            "results/partitioned/gillis_numbers.csv",
             "results/partitioned/gain.parquet",
             "results/partitioned/crossover.csv",
             "results/figures/partitioned/gain_vs_size.png",

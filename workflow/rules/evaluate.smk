@@ -16,6 +16,8 @@ rule evaluate_tables:
         size=config["evaluate"]["size"],
     log:
         "logs/evaluate/tables.log",
+    benchmark:
+        "benchmarks/rules/evaluate/tables.tsv",
     conda:
         "../envs/collat.yaml"
     script:
@@ -36,6 +38,8 @@ rule evaluate_summary:
         setting=config["evaluate"]["summary_crossover"],
     log:
         "logs/evaluate/summary.log",
+    benchmark:
+        "benchmarks/rules/evaluate/summary.tsv",
     conda:
         "../envs/collat.yaml"
     script:

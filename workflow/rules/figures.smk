@@ -21,6 +21,8 @@ rule figures_collective:
         algorithms=lambda wc: config["algorithms"][wc.operation],
     log:
         "logs/figures/collective_{operation}_{size}.log",
+    benchmark:
+        "benchmarks/rules/figures/collective_{operation}_{size}.tsv",
     conda:
         "../envs/collat.yaml"
     script:
@@ -51,6 +53,8 @@ rule figures_accuracy:
         mappings=config["mappings"],
     log:
         "logs/figures/accuracy.log",
+    benchmark:
+        "benchmarks/rules/figures/accuracy.tsv",
     conda:
         "../envs/collat.yaml"
     script:

@@ -10,6 +10,8 @@ rule fetch_published:
         # the mirror is not a param: where a checksummed file came from must not trigger reruns
     log:
         "logs/fetch/{file}.log",
+    benchmark:
+        "benchmarks/rules/fetch/{file}.tsv",
     conda:
         "../envs/collat.yaml"
     localrule: True
@@ -28,6 +30,8 @@ rule ingest_published:
         vocab=VOCAB,
     log:
         "logs/ingest/published/{file}.log",
+    benchmark:
+        "benchmarks/rules/ingest/published/{file}.tsv",
     conda:
         "../envs/collat.yaml"
     script:
@@ -47,6 +51,8 @@ rule ingest_raw:
         vocab=VOCAB,
     log:
         "logs/ingest/raw/{log}.log",
+    benchmark:
+        "benchmarks/rules/ingest/raw/{log}.tsv",
     conda:
         "../envs/collat.yaml"
     script:
@@ -65,6 +71,8 @@ rule tidy:
         outliers=config["quality"]["outliers"],
     log:
         "logs/ingest/tidy.log",
+    benchmark:
+        "benchmarks/rules/ingest/tidy.tsv",
     conda:
         "../envs/collat.yaml"
     script:

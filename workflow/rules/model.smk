@@ -21,6 +21,8 @@ rule model_predict:
         config={key: config[key] for key in ("machine", "channels", "mappings", "algorithms", "pt2pt", "paper", "model")},
     log:
         "logs/model/predict.log",
+    benchmark:
+        "benchmarks/rules/model/predict.tsv",
     conda:
         "../envs/collat.yaml"
     script:

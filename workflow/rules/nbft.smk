@@ -13,6 +13,8 @@ rule nbft_gamma:
         min_r2=config["nbft"]["min_r2"],
     log:
         "logs/nbft/gamma.log",
+    benchmark:
+        "benchmarks/rules/nbft/gamma.tsv",
     conda:
         "../envs/collat.yaml"
     script:
@@ -31,6 +33,8 @@ rule nbft_figures:
         channels=config["channels"],
     log:
         "logs/nbft/figures.log",
+    benchmark:
+        "benchmarks/rules/nbft/figures.tsv",
     conda:
         "../envs/collat.yaml"
     script:

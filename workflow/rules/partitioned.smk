@@ -3,23 +3,25 @@
 # and for the channels measured by the pt2pt stage.
 
 
-rule partitioned_paper:
+rule partitioned_gillis:
     output:
         report(
-            "results/partitioned/paper_numbers.csv",
+            "results/partitioned/gillis_numbers.csv",
             category="5. Partitioned communication",
-            caption="../report/partitioned_paper.rst",
+            caption="../report/partitioned_gillis.rst",
         ),
     params:
-        cases=config["partitioned"]["paper"],
+        cases=config["partitioned"]["gillis_numbers"],
         workloads=config["partitioned"]["workloads"],
         cpu=config["partitioned"]["cpu"],
     log:
-        "logs/partitioned/paper.log",
+        "logs/partitioned/gillis.log",
+    benchmark:
+        "benchmarks/rules/partitioned/gillis.tsv",
     conda:
         "../envs/collat.yaml"
     script:
-        "../scripts/partitioned_paper.py"
+        "../scripts/partitioned_gillis.py"
 
 
 rule partitioned_gain:
@@ -43,6 +45,8 @@ rule partitioned_gain:
         size_exponents=config["partitioned"]["size_exponents"],
     log:
         "logs/partitioned/gain.log",
+    benchmark:
+        "benchmarks/rules/partitioned/gain.tsv",
     conda:
         "../envs/collat.yaml"
     script:
@@ -74,6 +78,8 @@ rule partitioned_figures:
         figure=config["partitioned"]["figure"],
     log:
         "logs/partitioned/figures.log",
+    benchmark:
+        "benchmarks/rules/partitioned/figures.tsv",
     conda:
         "../envs/collat.yaml"
     script:

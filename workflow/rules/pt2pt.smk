@@ -13,6 +13,8 @@ rule pt2pt_hockney:
         options=config["pt2pt"],
     log:
         "logs/pt2pt/hockney.log",
+    benchmark:
+        "benchmarks/rules/pt2pt/hockney.tsv",
     conda:
         "../envs/collat.yaml"
     script:
@@ -36,6 +38,8 @@ rule pt2pt_figures:
         machine=config["machine"]["name"],
     log:
         "logs/pt2pt/figures.log",
+    benchmark:
+        "benchmarks/rules/pt2pt/figures.tsv",
     conda:
         "../envs/collat.yaml"
     script:

@@ -23,6 +23,8 @@ rule regression_fit:
         paper_cleaning=config["paper"]["cleaning"],
     log:
         "logs/regression/fit.log",
+    benchmark:
+        "benchmarks/rules/regression/fit.tsv",
     conda:
         "../envs/collat.yaml"
     script:

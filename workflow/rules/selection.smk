@@ -20,6 +20,8 @@ rule selection:
         mappings=config["mappings"],
     log:
         "logs/selection/selection.log",
+    benchmark:
+        "benchmarks/rules/selection/selection.tsv",
     conda:
         "../envs/collat.yaml"
     script:
@@ -41,6 +43,8 @@ rule selection_figures:
         algorithms=config["algorithms"],
     log:
         "logs/selection/figures.log",
+    benchmark:
+        "benchmarks/rules/selection/figures.tsv",
     conda:
         "../envs/collat.yaml"
     script:

@@ -1,12 +1,12 @@
 """The partitioned-communication paper's published numbers, recomputed from config parameters."""
 
-from collat.partitioned import paper_numbers
+from collat.partitioned import gillis_numbers
 from collat.runner import setup_log
 from collat.tidy import atomic_write
 
 log = setup_log(snakemake.log)
 p = snakemake.params
-table = paper_numbers(p.cases, p.workloads, p.cpu)
+table = gillis_numbers(p.cases, p.workloads, p.cpu)
 atomic_write(snakemake.output[0], lambda tmp: table.to_csv(tmp, index=False))
 model = table[table["kind"] == "model"]
 log.info("%d published numbers, %d of the %d model numbers agree to 4 significant digits",
