@@ -93,7 +93,7 @@ def gamma_heatmaps(gamma: pd.DataFrame, operation: str, channels: list[str]):
                 continue
             mesh = ax.pcolormesh(np.arange(piv.shape[1] + 1), np.arange(piv.shape[0] + 1),
                                  piv.to_numpy(), norm=norm, cmap="viridis", shading="flat")
-            xt = np.linspace(0, piv.shape[1] - 1, min(6, piv.shape[1])).astype(int)
+            xt = _round_ticks(piv.columns.to_numpy())
             ax.set_xticks(xt + 0.5, piv.columns[xt])
             yt = np.arange(0, piv.shape[0], 4)
             ax.set_yticks(yt + 0.5, [f"{int(s)}" for s in piv.index[yt]])
@@ -102,9 +102,19 @@ def gamma_heatmaps(gamma: pd.DataFrame, operation: str, channels: list[str]):
                 ax.set_ylabel("message size [B]")
             ax.set_title(f"{ch} channel, {target}")
     fig.colorbar(mesh, ax=axes, label="γ̂(P, m) = T_NBFT / T_p2p [1]", shrink=0.8)
-    fig.text(0.01, 0.0, "white: P not measured or every row at that P flagged as outlier", fontsize=8)
+    fig.supxlabel("white: P not measured, or every row at that P flagged as an outlier", fontsize=8, x=0.01,
+                  ha="left")
     fig.suptitle(f"NBFT parallelisation factor, {operation} (study eq. 7)")
     return fig
+
+
+def _round_ticks(values: np.ndarray, most: int = 6) -> np.ndarray:
+    """Positions of round values (multiples of a power of two, plus the first) among sorted ``values``."""
+    step = 1
+    while len(values) and values[-1] // step > most:
+        step *= 2
+    pos = [0] + [i for i, v in enumerate(values) if v % step == 0 and v >= values[0] + step // 2]
+    return np.array(sorted(set(pos)), dtype=int)
 
 
 def _link_order(gain: pd.DataFrame) -> list[str]:
@@ -153,8 +163,15 @@ def partitioned_vs_size(gain: pd.DataFrame, crossover: pd.DataFrame, threads: in
         params = "" if d.empty else f"\nα = {d['alpha_us'].iloc[0]:.2f} µs, β = {d['bandwidth_GBps'].iloc[0]:.1f} GB/s"
         _finish_gain_panel(ax, link + params, "total message size [B]")
     axes[0].set_ylabel("gain η = T_bulk / T_pipelined")
-    axes[-1].legend(loc="lower right", fontsize=8, title="solid: with latency\n--: Gillis eq. 4   ··: Gillis eq. 5\n●: break-even",
-                       title_fontsize=7)
+    from matplotlib.lines import Line2D
+
+    grey = "#555555"
+    handles = [Line2D([], [], color=palette[th], lw=2) for th in thetas] + [
+        Line2D([], [], color=grey, lw=1.6, ls="-"), Line2D([], [], color=grey, lw=0.9, ls="--"),
+        Line2D([], [], color=grey, lw=0.9, ls=":"), Line2D([], [], color=grey, marker="o", mec="k", ls="")]
+    labels = [f"θ = {th} partitions per thread" for th in thetas] + [
+        "with latency and delay (unified)", "Gillis eq. 4 (no latency)", "Gillis eq. 5 (no delay)", "break-even, η = 1"]
+    fig.legend(handles, labels, loc="outside lower center", ncol=4, fontsize=9)
     fig.suptitle(f"Partitioned-communication gain, N = {threads} threads, delay model '{delay}'")
     return fig
 
@@ -173,7 +190,12 @@ def partitioned_vs_theta(gain: pd.DataFrame, threads: int, delay: str, sizes: li
             ax.plot(t["theta"], t["eta_eq4"], "--", color=palette[m], lw=0.8)
         _finish_gain_panel(ax, link, "partitions per thread θ")
     axes[0].set_ylabel("gain η = T_bulk / T_pipelined")
-    axes[-1].legend(loc="lower left", fontsize=8, title="total size (--: Gillis eq. 4)", title_fontsize=7)
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=palette[m], marker="o", ms=4, lw=1.4) for m in sizes] + [
+        Line2D([], [], color="#555555", lw=0.9, ls="--")]
+    labels = [f"total {_bytes(m)}" for m in sizes] + ["Gillis eq. 4 (no latency)"]
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=9)
     fig.suptitle(f"Gain against partitions per thread, N = {threads} threads, delay model '{delay}'")
     return fig
 
@@ -266,7 +288,7 @@ def collective_grid(collective: pd.DataFrame, model_pred: pd.DataFrame, reg_pred
                          & (reg_pred["target"] == "avg") & (reg_pred["run"] == -1)].sort_values("P")
             if len(r):
                 ax.plot(r["P"], _positive(r["predicted"]), "--", lw=1.3, color=MODEL_COLOURS["segmented"],
-                        label="segmented linear model (avg; gaps: fit <= 0)")
+                        label="segmented linear model (avg; not drawn where the fit is ≤ 0)")
             for b in boundaries.get(mapping, []):
                 ax.axvline(b, ls=":", lw=0.8, color="grey")
             ax.set_yscale("log")
@@ -309,21 +331,32 @@ def r2_heatmaps(model_scores: pd.DataFrame, regression_scores: pd.DataFrame, ope
         panels.append((f"segmented, {target}, in-sample", g, "r2"))
         panels.append((f"segmented, {target}, 5-fold CV", g, "r2_cv"))
     names = {a["id"]: f"{a['name']} ({a['id']})" for a in algorithms}
-    fig, axes = plt.subplots(1, len(panels), figsize=(2.9 * len(panels), 3.4), squeeze=False, layout="constrained")
-    for ax, (title, g, col) in zip(axes[0], panels):
+    ncols = min(4, len(panels))
+    nrows = -(-len(panels) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols + 1.2, 3.3 * nrows), squeeze=False,
+                             layout="constrained")
+    flat = axes.ravel()
+    for k, (ax, (title, g, col)) in enumerate(zip(flat, panels)):
         pivot = g.pivot_table(index="algorithm", columns="mapping", values=col, dropna=False)
         rows = [a["id"] for a in algorithms if a["id"] in set(ms["algorithm"]) | set(rs["algorithm"])]
         pivot = pivot.reindex(index=rows, columns=mappings)  # same rows in every panel; blank = not modelled
         pivot.index = [names.get(i, str(i)) for i in pivot.index]
         annot = pivot.map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
         sns.heatmap(pivot.clip(-1, 1), vmin=-1, vmax=1, cmap="RdYlGn", annot=annot, fmt="",
-                    annot_kws={"fontsize": 7}, cbar=False, ax=ax, linewidths=0.5)
-        ax.set_title(title, fontsize=8)
-        ax.set_xlabel("mapping")
+                    annot_kws={"fontsize": 9}, cbar=False, ax=ax, linewidths=0.5)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("mapping" if k // ncols == nrows - 1 else "")
         ax.set_ylabel("")
-        ax.tick_params(axis="y", labelrotation=0)
-    fig.suptitle(f"MPI_{operation.capitalize()}: R² at {size} B, robust cleaning (colour clipped to [−1, 1]; "
-                 "numbers are the true R²)", fontsize=9)
+        ax.tick_params(axis="y", labelrotation=0, labelleft=k % ncols == 0)
+    for ax in flat[len(panels):]:
+        ax.set_axis_off()
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize
+
+    fig.colorbar(ScalarMappable(Normalize(-1, 1), cmap="RdYlGn"), ax=axes, shrink=0.7,
+                 label="R² (colour clipped to [−1, 1]; the numbers are the true R²)")
+    fig.suptitle(f"MPI_{operation.capitalize()}: R² at {size} B, robust cleaning; blank: not modelled or not measured",
+                 fontsize=10)
     return fig
 
 
@@ -389,7 +422,8 @@ def best_algorithm_maps(cells: pd.DataFrame, operation: str, mappings: list[str]
                 ax.set_xlabel("processes P")
     from matplotlib.patches import Patch
 
-    fig.legend([Patch(color=colours[code[a]]) for a in ids], [names.get(a, str(a)) for a in ids],
-               loc="outside lower center", ncol=len(ids), fontsize=8)
+    handles = [Patch(color=colours[code[a]]) for a in ids] + [Patch(facecolor="white", edgecolor="grey")]
+    labels = [names.get(a, str(a)) for a in ids] + ["not every forced algorithm measured (not scored)"]
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 4), fontsize=8)
     fig.suptitle(f"MPI_{operation.capitalize()}: fastest algorithm over (P, size)", fontsize=10)
     return fig
