@@ -27,7 +27,8 @@ rule nbft_figures:
     output:
         png=report("results/figures/nbft/gamma_heatmaps.png", category="3. NBFT", caption="../report/gamma_heatmaps.rst"),
         pdf="results/figures/nbft/gamma_heatmaps.pdf",
-        reduce_png="results/figures/nbft/gamma_heatmaps_reduce.png",
+        reduce_png=report("results/figures/nbft/gamma_heatmaps_reduce.png", category="3. NBFT",
+                          caption="../report/gamma_heatmaps.rst"),
         reduce_pdf="results/figures/nbft/gamma_heatmaps_reduce.pdf",
     params:
         channels=config["channels"],
