@@ -92,7 +92,7 @@ def gamma_heatmaps(gamma: pd.DataFrame, operation: str, channels: list[str]):
                 ax.set_axis_off()
                 continue
             mesh = ax.pcolormesh(np.arange(piv.shape[1] + 1), np.arange(piv.shape[0] + 1),
-                                 piv.to_numpy(), norm=norm, cmap="viridis", shading="flat")
+                                 piv.to_numpy(), norm=norm, cmap="viridis", shading="flat", rasterized=True)
             xt = _round_ticks(piv.columns.to_numpy())
             ax.set_xticks(xt + 0.5, piv.columns[xt])
             yt = np.arange(0, piv.shape[0], 4)
@@ -413,7 +413,7 @@ def best_algorithm_maps(cells: pd.DataFrame, operation: str, mappings: list[str]
             grid = d.pivot_table(index="size", columns="P", values=col, aggfunc="first")
             values = grid.apply(lambda s: s.map(code)).to_numpy(dtype=float)
             ax.pcolormesh(_edges(grid.columns.to_numpy(float)), _edges(grid.index.to_numpy(float)),
-                          np.ma.masked_invalid(values), cmap=cmap, norm=norm, shading="flat")
+                          np.ma.masked_invalid(values), cmap=cmap, norm=norm, shading="flat", rasterized=True)
             ax.set_yscale("log", base=2)
             ax.set_title(f"--map-by {mapping}: {title}", fontsize=9)
             if j == 0:

@@ -12,7 +12,6 @@ import itertools
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 
 FIT_COLUMNS = ["channel", "regime", "size_min", "size_max", "alpha_us", "alpha_se", "beta_us_per_byte",
                "beta_se", "bandwidth_GBps", "r2", "n"]
@@ -29,8 +28,10 @@ def ols_line(x: np.ndarray, y: np.ndarray, relative: bool = False) -> dict:
     y = np.asarray(y, dtype=float)
     if len(np.unique(x)) < 2:
         raise ValueError("a line needs at least two distinct x values")
-    X = sm.add_constant(x, has_constant="add")
-    res = sm.WLS(y, X, weights=1.0 / np.maximum(y, 1e-12) ** 2).fit() if relative else sm.OLS(y, X).fit()
+    from statsmodels.regression.linear_model import OLS, WLS  # here: the figure jobs import this module too
+
+    X = np.column_stack([np.ones(len(x)), x])
+    res = WLS(y, X, weights=1.0 / np.maximum(y, 1e-12) ** 2).fit() if relative else OLS(y, X).fit()
     a, b = res.params
     sa, sb = res.bse
     pred = a + b * x

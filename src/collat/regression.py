@@ -131,8 +131,9 @@ def mape(measured, predicted) -> float:
     return float(np.median(np.abs(p - m) / m)) if len(m) else float("nan")
 
 
-def slopes(model: dict) -> pd.DataFrame:
-    """Per-bin slope b1 + b3_i of x with its standard error (the cost of one more process in bin i)."""
+def slopes(model: dict) -> dict[str, list]:
+    """Per-bin slope b1 + b3_i of x with its standard error (the cost of one more process in bin i):
+    columns ``term``, ``estimate``, ``se`` as lists."""
     xname = "log2P" if model["form"] == "log2P" else "P"
     names, params, cov = model["columns"], model["params"], model["cov"]
     ix = names.index(xname)
@@ -142,7 +143,7 @@ def slopes(model: dict) -> pd.DataFrame:
             var = cov[ix, ix] + cov[j, j] + 2 * cov[ix, j]
             rows.append({"term": f"slope[{c[len(xname) + 3:-1]}]", "estimate": params[ix] + params[j],
                          "se": float(np.sqrt(max(var, 0.0)))})
-    return pd.DataFrame(rows)
+    return {key: [r[key] for r in rows] for key in ("term", "estimate", "se")}
 
 
 def form_of(forms: list[dict], operation: str, algorithm: int) -> str:
@@ -168,18 +169,23 @@ def segmented_models(collective: pd.DataFrame, machine: dict, options: dict, pap
     masks = {c: cleaning_mask(collective, c, paper_cleaning) for c in options["cleanings"]}
     scores, coefs, preds = [], [], []
     keys = ["operation", "algorithm", "mapping", "size"]
-    for (op, alg, mapping, size), g in collective.groupby(keys, sort=True):
+    # plain arrays, one lookup per group (a DataFrame filter per cleaning x target costs more than the fits)
+    keep = {c: m.to_numpy(bool) for c, m in masks.items()}
+    P_all, run_all = collective["P"].to_numpy(), collective["run"].to_numpy()
+    y_all = {t: collective[t].to_numpy(float) for t in options["targets"]}
+    names = collective["algorithm_name"].to_numpy(object)
+    for (op, alg, mapping, size), rows in sorted(collective.groupby(keys, sort=True).indices.items()):
         form = form_of(options["forms"], op, alg)
-        name = g["algorithm_name"].iloc[0]
+        name = names[rows[0]]
         for cleaning in options["cleanings"]:
-            sel = g[masks[cleaning].loc[g.index]]
+            sel = rows[keep[cleaning][rows]]
             for target in options["targets"]:
-                d = sel[sel[target].notna()]
+                d = sel[np.isfinite(y_all[target][sel])]
                 ident = {"operation": op, "algorithm": int(alg), "algorithm_name": name, "mapping": mapping,
                          "size": int(size), "target": target, "cleaning": cleaning, "form": form}
-                if d.empty:
+                if d.size == 0:
                     continue
-                P, y = d["P"].to_numpy(), d[target].to_numpy(float)
+                P, y = P_all[d], y_all[target][d]
                 bins = active_units(P, mapping, machine)
                 n_params = design(P, bins, form)[0].shape[1]
                 if len(np.unique(P)) <= n_params:
@@ -195,10 +201,10 @@ def segmented_models(collective: pd.DataFrame, machine: dict, options: dict, pap
                                "n_extrapolation": int(np.isfinite(ex).sum()),
                                "mape": mape(y, fitted)})
                 sl = slopes(model)
-                coefs.append((ident, {"term": model["columns"] + sl["term"].tolist(),
-                                      "estimate": np.r_[model["params"], sl["estimate"].to_numpy()],
-                                      "se": np.r_[model["bse"], sl["se"].to_numpy()]}))
-                preds.append((ident, {"P": P, "run": d["run"].to_numpy(), "measured": y, "predicted": fitted,
+                coefs.append((ident, {"term": model["columns"] + sl["term"],
+                                      "estimate": np.r_[model["params"], sl["estimate"]],
+                                      "se": np.r_[model["bse"], sl["se"]]}))
+                preds.append((ident, {"P": P, "run": run_all[d], "measured": y, "predicted": fitted,
                                       "predicted_cv": cv, "predicted_extrapolation": ex}))
                 if cleaning == options["grid_cleaning"]:
                     nan = np.full(len(grid_P), np.nan)

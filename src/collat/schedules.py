@@ -22,6 +22,8 @@ are the caller's business (:data:`FALLBACKS` in :mod:`collat.model`).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from . import trees
@@ -151,33 +153,71 @@ def rabenseifner(P: int) -> list[Round]:
     return rounds
 
 
-BUILDERS = {
+def _cached(build):
+    """The rounds depend on P only (not on the mapping or the sizes): built and flattened once per P."""
+    return functools.lru_cache(maxsize=None)(lambda P: Schedule(build(P)))
+
+
+BUILDERS = {name: _cached(build) for name, build in {
     "split_binary": split_binary,
     "scatter_allgather": scatter_allgather,
     "scatter_ring_allgather": scatter_ring_allgather,
     "rabenseifner": rabenseifner,
-}
+}.items()}
+
+
+class Schedule(list):
+    """A list of rounds that keeps its flattened form (:func:`_compiled`) once computed."""
+
+    flat = None
+
+
+def _compiled(rounds: list[Round]):
+    """All messages of a schedule in flat arrays, with each round's slice and repeat count."""
+    if getattr(rounds, "flat", None) is not None:
+        return rounds.flat
+    blocks, i = [], 0
+    while i < len(rounds):
+        repeat = 1
+        while i + repeat < len(rounds) and rounds[i + repeat] is rounds[i]:
+            repeat += 1
+        blocks.append((rounds[i], repeat))
+        i += repeat
+    src = np.concatenate([b[0][0] for b in blocks]) if blocks else np.zeros(0, np.int64)
+    dst = np.concatenate([b[0][1] for b in blocks]) if blocks else np.zeros(0, np.int64)
+    share = np.concatenate([b[0][2] for b in blocks]) if blocks else np.zeros(0)
+    ends = np.cumsum([len(b[0][0]) for b in blocks])
+    steps = [(int(e - len(b[0][0])), int(e), b[0][3], b[1]) for b, e in zip(blocks, ends)]
+    if isinstance(rounds, Schedule):
+        rounds.flat = (src, dst, share, steps)
+    return src, dst, share, steps
 
 
 def run(rounds: list[Round], P: int, ranks, channel_index: dict, p2p_at, sizes, unpinned_channel: str = "core"):
     """(completion [S], mean rank time [S]) of a schedule on a placement.
 
     ``p2p_at(k, bytes)`` gives T_p2p of channel index k at an array of sizes (:class:`ChannelCosts`).
+    Every message is priced at once; the rounds then advance the ranks' clocks in order.
     """
     sizes = np.asarray(sizes, dtype=float)
-    clock = np.zeros((P, len(sizes)))
+    src, dst, share, steps = _compiled(rounds)
     lookup = np.array([channel_index.get(c, -1) for c in LEVELS])
-    for src, dst, share, exchange in rounds:
-        k = lookup[channel_codes(ranks, src, dst, unpinned_channel)]
-        if (k < 0).any():
-            raise ValueError("the schedule uses a channel with no point-to-point costs")
-        t = p2p_at(k, np.maximum(np.ceil(share[:, None] * sizes[None, :]), 1.0))
-        if exchange:
-            end = np.maximum(clock[src], clock[dst]) + t
-            clock[src] = end
-            clock[dst] = end
-        else:
-            end = clock[src] + t
-            clock[src] = end
-            clock[dst] = np.maximum(clock[dst], end)
+    k = lookup[channel_codes(ranks, src, dst, unpinned_channel)]
+    if (k < 0).any():
+        raise ValueError("the schedule uses a channel with no point-to-point costs")
+    pairs, inverse = np.unique(np.stack([k.astype(float), share]), axis=1, return_inverse=True)
+    nbytes = np.maximum(np.ceil(pairs[1][:, None] * sizes[None, :]), 1.0)
+    t_all = p2p_at(pairs[0].astype(np.int64), nbytes)[inverse.ravel()]
+    clock = np.zeros((P, len(sizes)))
+    for lo, hi, exchange, repeat in steps:
+        a, b, t = src[lo:hi], dst[lo:hi], t_all[lo:hi]
+        for _ in range(repeat):
+            if exchange:
+                end = np.maximum(clock[a], clock[b]) + t
+                clock[a] = end
+                clock[b] = end
+            else:
+                end = clock[a] + t
+                clock[a] = end
+                clock[b] = np.maximum(clock[b], end)
     return clock.max(axis=0), clock.mean(axis=0)

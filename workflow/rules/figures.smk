@@ -9,20 +9,21 @@ rule figures_collective:
         regression="results/regression/predictions.parquet",
     output:
         png=report(
-            "results/figures/collective/{operation}_{size}B.png",
+            expand("results/figures/collective/{{operation}}_{size}B.png", size=config["evaluate"]["figure_sizes"]),
             category="8. Figures",
             subcategory="Latency against P",
             caption="../report/collective_grid.rst",
         ),
-        pdf="results/figures/collective/{operation}_{size}B.pdf",
+        pdf=expand("results/figures/collective/{{operation}}_{size}B.pdf", size=config["evaluate"]["figure_sizes"]),
     params:
+        sizes=config["evaluate"]["figure_sizes"],
         machine=config["machine"],
         mappings=config["mappings"],
         algorithms=lambda wc: config["algorithms"][wc.operation],
     log:
-        "logs/figures/collective_{operation}_{size}.log",
+        "logs/figures/collective_{operation}.log",
     benchmark:
-        "benchmarks/rules/figures/collective_{operation}_{size}.tsv",
+        "benchmarks/rules/figures/collective_{operation}.tsv",
     conda:
         "../envs/collat.yaml"
     script:

@@ -1,4 +1,4 @@
-"""The study's Figures 3 and 4 at one size: latency against P, measured and modelled."""
+"""The study's Figures 3 and 4 of one operation at each configured size: latency against P, measured and modelled."""
 
 import pandas as pd
 
@@ -9,11 +9,11 @@ from collat.tidy import read_parquet
 
 log = setup_log(snakemake.log)
 p, wc = snakemake.params, snakemake.wildcards
-size = int(wc.size)
 collective = read_parquet(snakemake.input.collective, "collective")
-model = pd.read_parquet(snakemake.input.model, filters=[("size", "==", size), ("operation", "==", wc.operation)])
-reg = pd.read_parquet(snakemake.input.regression, filters=[("size", "==", size), ("operation", "==", wc.operation)])
 bounds = {m: fill_boundaries(p.machine, m) for m in p.mappings}
-fig = collective_grid(collective, model, reg, wc.operation, size, p.mappings, p.algorithms, bounds,
-                      machine_label(p.machine))
-save(fig, snakemake.output.png)
+for size, png in zip(p.sizes, snakemake.output.png):
+    model = pd.read_parquet(snakemake.input.model, filters=[("size", "==", size), ("operation", "==", wc.operation)])
+    reg = pd.read_parquet(snakemake.input.regression, filters=[("size", "==", size), ("operation", "==", wc.operation)])
+    fig = collective_grid(collective, model, reg, wc.operation, size, p.mappings, p.algorithms, bounds,
+                          machine_label(p.machine))
+    save(fig, png)
