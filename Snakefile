@@ -6,7 +6,12 @@ from snakemake.utils import min_version, validate
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# A config given with --configfile replaces this one instead of being merged into it: a user's
+# machine must never inherit the ORFEO description (links, workloads, algorithms) it does not restate.
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
+
 
 
 validate(config, "workflow/schemas/config.schema.yaml")

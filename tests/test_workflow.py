@@ -289,3 +289,21 @@ def test_killed_run_resumes_and_runs_are_byte_identical(tmp_path):
     run_snakemake(killed, "--unlock")  # a SIGKILL leaves Snakemake's lock behind
     run_snakemake(killed, "--cores", "1")
     assert tables(killed) == tables(first)  # (d)
+
+
+def test_configfile_replaces_the_default_config(tmp_path):
+    """`--configfile mine.yaml` must not inherit the ORFEO description of config/config.yaml."""
+    import yaml
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for ch in ("core", "socket", "node"):
+        shutil.copy(SYNTHETIC_RAW / f"synthetic-osu_latency-{ch}.txt", raw)
+    mine = thin_config(raw)
+    mine["stages"] = ["pt2pt", "partitioned"]
+    wd = make_workdir(tmp_path / "wd", load_config())  # the ORFEO config sits in config/config.yaml
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump(mine, sort_keys=False))
+    run_snakemake(wd, "--cores", "2", "--configfile", str(tmp_path / "mine.yaml"))
+    links = set(pd.read_csv(wd / "results/partitioned/crossover.csv")["link"])
+    assert links == {"ORFEO THIN core", "ORFEO THIN socket", "ORFEO THIN node"}  # no MeluXina, no stencil
+    assert not (wd / "resources/study").exists()  # the study's files were not fetched
