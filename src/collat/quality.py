@@ -27,11 +27,24 @@ SERIES = {
 VALUES = {"pt2pt": ["avg"], "nbft": ["avg", "max"], "collective": ["avg", "max"]}
 
 
+def _window_median(windows: np.ndarray) -> np.ndarray:
+    """Median of each row, NaNs skipped, NaN for a row without values (rows sorted: NaNs go last)."""
+    v = np.sort(windows, axis=1)
+    k = np.isfinite(v).sum(axis=1)
+    lo = np.take_along_axis(v, np.maximum((k - 1) // 2, 0)[:, None], axis=1)[:, 0]
+    hi = np.take_along_axis(v, np.maximum(k // 2, 0)[:, None], axis=1)[:, 0]
+    return np.where(k > 0, (lo + hi) / 2, np.nan)
+
+
 def side_medians(x: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray]:
-    """Median of the up-to-``window`` values before and after each element (NaN where none)."""
-    s = pd.Series(x)
-    left = s.rolling(window, min_periods=1).median().shift(1).to_numpy()
-    right = s[::-1].rolling(window, min_periods=1).median().shift(1).to_numpy()[::-1]
+    """Median of the up-to-``window`` values before and after each element, NaNs skipped (NaN where
+    none), over sliding windows of a NaN-padded copy."""
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    x = np.asarray(x, dtype=float)
+    pad = np.full(window, np.nan)
+    left = _window_median(sliding_window_view(np.concatenate([pad, x]), window)[: len(x)])
+    right = _window_median(sliding_window_view(np.concatenate([x, pad]), window)[1:])
     return left, right
 
 

@@ -11,9 +11,10 @@ log = setup_log(snakemake.log)
 p, wc = snakemake.params, snakemake.wildcards
 collective = read_parquet(snakemake.input.collective, "collective")
 bounds = {m: fill_boundaries(p.machine, m) for m in p.mappings}
+wanted = [("size", "in", list(p.sizes)), ("operation", "==", wc.operation)]
+model = pd.read_parquet(snakemake.input.model, filters=wanted)
+reg = pd.read_parquet(snakemake.input.regression, filters=wanted)
 for size, png in zip(p.sizes, snakemake.output.png):
-    model = pd.read_parquet(snakemake.input.model, filters=[("size", "==", size), ("operation", "==", wc.operation)])
-    reg = pd.read_parquet(snakemake.input.regression, filters=[("size", "==", size), ("operation", "==", wc.operation)])
-    fig = collective_grid(collective, model, reg, wc.operation, size, p.mappings, p.algorithms, bounds,
-                          machine_label(p.machine))
+    fig = collective_grid(collective, model[model["size"] == size], reg[reg["size"] == size], wc.operation, size,
+                          p.mappings, p.algorithms, bounds, machine_label(p.machine))
     save(fig, png)
