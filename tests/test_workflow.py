@@ -33,7 +33,8 @@ EVERY_TARGET = ["results/tidy/pt2pt.parquet", "results/tidy/nbft.parquet", "resu
                 "results/nbft/gamma.parquet", "results/nbft/fits.csv",
                 "results/figures/pt2pt/latency_per_receiver.png", "results/figures/pt2pt/hockney_fits.pdf",
                 "results/figures/nbft/gamma_heatmaps.png", "results/figures/nbft/gamma_heatmaps_reduce.pdf",
-                "results/model/predictions.parquet", "results/model/scores.csv",
+                "results/model/predictions.parquet", "results/model/scores.csv", "results/model/validation.csv",
+                "results/figures/accuracy/validation.png",
                 "results/regression/scores.csv", "results/regression/coefficients.csv",
                 "results/regression/predictions.parquet",
                 "results/selection/regret.csv", "results/selection/rules_map-by-core.txt",
@@ -132,8 +133,9 @@ def test_forcerun_single_rule(study_run):
     jobs = planned_jobs(res)
     assert jobs["nbft_gamma"] == 1 and jobs["nbft_figures"] == 1
     # only what depends on the NBFT fits follows; nothing upstream, nothing independent of them
-    assert set(jobs) == {"nbft_gamma", "nbft_figures", "model_predict", "evaluate_tables", "evaluate_summary",
-                         "figures_collective", "figures_accuracy", "selection", "selection_figures", "all"}
+    assert set(jobs) == {"nbft_gamma", "nbft_figures", "model_predict", "model_validate", "evaluate_tables",
+                         "evaluate_summary", "figures_collective", "figures_accuracy", "figures_validation",
+                         "selection", "selection_figures", "all"}
 
 
 def thin_config(raw_dir):
@@ -307,3 +309,20 @@ def test_configfile_replaces_the_default_config(tmp_path):
     links = set(pd.read_csv(wd / "results/partitioned/crossover.csv")["link"])
     assert links == {"ORFEO THIN core", "ORFEO THIN socket", "ORFEO THIN node"}  # no MeluXina, no stencil
     assert not (wd / "resources/study").exists()  # the study's files were not fetched
+
+
+@needs_study
+def test_validation_stage_on_the_study(study_run):
+    """Every model scored on the test part of every split, beside the noise floor and the baseline."""
+    from collat.validation import COLUMNS, SPLITS, leaderboard
+
+    v = pd.read_csv(study_run / "results/model/validation.csv")
+    assert list(v.columns) == COLUMNS
+    assert set(v["split"]) == set(SPLITS) and set(v["model"]) == {"openmpi", "paper", "segmented", "nearest_neighbour"}
+    assert v["floor"].between(0.01, 0.1).all()  # repeated runs of bcast core/socket differ by a few per cent
+    board = leaderboard(v).set_index(["split", "target", "model"])
+    # interpolating between measured P is easy for the fitted models, hard for the unfitted openmpi mode
+    assert board.loc[("sparse_P", "avg", "segmented"), "median_mape"] < board.loc[("sparse_P", "avg", "openmpi"), "median_mape"]
+    # the regression cannot price what it never saw
+    assert ("unseen_algorithm", "avg", "segmented") not in board.index
+    assert "Predicting what was not measured" in (study_run / "results/summary.md").read_text()

@@ -250,7 +250,8 @@ def _edges(centres: np.ndarray) -> np.ndarray:
     return np.concatenate([[c[0] ** 2 / mid[0]], mid, [c[-1] ** 2 / mid[-1]]])
 
 
-MODEL_COLOURS = {"measured": "#333333", "paper": "#1f77b4", "openmpi": "#d62728", "segmented": "#2ca02c"}
+MODEL_COLOURS = {"measured": "#333333", "paper": "#1f77b4", "openmpi": "#d62728", "segmented": "#2ca02c",
+                 "nearest_neighbour": "#8c564b"}
 
 
 def collective_grid(collective: pd.DataFrame, model_pred: pd.DataFrame, reg_pred: pd.DataFrame, operation: str,
@@ -426,4 +427,43 @@ def best_algorithm_maps(cells: pd.DataFrame, operation: str, mappings: list[str]
     labels = [names.get(a, str(a)) for a in ids] + ["not every forced algorithm measured (not scored)"]
     fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 4), fontsize=8)
     fig.suptitle(f"MPI_{operation.capitalize()}: fastest algorithm over (P, size)", fontsize=10)
+    return fig
+
+
+def validation_scatter(table: pd.DataFrame, floor: float, per_panel: int = 8000, seed: int = 0):
+    """Predicted against measured on the test part of each split (columns), per model (rows), log-log,
+    with the noise-floor band around the diagonal and the panel's median relative error."""
+    from .validation import SPLITS
+
+    models = [m for m in ("openmpi", "paper", "segmented", "nearest_neighbour") if m in set(table["model"])]
+    fig, axes = plt.subplots(len(models), len(SPLITS), figsize=(3.0 * len(SPLITS), 2.9 * len(models)),
+                             sharex=True, sharey=True, squeeze=False, layout="constrained")
+    ok = table[table["predicted"].notna() & (table["predicted"] > 0)]
+    lo, hi = ok["measured"].min(), ok["measured"].max()
+    line = np.geomspace(lo, hi, 50)
+    for i, model in enumerate(models):
+        for j, split in enumerate(SPLITS):
+            ax = axes[i][j]
+            d = ok[(ok["model"] == model) & (ok["split"] == split)]
+            ax.fill_between(line, line * (1 - floor), line * (1 + floor), color="#999999", alpha=0.5, lw=0)
+            ax.plot(line, line, "-", color="k", lw=0.8)
+            if len(d):
+                s = d.sample(min(per_panel, len(d)), random_state=seed)
+                ax.scatter(s["measured"], s["predicted"], s=2, alpha=0.25, color=MODEL_COLOURS.get(model, "#8c564b"),
+                           rasterized=True, lw=0)
+                err = float(np.median(np.abs(d["predicted"] - d["measured"]) / d["measured"]))
+                ax.text(0.04, 0.95, f"median rel. error {err:.2f}\n{len(d)} cells", transform=ax.transAxes,
+                        va="top", fontsize=7)
+            else:
+                ax.text(0.95, 0.05, "cannot predict", transform=ax.transAxes, ha="right", fontsize=8, color="grey")
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            if i == 0:
+                ax.set_title(split.replace("_", " "), fontsize=9)
+            if j == 0:
+                ax.set_ylabel(f"{model.replace('_', ' ')}\npredicted avg [µs]")
+            if i == len(models) - 1:
+                ax.set_xlabel("measured avg [µs]")
+    fig.suptitle(f"Predictions outside the fitted data (test parts, target avg); grey band: noise floor ± {floor:.3f}",
+                 fontsize=10)
     return fig

@@ -81,7 +81,9 @@ def predict(model: dict, P, bins) -> np.ndarray:
     return X @ np.array([known.get(n, 0.0) for n in names])
 
 
-def _lstsq_predict(P_train, y_train, bins_train, P_test, bins_test, form) -> np.ndarray:
+def fit_predict(P_train, y_train, bins_train, P_test, bins_test, form) -> np.ndarray:
+    """Least-squares fit of study eq. 12 on the training rows, predictions for the test rows (no
+    standard errors: the fast path of cross-validation and validation splits)."""
     X, names = design(P_train, bins_train, form)
     coef, *_ = np.linalg.lstsq(X, np.asarray(y_train, float), rcond=None)
     model = {"columns": names, "params": coef, "form": form,
@@ -98,7 +100,7 @@ def cv_predictions(P, y, bins, form: str, folds: int = 5, seed: int = 0) -> np.n
         return out
     for train_levels, test_levels in KFold(folds, shuffle=True, random_state=seed).split(levels):
         test = np.isin(P, levels[test_levels])
-        out[test] = _lstsq_predict(P[~test], np.asarray(y)[~test], np.asarray(bins)[~test], P[test],
+        out[test] = fit_predict(P[~test], np.asarray(y)[~test], np.asarray(bins)[~test], P[test],
                                    np.asarray(bins)[test], form)
     return out
 
@@ -110,7 +112,7 @@ def extrapolation_predictions(P, y, bins, form: str, P_max_train: float) -> np.n
     out = np.full(len(P), np.nan)
     if len(np.unique(P[train])) < 3 or train.all():
         return out
-    out[~train] = _lstsq_predict(P[train], np.asarray(y)[train], np.asarray(bins)[train], P[~train],
+    out[~train] = fit_predict(P[train], np.asarray(y)[train], np.asarray(bins)[train], P[~train],
                                  np.asarray(bins)[~train], form)
     return out
 

@@ -93,9 +93,24 @@ def to_latex(table: pd.DataFrame, title: str, names: dict) -> str:
 
 def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regression_scores: pd.DataFrame,
                      tables: list[pd.DataFrame], crossover: pd.DataFrame | None, paths: dict, size: int,
-                     setting: dict | None = None) -> str:
+                     setting: dict | None = None, validation: pd.DataFrame | None = None) -> str:
     """results/summary.md: the headline numbers, each with the file it comes from."""
     out = ["# Summary", "", "Every number below is read from the file named beside it; sizes in bytes, times in µs.", ""]
+    if validation is not None and len(validation):
+        from .validation import leaderboard
+
+        board = leaderboard(validation)
+        out += [f"## Predicting what was not measured — `{paths['validation']}`", "",
+                "Median over (operation, algorithm, mapping) cells of the median relative error on the test part "
+                "of each split (robust cleaning, all sizes), beside the noise floor (repeated measurements of one "
+                "cell). The paper mode's segment counts were tuned on all of this data: it is not out of sample.", "",
+                "| split | target | model | cells | median relative error | × floor | median R² |",
+                "|---|---|---|---|---|---|---|"]
+        for _, r in board.sort_values(["split", "target", "median_mape"]).iterrows():
+            out.append(f"| {r['split']} | {r['target']} | {r['model']} | {int(r['cells'])} | {r['median_mape']:.3f} "
+                       f"| {r['mape_over_floor']:.1f} | {r['median_r2']:.2f} |")
+        floors = board.groupby("target")["floor"].first()
+        out += ["", "Noise floor: " + ", ".join(f"{t} {v:.3f}" for t, v in floors.items()), ""]
     out += [f"## Point-to-point channels (Hockney T = α + β·m) — `{paths['hockney']}`", "",
             "| channel | α small messages [µs] | bandwidth, largest regime [GB/s] | regimes |", "|---|---|---|---|"]
     for ch, g in hockney.groupby("channel", sort=False):

@@ -71,6 +71,7 @@ def stage_targets(stage):
         "model": [
             "results/model/predictions.parquet",
             "results/model/scores.csv",
+            "results/model/validation.csv",
         ],
         "evaluate": expand("results/tables/table{n}.{ext}", n=TABLE_NUMBERS, ext=["csv", "md", "tex"])
         + ["results/tables/tables.md", "results/summary.md"],
@@ -83,6 +84,7 @@ def stage_targets(stage):
             "results/figures/accuracy/r2_bcast.png",
             "results/figures/accuracy/r2_reduce.png",
             "results/figures/accuracy/error_vs_size.png",
+            "results/figures/accuracy/validation.png",
         ],
         "selection": ["results/selection/regret.csv", "results/selection/choices.parquet"]
         + expand("results/selection/rules_map-by-{mapping}.txt", mapping=config["mappings"])

@@ -31,6 +31,7 @@ rule evaluate_summary:
         regression="results/regression/scores.csv",
         tables=expand("results/tables/table{n}.csv", n=TABLE_NUMBERS),
         crossover="results/partitioned/crossover.csv",
+        validation="results/model/validation.csv",
     output:
         report("results/summary.md", category="7. Tables and summary", caption="../report/summary.rst"),
     params:

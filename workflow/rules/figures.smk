@@ -60,3 +60,25 @@ rule figures_accuracy:
         "../envs/collat.yaml"
     script:
         "../scripts/figures_accuracy.py"
+
+
+rule figures_validation:
+    input:
+        predictions="results/model/validation_predictions.parquet",
+        scores="results/model/validation.csv",
+    output:
+        png=report(
+            "results/figures/accuracy/validation.png",
+            category="8. Figures",
+            subcategory="Accuracy",
+            caption="../report/validation_figure.rst",
+        ),
+        pdf="results/figures/accuracy/validation.pdf",
+    log:
+        "logs/figures/validation.log",
+    benchmark:
+        "benchmarks/rules/figures/validation.tsv",
+    conda:
+        "../envs/collat.yaml"
+    script:
+        "../scripts/figures_validation.py"

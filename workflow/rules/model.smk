@@ -27,3 +27,28 @@ rule model_predict:
         "../envs/collat.yaml"
     script:
         "../scripts/model_predict.py"
+
+
+rule model_validate:
+    input:
+        collective="results/tidy/collective.parquet",
+        predictions="results/model/predictions.parquet",
+    output:
+        scores=report(
+            "results/model/validation.csv",
+            category="6. Point-to-point model",
+            caption="../report/validation.rst",
+        ),
+        predictions="results/model/validation_predictions.parquet",
+    params:
+        machine=config["machine"],
+        forms=config["regression"]["forms"],
+        options=config["validation"],
+    log:
+        "logs/model/validate.log",
+    benchmark:
+        "benchmarks/rules/model/validate.tsv",
+    conda:
+        "../envs/collat.yaml"
+    script:
+        "../scripts/model_validate.py"

@@ -11,9 +11,9 @@ from collat.tidy import atomic_write
 log = setup_log(snakemake.log)
 i = snakemake.input
 paths = {"hockney": i.hockney, "model_scores": i.model, "regression_scores": i.regression,
-         "tables": "results/tables/", "crossover": i.crossover}
+         "tables": "results/tables/", "crossover": i.crossover, "validation": i.validation}
 text = summary_markdown(pd.read_csv(i.hockney), pd.read_csv(i.model), pd.read_csv(i.regression),
                         [pd.read_csv(t) for t in i.tables], pd.read_csv(i.crossover), paths,
-                        snakemake.params.size, snakemake.params.setting)
+                        snakemake.params.size, snakemake.params.setting, pd.read_csv(i.validation))
 atomic_write(snakemake.output[0], lambda tmp: Path(tmp).write_text(text))
 log.info("summary written")

@@ -1,0 +1,183 @@
+"""What each model predicts outside the data it was fitted or tuned on: splits, baselines, noise floor.
+
+The measured cells are the medians over runs of one (operation, algorithm, mapping, P, size), rows
+the ingest flagged as outliers left out (the ``robust`` cleaning). A split divides them into a
+training part and a test part; a model is fitted on the training part only and scored on the test
+part (:func:`splits`):
+
+* ``sparse_P``: every ``sparse_every``-th measured P of each (operation, algorithm, mapping, size)
+  trains, the P values between are tested (interpolation);
+* ``extrapolation``: P <= ``extrapolation_P`` trains, larger P are tested;
+* ``unseen_algorithm``: one fold per (operation, algorithm): the operation's other algorithms
+  train, the left-out algorithm is tested: can the model price an algorithm nobody measured?
+* ``unseen_mapping``: one fold per mapping;
+* ``sizes``: sizes <= ``size_max_train`` train, larger sizes are tested.
+
+Models: ``openmpi`` (the model stage's openmpi mode: fitted on no collective measurement, its test
+part is every measured cell of the split), ``paper`` (the study's model; its segment counts were
+tuned by the study on all of this data, so its scores are not out of sample), ``segmented`` (study
+eq. 12 refitted on the training part of each (operation, algorithm, mapping, size); it cannot
+predict an unseen algorithm, mapping or size), and ``nearest_neighbour``, the naive baseline:
+scikit-learn's k-nearest-neighbours regression of log latency on (log2 P, log2 size, algorithm,
+mapping), distance-weighted, categories one-hot and scaled so that a cell of the same algorithm
+and mapping is nearer than any other.
+
+The noise floor (:func:`noise_floor`) is the median relative difference between repeated
+measurements of one cell (|a - b| / b over ordered pairs of runs): the error of predicting a
+measurement with another measurement of the same thing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .placement import active_units
+from .regression import design, fit_predict, form_of, mape, r2
+
+SPLITS = ("sparse_P", "extrapolation", "unseen_algorithm", "unseen_mapping", "sizes")
+CELL = ["operation", "algorithm", "mapping", "P", "size"]
+GROUP = ["operation", "algorithm", "mapping", "size"]
+COLUMNS = ["model", "split", "operation", "algorithm", "mapping", "target", "cleaning", "n", "r2", "mape", "floor"]
+
+
+@dataclass(frozen=True)
+class ValidationOptions:
+    """Config ``validation``, checked by the schema."""
+
+    sparse_every: int
+    extrapolation_P: int
+    size_max_train: int
+    neighbours: int
+    targets: tuple[str, ...]
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> "ValidationOptions":
+        return cls(int(cfg["sparse_every"]), int(cfg["extrapolation_P"]), int(cfg["size_max_train"]),
+                   int(cfg["neighbours"]), tuple(cfg["targets"]))
+
+
+def measured_cells(collective: pd.DataFrame, target: str) -> pd.DataFrame:
+    """Median over runs per cell of ``target``, outliers left out (the robust cleaning)."""
+    c = collective[~collective["outlier"].astype(bool) & collective[target].notna() & (collective[target] > 0)]
+    out = c.groupby(CELL, as_index=False)[target].median().rename(columns={target: "measured"})
+    out["algorithm"] = out["algorithm"].astype(int)
+    return out
+
+
+def noise_floor(collective: pd.DataFrame, target: str) -> float:
+    """Median of |a - b| / b over ordered pairs of repeated measurements of one cell (NaN without repeats)."""
+    c = collective[~collective["outlier"].astype(bool) & (collective[target] > 0)]
+    rel = []
+    for _, g in c.groupby(CELL):
+        x = g[target].to_numpy(float)
+        if len(x) > 1:
+            a, b = np.meshgrid(x, x)
+            off = ~np.eye(len(x), dtype=bool)
+            rel.append((np.abs(a - b) / b)[off])
+    return float(np.median(np.concatenate(rel))) if rel else float("nan")
+
+
+def splits(cells: pd.DataFrame, options: ValidationOptions):
+    """Yield (split, fold, train mask, test mask) over the rows of ``cells``; the masks never overlap."""
+    P = cells["P"].to_numpy()
+    rank = cells.groupby(GROUP)["P"].rank(method="dense").to_numpy().astype(int) - 1
+    train = rank % options.sparse_every == 0
+    yield "sparse_P", "all", train, ~train
+    train = P <= options.extrapolation_P
+    yield "extrapolation", "all", train, ~train
+    for (op, alg), _ in cells.groupby(["operation", "algorithm"]):
+        same_op = (cells["operation"] == op).to_numpy()
+        test = same_op & (cells["algorithm"] == alg).to_numpy()
+        yield "unseen_algorithm", f"{op} {alg}", same_op & ~test, test
+    for mapping in sorted(cells["mapping"].unique()):
+        test = (cells["mapping"] == mapping).to_numpy()
+        yield "unseen_mapping", mapping, ~test, test
+    train = cells["size"].to_numpy() <= options.size_max_train
+    yield "sizes", "all", train, ~train
+
+
+def _features(cells: pd.DataFrame, algorithms: list, mappings: list) -> np.ndarray:
+    # categories weigh 10 log2 units: a neighbour of another algorithm or mapping is farther than
+    # any P or size of the same one on this grid
+    cols = [np.log2(cells["P"].to_numpy(float)), np.log2(cells["size"].to_numpy(float))]
+    cols += [10.0 * (cells["algorithm"].to_numpy() == a) for a in algorithms]
+    cols += [10.0 * (cells["mapping"].to_numpy() == m) for m in mappings]
+    return np.column_stack(cols)
+
+
+def nearest_neighbour(train: pd.DataFrame, test: pd.DataFrame, k: int) -> np.ndarray:
+    """The naive baseline: distance-weighted k-NN regression of log latency (scikit-learn)."""
+    from sklearn.neighbors import KNeighborsRegressor
+
+    if train.empty or test.empty:
+        return np.full(len(test), np.nan)
+    algorithms = sorted(set(train["algorithm"]) | set(test["algorithm"]))
+    mappings = sorted(set(train["mapping"]) | set(test["mapping"]))
+    knn = KNeighborsRegressor(n_neighbors=min(k, len(train)), weights="distance")
+    knn.fit(_features(train, algorithms, mappings), np.log(train["measured"].to_numpy()))
+    return np.exp(knn.predict(_features(test, algorithms, mappings)))
+
+
+def segmented(train: pd.DataFrame, test: pd.DataFrame, machine: dict, forms: list[dict]) -> np.ndarray:
+    """Study eq. 12 fitted per (operation, algorithm, mapping, size) on the training cells; NaN for a
+    test cell whose group has no training cells or too few distinct P for the form's parameters."""
+    out = np.full(len(test), np.nan)
+    pos = {key: rows for key, rows in test.groupby(GROUP).indices.items()}
+    for key, rows in train.groupby(GROUP).indices.items():
+        if key not in pos:
+            continue
+        op, alg, mapping, _ = key
+        form = form_of(forms, op, int(alg))
+        tr, te = train.iloc[rows], test.iloc[pos[key]]
+        Ptr, Pte = tr["P"].to_numpy(), te["P"].to_numpy()
+        btr, bte = active_units(Ptr, mapping, machine), active_units(Pte, mapping, machine)
+        if len(np.unique(Ptr)) <= design(Ptr, btr, form)[0].shape[1]:
+            continue
+        out[pos[key]] = fit_predict(Ptr, tr["measured"].to_numpy(), btr, Pte, bte, form)
+    return out
+
+
+def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict, forms: list[dict],
+             options: ValidationOptions) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(scores per model x split x operation x algorithm x mapping x target, test-part predictions).
+
+    ``predictions`` is the model stage's table (modes ``openmpi`` and ``paper``); ``forms`` config
+    ``regression.forms``.
+    """
+    scores, rows = [], []
+    floors = {target: noise_floor(collective, target) for target in options.targets}
+    for target in options.targets:
+        cells = measured_cells(collective, target).reset_index(drop=True)
+        stage = predictions[predictions["target"] == target]
+        fixed = {mode: cells.merge(g[CELL + ["predicted"]], on=CELL, how="left")["predicted"].to_numpy()
+                 for mode, g in stage.groupby("mode")}
+        for split, fold, train, test in splits(cells, options):
+            tr, te = cells[train].reset_index(drop=True), cells[test].reset_index(drop=True)
+            preds = {mode: p[test] for mode, p in fixed.items()}
+            preds["segmented"] = segmented(tr, te, machine, forms)
+            preds["nearest_neighbour"] = nearest_neighbour(tr, te, options.neighbours)
+            for model, p in preds.items():
+                rows.append(te.assign(model=model, split=split, fold=fold, target=target, predicted=p))
+    table = pd.concat(rows, ignore_index=True)
+    for (model, split, op, alg, mapping, target), g in table.groupby(
+            ["model", "split", "operation", "algorithm", "mapping", "target"], sort=True):
+        ok = np.isfinite(g["predicted"].to_numpy(float))
+        y, p = g["measured"].to_numpy(float)[ok], g["predicted"].to_numpy(float)[ok]
+        scores.append({"model": model, "split": split, "operation": op, "algorithm": int(alg), "mapping": mapping,
+                       "target": target, "cleaning": "robust", "n": int(ok.sum()), "r2": r2(y, p),
+                       "mape": mape(y, p), "floor": floors[target]})
+    return pd.DataFrame(scores, columns=COLUMNS), table
+
+
+def leaderboard(scores: pd.DataFrame) -> pd.DataFrame:
+    """Median over (operation, algorithm, mapping) cells of the relative error and R², per model,
+    split and target, beside the noise floor; cells a model cannot predict (n = 0) left out."""
+    s = scores[scores["n"] > 0]
+    board = s.groupby(["split", "target", "model"]).agg(cells=("n", "size"), points=("n", "sum"),
+                                                         median_mape=("mape", "median"),
+                                                         median_r2=("r2", "median"), floor=("floor", "first"))
+    board["mape_over_floor"] = board["median_mape"] / board["floor"]
+    return board.reset_index()

@@ -1,0 +1,89 @@
+"""Validation splits, the noise floor, the baselines and the leaderboard, on small hand-made data."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from collat import validation as va
+
+MACHINE = {"nodes": 2, "sockets_per_node": 2, "cores_per_socket": 64, "cores_per_l3": 4, "numa_per_socket": 4}
+OPTIONS = va.ValidationOptions(sparse_every=8, extrapolation_P=20, size_max_train=1024, neighbours=1,
+                               targets=("avg",))
+
+
+def cells(fn=lambda alg, mapping, P, size: 1.0 + 0.5 * P * alg):
+    rows = [{"operation": "bcast", "algorithm": alg, "mapping": m, "P": P, "size": s, "measured": fn(alg, m, P, s)}
+            for alg in (1, 2) for m in ("core", "node") for s in (1, 2048) for P in range(2, 42, 2)]
+    return pd.DataFrame(rows)
+
+
+def collective_of(c: pd.DataFrame) -> pd.DataFrame:
+    return c.rename(columns={"measured": "avg"}).assign(max=lambda d: 2 * d["avg"], outlier=False, run=0)
+
+
+def test_noise_floor_by_hand():
+    c = pd.DataFrame({"operation": "bcast", "algorithm": 1, "mapping": "core", "size": 1,
+                      "P": [2, 2, 4, 4, 4], "avg": [1.0, 2.0, 10.0, 11.0, 500.0],
+                      "outlier": [False, False, False, False, True]})
+    # pairs |a - b| / b: 0.5, 1.0 (P = 2) and 1/11, 1/10 (P = 4; the outlier left out): median 0.3
+    assert va.noise_floor(c, "avg") == pytest.approx(0.3)
+    assert np.isnan(va.noise_floor(c[c["P"] == 2].iloc[:1], "avg"))
+
+
+def test_splits_never_test_on_training_cells():
+    c = cells()
+    seen = {}
+    for split, fold, train, test in va.splits(c, OPTIONS):
+        assert not (train & test).any(), (split, fold)
+        seen.setdefault(split, []).append((fold, train, test))
+    assert set(seen) == set(va.SPLITS)
+    fold, train, test = seen["sparse_P"][0]
+    assert sorted(c.loc[train, "P"].unique()) == [2, 18, 34] and (train | test).all()  # every 8th P
+    _, train, test = seen["extrapolation"][0]
+    assert c.loc[train, "P"].max() == 20 and c.loc[test, "P"].min() == 22
+    _, train, test = seen["sizes"][0]
+    assert set(c.loc[train, "size"]) == {1} and set(c.loc[test, "size"]) == {2048}
+    algs = {fold: (set(c.loc[tr, "algorithm"]), set(c.loc[te, "algorithm"])) for fold, tr, te in seen["unseen_algorithm"]}
+    assert algs == {"bcast 1": ({2}, {1}), "bcast 2": ({1}, {2})}
+    maps = {fold: (set(c.loc[tr, "mapping"]), set(c.loc[te, "mapping"])) for fold, tr, te in seen["unseen_mapping"]}
+    assert maps == {"core": ({"node"}, {"core"}), "node": ({"core"}, {"node"})}
+
+
+def test_segmented_recovers_a_line_and_cannot_predict_unseen_groups():
+    c = cells()
+    train, test = c[c["P"] <= 20], c[c["P"] > 20]
+    p = va.segmented(train, test, MACHINE, [])  # form P; map-by core: one socket up to P = 64
+    assert p == pytest.approx(test["measured"].to_numpy())
+    assert np.isnan(va.segmented(c[c["algorithm"] == 1], c[c["algorithm"] == 2], MACHINE, [])).all()
+
+
+def test_nearest_neighbour_takes_the_nearest_cell_of_the_same_algorithm_and_mapping():
+    c = cells()
+    train, test = c[c["P"] % 4 == 2], c[(c["P"] % 4 == 0)]
+    got = va.nearest_neighbour(train, test, 1)
+    # P = 4k lies between 4k - 2 and 4k + 2; in log2 P the upper one is nearer (log2(6/4) < log2(4/2)),
+    # so k = 1 takes the value at P + 2: measured + 0.5 * 2 * algorithm (at P = 40, the last, P - 2)
+    step = np.where(test["P"].to_numpy() == 40, -1.0, 1.0)
+    want = test["measured"].to_numpy() + step * 0.5 * 2 * test["algorithm"].to_numpy()
+    assert got == pytest.approx(want)
+
+
+def test_validate_scores_every_model_on_its_test_part_only():
+    c = cells()
+    collective = collective_of(c)
+    stage = pd.concat([c.assign(mode="openmpi", target="avg", predicted=2 * c["measured"])])
+    scores, table = va.validate(collective, stage, MACHINE, [], OPTIONS)
+    assert set(scores["model"]) == {"openmpi", "segmented", "nearest_neighbour"}
+    assert list(scores.columns) == va.COLUMNS
+    o = scores[(scores["model"] == "openmpi")]
+    assert np.allclose(o["mape"], 1.0) and o["floor"].isna().all()  # 2x everywhere; no repeats
+    s = scores[(scores["model"] == "segmented") & (scores["split"] == "extrapolation")]
+    assert (s["mape"] < 1e-9).all() and (s["n"] == 2 * 10).all()  # 2 sizes x P 22..40, exact line
+    cannot = scores[(scores["model"] == "segmented") & (scores["split"] == "unseen_algorithm")]
+    assert (cannot["n"] == 0).all()
+    # no test row of a split is a training row of the same split (sparse_P: P = 2, 18, 34 train)
+    sp = table[(table["split"] == "sparse_P")]
+    assert not sp["P"].isin([2, 18, 34]).any()
+    board = va.leaderboard(scores)
+    assert set(board["model"]) == {"openmpi", "segmented", "nearest_neighbour"}
+    assert not ((board["model"] == "segmented") & (board["split"] == "unseen_algorithm")).any()

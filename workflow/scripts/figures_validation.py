@@ -1,0 +1,11 @@
+"""Predicted against measured on the test part of every split, per model (results/figures/accuracy/validation)."""
+
+import pandas as pd
+
+from collat.figures import save, validation_scatter
+from collat.runner import setup_log
+
+log = setup_log(snakemake.log)
+table = pd.read_parquet(snakemake.input.predictions, filters=[("target", "==", "avg")])
+floor = pd.read_csv(snakemake.input.scores).query("target == 'avg'")["floor"].iloc[0]
+save(validation_scatter(table, floor), snakemake.output.png)
