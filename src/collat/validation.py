@@ -69,15 +69,13 @@ def measured_cells(collective: pd.DataFrame, target: str) -> pd.DataFrame:
 
 def noise_floor(collective: pd.DataFrame, target: str) -> float:
     """Median of |a - b| / b over ordered pairs of repeated measurements of one cell (NaN without repeats)."""
-    c = collective[~collective["outlier"].astype(bool) & (collective[target] > 0)]
-    rel = []
-    for _, g in c.groupby(CELL):
-        x = g[target].to_numpy(float)
-        if len(x) > 1:
-            a, b = np.meshgrid(x, x)
-            off = ~np.eye(len(x), dtype=bool)
-            rel.append((np.abs(a - b) / b)[off])
-    return float(np.median(np.concatenate(rel))) if rel else float("nan")
+    c = collective[~collective["outlier"].astype(bool) & (collective[target] > 0)][CELL + [target]]
+    c = c[c.groupby(CELL)[target].transform("size") > 1].reset_index(drop=True)
+    c["row"] = np.arange(len(c))
+    pairs = c.merge(c, on=CELL, suffixes=("_a", "_b"))  # every ordered pair within a cell ...
+    pairs = pairs[pairs["row_a"] != pairs["row_b"]]  # ... but a row with itself
+    rel = (pairs[f"{target}_a"] - pairs[f"{target}_b"]).abs() / pairs[f"{target}_b"]
+    return float(rel.median()) if len(rel) else float("nan")
 
 
 def splits(cells: pd.DataFrame, options: ValidationOptions):
