@@ -130,3 +130,13 @@ def test_gamma_at_largest_p_at_1_byte(study_tables, config, target, expected):
         measured = nb.loc[nb.P == nb.P.max(), target].mean() / p[(p.channel == ch) & (p["size"] == 1)]["avg"].median()
         assert measured == pytest.approx(value, rel=0.1)
         assert top[ch] == pytest.approx(value, rel=0.15)
+
+
+def test_single_size_channel_is_a_clear_error():
+    from collat import InputError
+
+    t = pd.DataFrame({"channel": "node", "size": [2, 2, 2], "avg": [1.0, 1.1, 1.0], "outlier": False,
+                      "source": "latency-node.out"})
+    with pytest.raises(InputError, match=r"latency-node.out: expected point-to-point latencies of channel 'node' "
+                                         r"at two message sizes at least.*found 'only 2 B'"):
+        fit_hockney(t, ["node"])

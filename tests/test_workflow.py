@@ -326,3 +326,13 @@ def test_validation_stage_on_the_study(study_run):
     # the regression cannot price what it never saw
     assert ("unseen_algorithm", "avg", "segmented") not in board.index
     assert "Predicting what was not measured" in (study_run / "results/summary.md").read_text()
+
+
+def test_no_log_matched_is_one_line(tmp_path):
+    cfg = thin_config(tmp_path / "empty")
+    (tmp_path / "empty").mkdir()
+    wd = make_workdir(tmp_path / "wd", cfg)
+    res = run_snakemake(wd, "--cores", "1", check=False)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0 and "expected at least one OSU log matching data.raw.glob '*.txt'" in out
+    assert "Traceback" not in out and "KeyError" not in out

@@ -110,6 +110,12 @@ def fit_hockney(pt2pt: pd.DataFrame, channels: list[str], breaks: list[int] | No
             continue
         size = d["size"].to_numpy()
         lat = d["avg"].to_numpy(dtype=float)
+        if len(np.unique(size)) < 2:
+            from . import InputError
+
+            sources = ", ".join(sorted(set(d["source"].astype(str)))) if "source" in d else channel
+            raise InputError(sources, None, f"point-to-point latencies of channel {channel!r} at two message sizes "
+                             "at least, for a Hockney line", f"only {int(size[0])} B")
         brk = detect_breaks(size, lat, max_breaks, min_points) if detect else list(breaks or [])
         brk = [b for b in brk if size.min() <= b < size.max()]
         for row in fit_channel(size, lat, brk, relative=weighting == "relative"):

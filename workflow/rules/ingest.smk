@@ -69,6 +69,8 @@ rule tidy:
         quality=report("results/tidy/quality.csv", category="1. Ingest", caption="../report/quality.rst"),
     params:
         outliers=config["quality"]["outliers"],
+        raw_dir=RAW["dir"],
+        raw_glob=RAW["glob"],
     log:
         "logs/ingest/tidy.log",
     benchmark:

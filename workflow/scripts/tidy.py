@@ -5,11 +5,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from collat import InputError
 from collat.ingest import merge
 from collat.runner import setup_log
 from collat.tidy import atomic_write, write_parquet
 
 log = setup_log(snakemake.log)
+if not snakemake.input.parts:
+    raise InputError(snakemake.params.raw_dir, None, f"at least one OSU log matching data.raw.glob "
+                     f"{snakemake.params.raw_glob!r} (or data.published.enabled: true)", "no file to ingest")
 parts = []
 for path in snakemake.input.parts:
     quality = json.loads(Path(path).with_suffix(".quality.json").read_text())
