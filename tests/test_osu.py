@@ -124,3 +124,17 @@ def test_undecodable_file(tmp_path):
     p.write_bytes(b"# OSU MPI Latency Test\n\xff\xfe\n")
     with pytest.raises(InputError, match="UTF-8"):
         read_osu(p)
+
+
+def test_job_killed_at_its_time_limit():
+    """A SLURM job killed mid-run: with on_bad_run: skip the complete runs before it are kept and the
+    cut run is reported with the scheduler's line; with error, the file and line of that text."""
+    trailer = "slurmstepd: error: *** JOB 821238 ON thin006 CANCELLED AT 2024-03-01T12:00:00 DUE TO TIME LIMIT ***\n"
+    text = HEAD + GOOD + GOOD + "1  0.2\n2  0.2\n" + trailer
+    log = parse_osu(text, "slurm-821238.out", on_bad_run="skip")
+    assert log.n_runs == 2
+    (cut,) = log.skipped_runs
+    assert cut["run"] == 2 and cut["reason"].startswith("truncated at size 2, then line ")
+    assert "DUE TO TIME LIMIT" in cut["reason"]
+    with pytest.raises(InputError, match=r"slurm-821238.out, line \d+: expected OSU output, not MPI launcher"):
+        parse_osu(text, "slurm-821238.out")

@@ -336,3 +336,27 @@ def test_no_log_matched_is_one_line(tmp_path):
     out = res.stdout + res.stderr
     assert res.returncode != 0 and "expected at least one OSU log matching data.raw.glob '*.txt'" in out
     assert "Traceback" not in out and "KeyError" not in out
+
+
+def test_slurm_out_files_and_a_manifest_row_for_a_missing_log(tmp_path):
+    """`.out` and extensionless logs are found by the default glob; a manifest row naming a file that
+    is not there stops the ingest with the manifest's line."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copy(SYNTHETIC_RAW / "synthetic-osu_latency-core.txt", raw / "slurm-4242.out")
+    shutil.copy(SYNTHETIC_RAW / "synthetic-osu_latency-node.txt", raw / "latency_node")
+    (raw / "manifest.csv").write_text("file,benchmark,channel\nslurm-4242.out,osu_latency,core\n"
+                                      "latency_node,osu_latency,node\n")
+    cfg = thin_config(raw)
+    cfg["data"]["raw"].update(glob="**/*", extensions=[".txt", ".out", ".log", ""], patterns=[],
+                              manifest="manifest.csv")
+    cfg["stages"] = ["pt2pt"]
+    wd = make_workdir(tmp_path / "wd", cfg)
+    run_snakemake(wd, "--cores", "2", "results/pt2pt/hockney.csv")
+    assert set(pd.read_csv(wd / "results/pt2pt/hockney.csv")["channel"]) == {"core", "node"}
+    with open(raw / "manifest.csv", "a") as fh:
+        fh.write("latency_socket.out,osu_latency,socket\n")
+    res = run_snakemake(wd, "--cores", "2", "results/pt2pt/hockney.csv", check=False)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0 and "manifest.csv, line 4: expected a log under data.raw.dir" in out
+    assert "found 'latency_socket.out'" in out and "Traceback" not in out

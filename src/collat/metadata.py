@@ -95,6 +95,16 @@ def read_manifest(path: Path) -> dict[str, dict]:
     return out
 
 
+def check_manifest_files(path, matched: set[str], glob: str) -> None:
+    """Every file a manifest names must be one of the logs the glob found: a row that names no such
+    file is a typo or a missing log, never something to ignore silently."""
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    for i, name in enumerate(df.get("file", []), start=2):
+        if name not in matched:
+            raise InputError(path, i, f"a log under data.raw.dir that data.raw.glob {glob!r} (and data.raw.extensions) "
+                             "matches", name)
+
+
 def resolve(relpath: str, patterns: list[str], manifest: dict[str, dict] | None, where: str) -> dict:
     """Combine pattern and manifest metadata for one log; they must not contradict each other."""
     from_pattern = from_path(relpath, patterns)

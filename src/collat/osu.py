@@ -101,13 +101,16 @@ def parse_header(line: str, path: str, lineno: int) -> list[str]:
 
 
 def parse_osu(text: str, path: str, on_bad_run: str = "error") -> OsuLog:
-    """Parse OSU stdout. ``on_bad_run='skip'`` drops (and reports) truncated runs instead of failing."""
+    """Parse OSU stdout. ``on_bad_run='skip'`` drops (and reports) truncated runs instead of failing,
+    and takes launcher or scheduler text (a job killed at its time limit, an aborted step) as the end of
+    the run it interrupts; ``error`` refuses both with the file and line."""
     benchmark = version = datatype = None
     cols: list[str] | None = None
     runs: list[list[tuple]] = []  # each row: (line, values...)
     run_cols: list[list[str]] = []
     current: list[tuple] = []
     skipped: list[int] = []
+    aborted: dict[int, tuple[int, str]] = {}  # run index -> (line, text) of launcher text that ended it
     last_line = 0
 
     def close_run():
@@ -170,7 +173,13 @@ def parse_osu(text: str, path: str, on_bad_run: str = "error") -> OsuLog:
             current.append((lineno, *values))
             continue
         if _LAUNCH_ERROR.search(line):
-            raise InputError(path, lineno, "OSU output, not MPI launcher or error text", line)
+            if on_bad_run != "skip":
+                raise InputError(path, lineno, "OSU output, not MPI launcher or error text", line)
+            if current:  # e.g. a job killed at its time limit in the middle of a run
+                aborted[len(runs)] = (lineno, line)
+            close_run()
+            skipped.append(lineno)
+            continue
         skipped.append(lineno)  # a banner or marker line: it cannot be data
     close_run()
 
@@ -192,7 +201,10 @@ def parse_osu(text: str, path: str, on_bad_run: str = "error") -> OsuLog:
                 raise InputError(
                     path, run[-1][0],
                     f"a complete run up to size {full[-1]} (run {i} stops at size {sizes[-1]}: truncated)")
-            skipped_runs.append({"run": i, "line": run[0][0], "reason": f"truncated at size {sizes[-1]}"})
+            reason = f"truncated at size {sizes[-1]}"
+            if i in aborted:
+                reason += f", then line {aborted[i][0]}: {aborted[i][1][:100]}"
+            skipped_runs.append({"run": i, "line": run[0][0], "reason": reason})
             continue
         kept.append((i, run))
 

@@ -32,14 +32,19 @@ def raw_manifest():
 
 
 def raw_logs():
-    """Log files under data.raw.dir matching data.raw.glob (POSIX paths relative to the dir)."""
+    """Log files under data.raw.dir matching data.raw.glob and, when given, data.raw.extensions
+    (POSIX paths relative to the dir); hidden files, README.md and the manifest are never logs."""
     root = Path(RAW["dir"])
     if not root.is_dir():
         return []
+    extensions = RAW.get("extensions")
     return sorted(
         p.relative_to(root).as_posix()
         for p in root.glob(RAW["glob"])
-        if p.is_file() and p.name not in ("README.md", RAW["manifest"])
+        if p.is_file()
+        and p.name not in ("README.md", RAW["manifest"])
+        and not p.name.startswith(".")
+        and (extensions is None or p.suffix in extensions)
     )
 
 

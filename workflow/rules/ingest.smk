@@ -62,6 +62,7 @@ rule ingest_raw:
 rule tidy:
     input:
         parts=ingest_parts(),
+        manifest=raw_manifest(),
     output:
         pt2pt="results/tidy/pt2pt.parquet",
         nbft="results/tidy/nbft.parquet",
@@ -71,6 +72,7 @@ rule tidy:
         outliers=config["quality"]["outliers"],
         raw_dir=RAW["dir"],
         raw_glob=RAW["glob"],
+        raw_logs=raw_logs(),
     log:
         "logs/ingest/tidy.log",
     benchmark:

@@ -7,6 +7,7 @@ import pandas as pd
 
 from collat import InputError
 from collat.ingest import merge
+from collat.metadata import check_manifest_files
 from collat.runner import setup_log
 from collat.tidy import atomic_write, write_parquet
 
@@ -14,6 +15,8 @@ log = setup_log(snakemake.log)
 if not snakemake.input.parts:
     raise InputError(snakemake.params.raw_dir, None, f"at least one OSU log matching data.raw.glob "
                      f"{snakemake.params.raw_glob!r} (or data.published.enabled: true)", "no file to ingest")
+if snakemake.input.manifest:
+    check_manifest_files(snakemake.input.manifest[0], set(snakemake.params.raw_logs), snakemake.params.raw_glob)
 parts = []
 for path in snakemake.input.parts:
     quality = json.loads(Path(path).with_suffix(".quality.json").read_text())
