@@ -38,194 +38,39 @@ static void *real(const char *name) {
 }
 
 
-int ompi_coll_base_bcast_intra_basic_linear(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, void *module) {
-    static int (*fn)(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, void *module);
-    if (!fn) fn = real("ompi_coll_base_bcast_intra_basic_linear");
-    note("bcast", "basic_linear", count, dt, comm, 0, -1);
-    if (dry < 0) dry = getenv("COLLAT_RECORD_DRY") != NULL;
-    if (dry) return MPI_SUCCESS;
-    depth++;
-    int rc = fn(buf, count, dt, root, comm, module);
-    depth--;
-    return rc;
-}
+/* One wrapper: note the call, then (unless dry) hand it to libmpi's own function. PARAMS and ARGS
+ * are parenthesised lists, so one macro serves every signature. */
+#define WRAP(OP, NAME, PARAMS, ARGS, SEG, KNOB)                                            \
+    int ompi_coll_base_##OP##_intra_##NAME PARAMS {                                       \
+        static int(*fn) PARAMS;                                                           \
+        if (!fn) fn = real("ompi_coll_base_" #OP "_intra_" #NAME);                        \
+        note(#OP, #NAME, count, dt, comm, SEG, KNOB);                                     \
+        if (dry < 0) dry = getenv("COLLAT_RECORD_DRY") != NULL;                           \
+        if (dry) return MPI_SUCCESS;                                                      \
+        depth++;                                                                          \
+        int rc = fn ARGS;                                                                 \
+        depth--;                                                                          \
+        return rc;                                                                        \
+    }
 
-int ompi_coll_base_bcast_intra_chain(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, void *module, uint32_t segsize, int32_t chains) {
-    static int (*fn)(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, void *module, uint32_t segsize, int32_t chains);
-    if (!fn) fn = real("ompi_coll_base_bcast_intra_chain");
-    note("bcast", "chain", count, dt, comm, segsize, chains);
-    if (dry < 0) dry = getenv("COLLAT_RECORD_DRY") != NULL;
-    if (dry) return MPI_SUCCESS;
-    depth++;
-    int rc = fn(buf, count, dt, root, comm, module, segsize, chains);
-    depth--;
-    return rc;
-}
+#define BCAST_PARAMS void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, void *module
+#define BCAST_ARGS buf, count, dt, root, comm, module
+#define REDUCE_PARAMS const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, void *module
+#define REDUCE_ARGS sbuf, rbuf, count, dt, op, root, comm, module
 
-int ompi_coll_base_bcast_intra_pipeline(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, void *module, uint32_t segsize) {
-    static int (*fn)(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, void *module, uint32_t segsize);
-    if (!fn) fn = real("ompi_coll_base_bcast_intra_pipeline");
-    note("bcast", "pipeline", count, dt, comm, segsize, -1);
-    if (dry < 0) dry = getenv("COLLAT_RECORD_DRY") != NULL;
-    if (dry) return MPI_SUCCESS;
-    depth++;
-    int rc = fn(buf, count, dt, root, comm, module, segsize);
-    depth--;
-    return rc;
-}
-
-int ompi_coll_base_bcast_intra_binomial(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, void *module, uint32_t segsize) {
-    static int (*fn)(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, void *module, uint32_t segsize);
-    if (!fn) fn = real("ompi_coll_base_bcast_intra_binomial");
-    note("bcast", "binomial", count, dt, comm, segsize, -1);
-    if (dry < 0) dry = getenv("COLLAT_RECORD_DRY") != NULL;
-    if (dry) return MPI_SUCCESS;
-    depth++;
-    int rc = fn(buf, count, dt, root, comm, module, segsize);
-    depth--;
-    return rc;
-}
-
-int ompi_coll_base_bcast_intra_bintree(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, void *module, uint32_t segsize) {
-    static int (*fn)(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, void *module, uint32_t segsize);
-    if (!fn) fn = real("ompi_coll_base_bcast_intra_bintree");
-    note("bcast", "bintree", count, dt, comm, segsize, -1);
-    if (dry < 0) dry = getenv("COLLAT_RECORD_DRY") != NULL;
-    if (dry) return MPI_SUCCESS;
-    depth++;
-    int rc = fn(buf, count, dt, root, comm, module, segsize);
-    depth--;
-    return rc;
-}
-
-int ompi_coll_base_bcast_intra_split_bintree(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, void *module, uint32_t segsize) {
-    static int (*fn)(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, void *module, uint32_t segsize);
-    if (!fn) fn = real("ompi_coll_base_bcast_intra_split_bintree");
-    note("bcast", "split_bintree", count, dt, comm, segsize, -1);
-    if (dry < 0) dry = getenv("COLLAT_RECORD_DRY") != NULL;
-    if (dry) return MPI_SUCCESS;
-    depth++;
-    int rc = fn(buf, count, dt, root, comm, module, segsize);
-    depth--;
-    return rc;
-}
-
-int ompi_coll_base_bcast_intra_knomial(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, void *module, uint32_t segsize, int radix) {
-    static int (*fn)(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, void *module, uint32_t segsize, int radix);
-    if (!fn) fn = real("ompi_coll_base_bcast_intra_knomial");
-    note("bcast", "knomial", count, dt, comm, segsize, radix);
-    if (dry < 0) dry = getenv("COLLAT_RECORD_DRY") != NULL;
-    if (dry) return MPI_SUCCESS;
-    depth++;
-    int rc = fn(buf, count, dt, root, comm, module, segsize, radix);
-    depth--;
-    return rc;
-}
-
-int ompi_coll_base_bcast_intra_scatter_allgather(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, void *module, uint32_t segsize) {
-    static int (*fn)(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, void *module, uint32_t segsize);
-    if (!fn) fn = real("ompi_coll_base_bcast_intra_scatter_allgather");
-    note("bcast", "scatter_allgather", count, dt, comm, segsize, -1);
-    if (dry < 0) dry = getenv("COLLAT_RECORD_DRY") != NULL;
-    if (dry) return MPI_SUCCESS;
-    depth++;
-    int rc = fn(buf, count, dt, root, comm, module, segsize);
-    depth--;
-    return rc;
-}
-
-int ompi_coll_base_bcast_intra_scatter_allgather_ring(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, void *module, uint32_t segsize) {
-    static int (*fn)(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, void *module, uint32_t segsize);
-    if (!fn) fn = real("ompi_coll_base_bcast_intra_scatter_allgather_ring");
-    note("bcast", "scatter_allgather_ring", count, dt, comm, segsize, -1);
-    if (dry < 0) dry = getenv("COLLAT_RECORD_DRY") != NULL;
-    if (dry) return MPI_SUCCESS;
-    depth++;
-    int rc = fn(buf, count, dt, root, comm, module, segsize);
-    depth--;
-    return rc;
-}
-
-int ompi_coll_base_reduce_intra_basic_linear(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, void *module) {
-    static int (*fn)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, void *module);
-    if (!fn) fn = real("ompi_coll_base_reduce_intra_basic_linear");
-    note("reduce", "basic_linear", count, dt, comm, 0, -1);
-    if (dry < 0) dry = getenv("COLLAT_RECORD_DRY") != NULL;
-    if (dry) return MPI_SUCCESS;
-    depth++;
-    int rc = fn(sbuf, rbuf, count, dt, op, root, comm, module);
-    depth--;
-    return rc;
-}
-
-int ompi_coll_base_reduce_intra_chain(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, void *module, uint32_t segsize, int fanout, int max_reqs) {
-    static int (*fn)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, void *module, uint32_t segsize, int fanout, int max_reqs);
-    if (!fn) fn = real("ompi_coll_base_reduce_intra_chain");
-    note("reduce", "chain", count, dt, comm, segsize, fanout);
-    if (dry < 0) dry = getenv("COLLAT_RECORD_DRY") != NULL;
-    if (dry) return MPI_SUCCESS;
-    depth++;
-    int rc = fn(sbuf, rbuf, count, dt, op, root, comm, module, segsize, fanout, max_reqs);
-    depth--;
-    return rc;
-}
-
-int ompi_coll_base_reduce_intra_pipeline(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, void *module, uint32_t segsize, int max_reqs) {
-    static int (*fn)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, void *module, uint32_t segsize, int max_reqs);
-    if (!fn) fn = real("ompi_coll_base_reduce_intra_pipeline");
-    note("reduce", "pipeline", count, dt, comm, segsize, -1);
-    if (dry < 0) dry = getenv("COLLAT_RECORD_DRY") != NULL;
-    if (dry) return MPI_SUCCESS;
-    depth++;
-    int rc = fn(sbuf, rbuf, count, dt, op, root, comm, module, segsize, max_reqs);
-    depth--;
-    return rc;
-}
-
-int ompi_coll_base_reduce_intra_binary(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, void *module, uint32_t segsize, int max_reqs) {
-    static int (*fn)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, void *module, uint32_t segsize, int max_reqs);
-    if (!fn) fn = real("ompi_coll_base_reduce_intra_binary");
-    note("reduce", "binary", count, dt, comm, segsize, -1);
-    if (dry < 0) dry = getenv("COLLAT_RECORD_DRY") != NULL;
-    if (dry) return MPI_SUCCESS;
-    depth++;
-    int rc = fn(sbuf, rbuf, count, dt, op, root, comm, module, segsize, max_reqs);
-    depth--;
-    return rc;
-}
-
-int ompi_coll_base_reduce_intra_binomial(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, void *module, uint32_t segsize, int max_reqs) {
-    static int (*fn)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, void *module, uint32_t segsize, int max_reqs);
-    if (!fn) fn = real("ompi_coll_base_reduce_intra_binomial");
-    note("reduce", "binomial", count, dt, comm, segsize, -1);
-    if (dry < 0) dry = getenv("COLLAT_RECORD_DRY") != NULL;
-    if (dry) return MPI_SUCCESS;
-    depth++;
-    int rc = fn(sbuf, rbuf, count, dt, op, root, comm, module, segsize, max_reqs);
-    depth--;
-    return rc;
-}
-
-int ompi_coll_base_reduce_intra_in_order_binary(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, void *module, uint32_t segsize, int max_reqs) {
-    static int (*fn)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, void *module, uint32_t segsize, int max_reqs);
-    if (!fn) fn = real("ompi_coll_base_reduce_intra_in_order_binary");
-    note("reduce", "in_order_binary", count, dt, comm, segsize, -1);
-    if (dry < 0) dry = getenv("COLLAT_RECORD_DRY") != NULL;
-    if (dry) return MPI_SUCCESS;
-    depth++;
-    int rc = fn(sbuf, rbuf, count, dt, op, root, comm, module, segsize, max_reqs);
-    depth--;
-    return rc;
-}
-
-int ompi_coll_base_reduce_intra_redscat_gather(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, void *module) {
-    static int (*fn)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, void *module);
-    if (!fn) fn = real("ompi_coll_base_reduce_intra_redscat_gather");
-    note("reduce", "redscat_gather", count, dt, comm, 0, -1);
-    if (dry < 0) dry = getenv("COLLAT_RECORD_DRY") != NULL;
-    if (dry) return MPI_SUCCESS;
-    depth++;
-    int rc = fn(sbuf, rbuf, count, dt, op, root, comm, module);
-    depth--;
-    return rc;
-}
+WRAP(bcast, basic_linear, (BCAST_PARAMS), (BCAST_ARGS), 0, -1)
+WRAP(bcast, chain, (BCAST_PARAMS, uint32_t segsize, int32_t chains), (BCAST_ARGS, segsize, chains), segsize, chains)
+WRAP(bcast, pipeline, (BCAST_PARAMS, uint32_t segsize), (BCAST_ARGS, segsize), segsize, -1)
+WRAP(bcast, binomial, (BCAST_PARAMS, uint32_t segsize), (BCAST_ARGS, segsize), segsize, -1)
+WRAP(bcast, bintree, (BCAST_PARAMS, uint32_t segsize), (BCAST_ARGS, segsize), segsize, -1)
+WRAP(bcast, split_bintree, (BCAST_PARAMS, uint32_t segsize), (BCAST_ARGS, segsize), segsize, -1)
+WRAP(bcast, knomial, (BCAST_PARAMS, uint32_t segsize, int radix), (BCAST_ARGS, segsize, radix), segsize, radix)
+WRAP(bcast, scatter_allgather, (BCAST_PARAMS, uint32_t segsize), (BCAST_ARGS, segsize), segsize, -1)
+WRAP(bcast, scatter_allgather_ring, (BCAST_PARAMS, uint32_t segsize), (BCAST_ARGS, segsize), segsize, -1)
+WRAP(reduce, basic_linear, (REDUCE_PARAMS), (REDUCE_ARGS), 0, -1)
+WRAP(reduce, chain, (REDUCE_PARAMS, uint32_t segsize, int fanout, int max_reqs), (REDUCE_ARGS, segsize, fanout, max_reqs), segsize, fanout)
+WRAP(reduce, pipeline, (REDUCE_PARAMS, uint32_t segsize, int max_reqs), (REDUCE_ARGS, segsize, max_reqs), segsize, -1)
+WRAP(reduce, binary, (REDUCE_PARAMS, uint32_t segsize, int max_reqs), (REDUCE_ARGS, segsize, max_reqs), segsize, -1)
+WRAP(reduce, binomial, (REDUCE_PARAMS, uint32_t segsize, int max_reqs), (REDUCE_ARGS, segsize, max_reqs), segsize, -1)
+WRAP(reduce, in_order_binary, (REDUCE_PARAMS, uint32_t segsize, int max_reqs), (REDUCE_ARGS, segsize, max_reqs), segsize, -1)
+WRAP(reduce, redscat_gather, (REDUCE_PARAMS), (REDUCE_ARGS), 0, -1)

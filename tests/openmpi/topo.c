@@ -1,11 +1,8 @@
 /* Dump the trees that libmpi's own topology builders (ompi/mca/coll/base/coll_base_topo.c) make,
  * for every communicator size P in [PMIN, PMAX], the roots given, and every rank.
  *
- * The builders read only the communicator's size and the caller's rank. A singleton MPI process
- * has one communicator of size 1, so this program makes private copies of MPI_COMM_WORLD and of
- * its group in which it writes the size and rank it wants. Where those two fields sit in the
- * (opaque) structures is found at run time: a candidate offset is the right one when
- * MPI_Comm_rank / MPI_Group_size read back a value written there.
+ * The builders read only the communicator's size and the caller's rank: fakecomm.h gives a
+ * communicator that says what it is told.
  *
  * Output, one line per (builder, P, root, rank): "<builder> <P> <root> <rank> <parent> : <children>",
  * parent -1 for the tree's root, children in the order the builder lists them.
@@ -29,48 +26,7 @@ extern tree_t *ompi_coll_base_topo_build_in_order_bmtree(void *comm, int root);
 extern tree_t *ompi_coll_base_topo_build_kmtree(void *comm, int root, int radix);
 extern tree_t *ompi_coll_base_topo_build_in_order_bintree(void *comm);
 
-enum { COMM_BYTES = 4096, GROUP_BYTES = 1024 };
-static unsigned char comm[COMM_BYTES], group[GROUP_BYTES];
-static int rank_off = -1, size_off = -1;
-
-static void die(const char *what) { fprintf(stderr, "topo: %s\n", what); exit(2); }
-
-static void locate(void) {
-    MPI_Group g;
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_group(MPI_COMM_WORLD, &g);
-    memcpy(comm, (void *)MPI_COMM_WORLD, COMM_BYTES);
-    memcpy(group, (void *)g, GROUP_BYTES);
-    int group_ptrs = 0;
-    for (int off = 0; off + (int)sizeof(void *) <= COMM_BYTES; off += sizeof(void *))
-        if (*(void **)(comm + off) == (void *)g) { *(void **)(comm + off) = group; group_ptrs++; }
-    if (!group_ptrs) die("the communicator's group pointer was not found");
-    for (int off = 0; off + 4 <= GROUP_BYTES && size_off < 0; off += 4) {
-        int32_t keep = *(int32_t *)(group + off), got = -1;
-        if (keep != 1) continue;
-        *(int32_t *)(group + off) = 12345;
-        if (MPI_Group_size((MPI_Group)group, &got) == MPI_SUCCESS && got == 12345) size_off = off;
-        *(int32_t *)(group + off) = keep;
-    }
-    for (int off = 0; off + 4 <= COMM_BYTES && rank_off < 0; off += 4) {
-        int32_t keep = *(int32_t *)(comm + off), got = -1;
-        if (keep != 0) continue;
-        *(int32_t *)(comm + off) = 12345;
-        if (MPI_Comm_rank((MPI_Comm)comm, &got) == MPI_SUCCESS && got == 12345) rank_off = off;
-        *(int32_t *)(comm + off) = keep;
-    }
-    if (size_off < 0 || rank_off < 0) die("the rank or size field was not found");
-}
-
-static void *as(int P, int rank) {
-    int got_size = -1, got_rank = -1;
-    *(int32_t *)(group + size_off) = P;
-    *(int32_t *)(comm + rank_off) = rank;
-    MPI_Comm_size((MPI_Comm)comm, &got_size);
-    MPI_Comm_rank((MPI_Comm)comm, &got_rank);
-    if (got_size != P || got_rank != rank) die("the fake communicator does not read back");
-    return comm;
-}
+#include "fakecomm.h"
 
 static void dump(const char *name, int P, int root, int rank, tree_t *t) {
     if (!t) { printf("%s %d %d %d failed\n", name, P, root, rank); return; }
