@@ -69,8 +69,9 @@ def main():
     def tree_by_tree():
         for P in P_grid:
             parent = trees.binary(P)
-            counts = md.census(parent, pl(P, "core"), om.index, options["unpinned_channel"])
-            md.evaluate_tree(parent, counts, om, "bcast", "openmpi")
+            links = md.link_channels(parent, pl(P, "core"), om.index, options["unpinned_channel"])
+            counts = md.census(parent, None, om.index, options["unpinned_channel"], links)
+            md.evaluate_tree(parent, counts, om, "bcast", "openmpi", links=links)
 
     def forest_curve():
         md.predict_curve("bcast", 5, "core", P_grid, om, options, md.Placements(cfg["machine"]), "openmpi")

@@ -98,34 +98,74 @@ def test_fanout_costs_openmpi_and_paper():
         md.fanout_costs(counts, c, "logp")
 
 
-EXPECTED_P8 = {  # completion at P = 8, map-by core on TINY, computed by hand in the comments of the issue note
-    "linear": 12.5, "pipeline": 12.0, "binary": 11.5, "binomial": 14.5, "knomial": 10.0, "chain": 11.5,
-    # k-nomial (OpenMPI's: 0 -> {4, 1, 2, 3}, 4 -> {5, 6, 7}): root: gaps 0.5 (core) + 2 x 1 (socket)
-    # + 2 (node) + longest tail alpha_node 2 = 6.5; rank 4: 0.5 + 2 + tail 1 = 3.5; 10.0
-    # in-order binomial (0 -> {1, 2, 4}, 2 -> {3}, 4 -> {5, 6}, 6 -> {7}): root 0.5 + 1 + 2 + 2 = 5.5,
-    # rank 4 (5 core, 6 socket) 0.5 + 1 + 1 = 2.5, rank 6 -> 7 core 1: 9.0
+EXPECTED_P8 = {  # the slowest rank at P = 8, map-by core on TINY (bcast, per-rank times, osu_rank_times)
+    # linear: the root's fan-out, gaps 0.5 (core) + 2 x 1 (socket) + 4 x 2 (node) + the node tail 2
+    "linear": 12.5,
+    # binary (0 -> {1, 2}, 1 -> {3 socket, 5 node}, 2 -> {4, 6} node, 3 -> {7} node): 2 lands at
+    # 0.5 + 1 + alpha 1 = 2.5 and runs its fan-out 2 + 2 + tail 2 = 6: 8.5
+    "binary": 8.5,
+    # k-nomial (OpenMPI's: 0 sends to 4 first, then 1, 2, 3; 4 -> {5, 6, 7}): 4 lands at gap 2 +
+    # alpha 2 = 4, then runs 0.5 + 1 + 1 + tail 1 = 3.5: 7.5
+    "knomial": 7.5,
+    # in-order binomial (0 -> {1 core, 2 socket, 4 node}, 2 -> {3 core}, 4 -> {5 core, 6 socket},
+    # 6 -> {7 core}): 4 lands at 0.5 + 1 + 2 + 2 = 5.5, 6 at 5.5 + 0.5 + 1 + 1 = 8, 7 at 8 + 1 = 9
     "in_order_binomial": 9.0,
+    # pipeline (chain of one): every hop on its channel's single message: 1 + 2 + 1 + 4 + 1 + 2 + 1
+    "pipeline": 12.0,
+    # chain, 4 chains (0 -> {1, 3, 5, 7}, 1 -> 2, 3 -> 4, 5 -> 6): 5 (node) lands at 0.5 + 1 + 2 + 2
+    # = 5.5 and sends to 6 (socket, 2): 7.5; 7 lands at 5.5 + 2 + 2 = 7.5, the root's fan-out ends then
+    "chain": 7.5,
 }
 
 
+def tiny_forest(shape, P=8, spec=None):
+    spec = spec or {"tree": shape, "fanout": 4, "radix": 4}
+    return md.Placements(TINY).census(spec, [P], "core", {"core": 0, "socket": 1, "node": 2}, "core")
+
+
 @pytest.mark.parametrize("shape", sorted(EXPECTED_P8))
-def test_hand_computed_completion_p8(shape):
-    spec = {"tree": shape, "fanout": 4, "radix": 4}
-    parent = trees.tree(8, spec)
-    counts = md.census(parent, place(8, "core", TINY), {"core": 0, "socket": 1, "node": 2})
-    done, _ = md.evaluate_tree(parent, counts, tiny_costs(), "bcast", "openmpi")
-    assert done[0] == pytest.approx(EXPECTED_P8[shape])
+def test_hand_computed_slowest_rank_p8(shape):
+    forest, counts = tiny_forest(shape)
+    done, _ = md.evaluate(forest, counts, tiny_costs(), "bcast", "openmpi")
+    assert done[0, 0] == pytest.approx(EXPECTED_P8[shape])
 
 
 def test_hand_computed_rank_times_binary_p8():
     parent = trees.binary(8)
-    counts = md.census(parent, place(8, "core", TINY), {"core": 0, "socket": 1, "node": 2})
+    forest, counts = tiny_forest("binary")
     w = md.node_costs(counts, tiny_costs(), "openmpi")
     assert w[:, 0].tolist() == [2.5, 5, 6, 4, 0, 0, 0, 0]
-    assert md.rank_times(parent, w, "bcast")[:, 0].tolist() == [2.5, 7.5, 8.5, 11.5, 8.5, 7.5, 8.5, 11.5]
+    # where each message lands after its parent starts: 1 (core, first), 2 (0.5 + 1 + 1), 3 (socket,
+    # first: 1 + 1), 5 (1 + 2 + 2), 4 and 6 (node: 2 + 2, 4 + 2), 7 (2 + 2)
+    offset, gap = md.message_offsets(forest, w, tiny_costs())
+    assert offset[:, 0].tolist() == [0, 1, 2.5, 2, 4, 5, 6, 4]
+    assert gap[:, 0].tolist() == [0, 0.5, 1, 1, 2, 2, 2, 2]
+    # bcast: arrival (sum of offsets up the tree) + own fan-out
+    assert md.osu_rank_times(forest, w, tiny_costs(), "bcast")[:, 0].tolist() == [2.5, 6, 8.5, 7, 6.5, 6, 8.5, 7]
+    # reduce, eager: fan-in done ([11.5, 9, 6, 4, 0 ...], rank_times) + the gap of the link up
     assert md.rank_times(parent, w, "reduce")[:, 0].tolist() == [11.5, 9, 6, 4, 0, 0, 0, 0]
-    done, mean = md.evaluate_tree(parent, counts, tiny_costs(), "reduce", "openmpi")
-    assert done[0] == 11.5 and mean[0] == pytest.approx(30.5 / 8)
+    assert md.osu_rank_times(forest, w, tiny_costs(), "reduce")[:, 0].tolist() == [11.5, 9.5, 7, 5, 2, 2, 2, 2]
+    done, mean = md.evaluate(forest, counts, tiny_costs(), "reduce", "openmpi")
+    assert done[0, 0] == 11.5 and mean[0, 0] == pytest.approx(41 / 8)
+    # rendezvous: a sender waits until its parent takes the message, at the parent's start
+    # (finish - w: 9, 4, 0, 0 for ranks 0-3) + its offset: 1 -> 9 + 1, 2 -> 9 + 2.5, 3 -> 4 + 2, 5 -> 4 + 5
+    rendezvous = tiny_costs()
+    rendezvous.eager_limit = 0
+    times = md.osu_rank_times(forest, w, rendezvous, "reduce")[:, 0]
+    assert times.tolist() == [11.5, 10, 11.5, 6, 4, 9, 6, 4]
+    half = tiny_costs()
+    half.eager_limit, half.wait_rendezvous = 0, 0.5  # rank 5: own 2, taken at 9: 2 + 0.5 x 7
+    assert md.osu_rank_times(forest, w, half, "reduce")[5, 0] == pytest.approx(5.5)
+
+
+def test_linear_bcast_avg_is_not_max():
+    """A flat fan-out's receivers land one after another: the mean is about half the root's time."""
+    forest, counts = tiny_forest("linear")
+    done, mean = md.evaluate(forest, counts, tiny_costs(), "bcast", "openmpi")
+    # root 12.5; 1 at 1, 2 at 2.5, 3 at 3.5, 4..7 at 4.5 + 2, 6.5 + 2, 8.5 + 2, 10.5 + 2
+    assert done[0, 0] == 12.5 and mean[0, 0] == pytest.approx((12.5 + 1 + 2.5 + 3.5 + 6.5 + 8.5 + 10.5 + 12.5) / 8)
+    with pytest.raises(ValueError, match="channel of every link"):
+        md.evaluate_tree(trees.linear(8), counts, tiny_costs(), "bcast", "openmpi")
 
 
 def test_hand_computed_paper_staged_heap_binary():
@@ -149,14 +189,14 @@ def test_default_algorithm_and_curve(config):
                               contention={"links": [], "trees": []})
     curve = md.predict_curve("bcast", 0, "core", [8], tiny_costs(), options, md.Placements(TINY), "openmpi")
     row = curve[curve["target"] == "max"].iloc[0]
-    assert row["predicted"] == pytest.approx(10.0) and row["runs"] == 7 and row["tree"] == "knomial"
+    assert row["predicted"] == pytest.approx(7.5) and row["runs"] == 7 and row["tree"] == "knomial"
     # binary (0 -> {1, 2}, 1 -> {3, 5}, 2 -> {4, 6}, 3 -> {7}) with the node interface shared: at level 1
     # ranks 1 and 2 (node 0) send three messages to node 1, so each of those fan-outs lasts at least
-    # T_NBFT^node(3 receivers) = 2 + 2 * 3 = 8 (instead of 5 and 6); path 0 -> 1 -> 3 -> 7: 2.5 + 8 + 4
+    # T_NBFT^node(3 receivers) = 2 + 2 * 3 = 8 (instead of 5 and 6); rank 2 lands at 2.5: 2.5 + 8
     options["openmpi"]["default_rules"] = {"bcast": [{"P_below": None, "sizes": [[None, 5]]}]}
     options["openmpi"]["contention"] = {"links": ["node"], "trees": ["binary"]}
     curve = md.predict_curve("bcast", 0, "core", [8], tiny_costs(), options, md.Placements(TINY), "openmpi")
-    assert curve.loc[curve["target"] == "max", "predicted"].iloc[0] == pytest.approx(2.5 + 8 + 4)
+    assert curve.loc[curve["target"] == "max", "predicted"].iloc[0] == pytest.approx(2.5 + 8)
     spec = md.tree_spec(config["model"]["openmpi"]["trees"], "reduce", 7)
     # Rabenseifner reduce runs its linear fallback below 2^floor(log2 P) elements
     assert md.runs_fallback(spec, [2, 5], [1, 2, 4]).tolist() == [[True, False, False], [True, True, False]]
@@ -187,8 +227,9 @@ def test_forest_equals_tree_by_tree():
     done, mean = md.evaluate(forest, counts, c, "bcast", "openmpi")
     for i, P in enumerate([2, 5, 8]):
         parent = trees.binary(P)
-        one = md.census(parent, pl(P, "socket"), c.index, "core")
-        d1, m1 = md.evaluate_tree(parent, one, c, "bcast", "openmpi")
+        links = md.link_channels(parent, pl(P, "socket"), c.index, "core")
+        one = md.census(parent, None, c.index, "core", links)
+        d1, m1 = md.evaluate_tree(parent, one, c, "bcast", "openmpi", links=links)
         assert done[i] == pytest.approx(d1) and mean[i] == pytest.approx(m1)
 
 

@@ -58,6 +58,10 @@ class ChannelCosts:
         self.p2p, self.alpha, self.beta = (np.asarray(a, dtype=float) for a in (p2p, alpha, beta))
         self.table_by_receivers = None if table is None else np.ascontiguousarray(np.transpose(table, (0, 2, 1)))
         self.link_table = None
+        self.overhead = 0.0  # a per-call constant added to every prediction (the calibrated mode's)
+        # a reduce sender's wait for its receiver (osu_rank_times): eager up to eager_limit bytes
+        self.eager_limit, self.wait_eager, self.wait_rendezvous = np.inf, 0.0, 1.0
+        self.memory_contention = 0.0  # us per byte per concurrent message in one socket (shared_memory)
 
     @classmethod
     def from_fits(cls, hockney: pd.DataFrame, nbft_fits: pd.DataFrame, operation: str, target: str,
@@ -116,6 +120,7 @@ class ChannelCosts:
         """NBFT costs multiplied by ``factor`` (same point-to-point times, so the same Q)."""
         out = ChannelCosts(self.channels, self.sizes, self.p2p, self.alpha * factor, self.beta * factor,
                            curves=self.curves)
+        out.eager_limit, out.wait_eager, out.wait_rendezvous = self.eager_limit, self.wait_eager, self.wait_rendezvous
         for name in ("table_by_receivers", "link_table"):
             value = getattr(self, name)
             setattr(out, name, None if value is None else value * factor)
@@ -193,7 +198,11 @@ class Forest:
         self.parent = np.concatenate(glob) if glob else np.zeros(0, np.int64)
         self._depth = None
         self._levels = None
+        self._plan = None
+        self._siblings = None
         self.where: dict[str, np.ndarray] = {}  # node/socket of every forest node (for contention)
+        self.link: np.ndarray | None = None  # channel index of every node's link to its parent (-1: root)
+        self.send_key: np.ndarray | None = None  # a node's place among its siblings (send order)
 
     @property
     def depth(self) -> np.ndarray:
@@ -207,6 +216,23 @@ class Forest:
             self._levels = levels_of(self.depth)
         return self._levels
 
+    @property
+    def fanin_plan(self) -> list[tuple]:
+        if self._plan is None:
+            self._plan = fanin_plan(self.parent, self.levels)
+        return self._plan
+
+    @property
+    def sibling_order(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(non-root nodes grouped by parent in send order, group heads, group lengths)."""
+        if self._siblings is None:
+            kids = np.flatnonzero(self.parent >= 0)
+            key = self.send_key[kids] if self.send_key is not None else kids
+            kids = kids[np.lexsort((key, self.parent[kids]))]
+            heads = np.flatnonzero(np.r_[True, np.diff(self.parent[kids]) != 0]) if kids.size else kids
+            self._siblings = (kids, heads, np.diff(np.r_[heads, kids.size]))
+        return self._siblings
+
     def per_tree_max(self, x: np.ndarray) -> np.ndarray:
         return np.maximum.reduceat(x, self.offsets, axis=0)
 
@@ -214,9 +240,8 @@ class Forest:
         return np.add.reduceat(x, self.offsets, axis=0) / self.sizes[:, None]
 
 
-def census(parent: np.ndarray, ranks, channel_index: dict, unpinned_channel: str = "core") -> np.ndarray:
-    """Children per node per channel, [P, K], of a tree laid on a placement (node i = rank i)."""
-    P = len(parent)
+def link_channels(parent: np.ndarray, ranks, channel_index: dict, unpinned_channel: str = "core") -> np.ndarray:
+    """Channel index of the link from every node to its parent, [P] (-1 for the root)."""
     s = np.flatnonzero(parent >= 0)
     codes = channel_codes(ranks, parent[s], s, unpinned_channel)
     lookup = np.array([channel_index.get(c, -1) for c in LEVELS])
@@ -224,8 +249,20 @@ def census(parent: np.ndarray, ranks, channel_index: dict, unpinned_channel: str
     if (k < 0).any():
         missing = sorted({LEVELS[c] for c in codes[k < 0]})
         raise ValueError(f"the tree uses channel(s) {missing} with no point-to-point/NBFT costs")
+    out = np.full(len(parent), -1, dtype=np.int64)
+    out[s] = k
+    return out
+
+
+def census(parent: np.ndarray, ranks, channel_index: dict, unpinned_channel: str = "core",
+           links: np.ndarray | None = None) -> np.ndarray:
+    """Children per node per channel, [P, K], of a tree laid on a placement (node i = rank i)."""
+    P = len(parent)
+    if links is None:
+        links = link_channels(parent, ranks, channel_index, unpinned_channel)
+    s = np.flatnonzero(parent >= 0)
     K = len(channel_index)
-    return np.bincount(parent[s] * K + k, minlength=P * K).reshape(P, K)
+    return np.bincount(parent[s] * K + links[s], minlength=P * K).reshape(P, K)
 
 
 def levels_of(depth: np.ndarray) -> list[np.ndarray]:
@@ -254,7 +291,8 @@ def critical_path(parent: np.ndarray, w: np.ndarray) -> np.ndarray:
     return (ancestor_sums(parent, w) + w).max(axis=0)
 
 
-def rank_times(parent: np.ndarray, w: np.ndarray, operation: str, levels: list[np.ndarray] | None = None) -> np.ndarray:
+def rank_times(parent: np.ndarray, w: np.ndarray, operation: str, levels: list[np.ndarray] | None = None,
+               plan: list[tuple] | None = None) -> np.ndarray:
     """Each rank's own time in the collective, [N, S] (what OSU averages), for a tree or a forest.
 
     bcast: it receives after its ancestors' fan-outs, then does its own; reduce: it finishes
@@ -264,16 +302,97 @@ def rank_times(parent: np.ndarray, w: np.ndarray, operation: str, levels: list[n
         levels = levels_of(trees.depth(parent))
     if operation == "bcast":
         return ancestor_sums(parent, w, levels) + w
+    if plan is None:
+        plan = fanin_plan(parent, levels)
     finish = w.copy()
     sub = np.zeros_like(w)  # slowest child subtree
-    for nodes in levels[::-1]:
+    for nodes, kids, heads, up in plan:
         finish[nodes] = sub[nodes] + w[nodes]
+        if kids is not None:
+            sub[up] = np.maximum.reduceat(finish[kids], heads, axis=0)
+    return finish
+
+
+def fanin_plan(parent: np.ndarray, levels: list[np.ndarray]) -> list[tuple]:
+    """Bottom-up order of :func:`rank_times`' reduce: per level, deepest first, (nodes, its
+    non-root nodes grouped by parent, the group heads, the parents); it depends on the tree only."""
+    plan = []
+    for nodes in levels[::-1]:
         kids = nodes[parent[nodes] >= 0]
         if kids.size:
             kids = kids[np.argsort(parent[kids], kind="stable")]
             heads = np.flatnonzero(np.r_[True, np.diff(parent[kids]) != 0])
-            sub[parent[kids[heads]]] = np.maximum.reduceat(finish[kids], heads, axis=0)
-    return finish
+            plan.append((nodes, kids, heads, parent[kids[heads]]))
+        else:
+            plan.append((nodes, None, None, None))
+    return plan
+
+
+def send_keys(spec: dict, P: int) -> np.ndarray:
+    """Every node's place in its parent's send (receive) order, [P]: rank order, but for the shapes
+    whose builder lists children otherwise (:func:`collat.trees.send_order`)."""
+    if spec.get("tree") not in ("knomial", "in_order_binary"):
+        return np.arange(P)
+    key = np.zeros(P, dtype=np.int64)
+    for kids in trees.send_order(spec["tree"], P, int(spec.get("radix", 4))):
+        key[kids] = np.arange(len(kids))
+    return key
+
+
+def message_offsets(forest: "Forest", w: np.ndarray, costs: "ChannelCosts") -> tuple[np.ndarray, np.ndarray]:
+    """(offset, gap) of every node, [N, S]: when its message lands after its parent's fan-out
+    (fan-in) starts, and the per-message gap of its link.
+
+    The parent handles its children one after another in send order (:func:`send_keys`), each
+    costing the gap beta_c of its channel (the NBFT slope); a message lands alpha_c (the NBFT
+    line's intercept) after its own gap, never sooner than one point-to-point message on its
+    channel and never later than the parent's whole fan-out w. Roots: 0.
+    """
+    parent, link = forest.parent, forest.link
+    kids, heads, lengths = forest.sibling_order
+    offset, gap_of = np.zeros_like(w), np.zeros_like(w)
+    if kids.size == 0:
+        return offset, gap_of
+    k = link[kids]
+    gap = np.maximum(costs.beta, 0.0)[k]
+    total = np.cumsum(gap, axis=0)
+    before = np.repeat(total[heads] - gap[heads], lengths, axis=0)
+    land = np.maximum(total - before + costs.alpha[k], costs.p2p[k])
+    offset[kids] = np.minimum(land, w[parent[kids]])
+    gap_of[kids] = gap
+    return offset, gap_of
+
+
+def osu_rank_times(forest: "Forest", w: np.ndarray, costs: "ChannelCosts", operation: str) -> np.ndarray:
+    """Each rank's own time in one call, [N, S], as OSU times it (between barriers; avg = the mean
+    over ranks, max = the slowest rank).
+
+    bcast: a rank receives when its message lands (:func:`message_offsets` along its ancestors),
+    then runs its own fan-out w (local completion of its sends).
+    reduce: a rank's fan-in ends when its slowest child subtree is in and its own fan-in is done
+    (:func:`rank_times`); a non-root then sends to its parent, which costs it the gap of its link,
+    plus, for a fraction q(m) of the time until the parent takes the message in, the wait of a
+    sender whose message the receiver has not matched yet (q = 1: rendezvous, the send completes
+    when the parent takes it; q = 0: eager, it completes locally). q is ``costs.wait_eager`` up to
+    ``costs.eager_limit`` bytes and ``costs.wait_rendezvous`` above.
+    """
+    if forest.link is None:
+        raise ValueError("per-rank times need the channel of every link: build the forest with Placements.census")
+    offset, gap = message_offsets(forest, w, costs)
+    parent = forest.parent
+    if operation == "bcast":
+        arrival = np.zeros_like(w)
+        for nodes in forest.levels[1:]:
+            arrival[nodes] = arrival[parent[nodes]] + offset[nodes]
+        return arrival + w
+    finish = rank_times(parent, w, "reduce", forest.levels, forest.fanin_plan)
+    kids = np.flatnonzero(parent >= 0)
+    taken = (finish - w)[parent[kids]] + offset[kids]
+    q = np.where(costs.sizes > costs.eager_limit, costs.wait_rendezvous, costs.wait_eager)[None, :]
+    own = finish[kids] + gap[kids]
+    out = finish.copy()
+    out[kids] = own + q * np.maximum(taken - own, 0.0)
+    return out
 
 
 def staged_forest(forest: Forest, w: np.ndarray, segments: int = 1) -> np.ndarray:
@@ -380,9 +499,12 @@ class Placements:
         key = (shape, tuple(int(p) for p in P_values), mapping, tuple(channel_index), unpinned)
         if key not in self._census:
             parents = [trees.tree(int(P), spec) for P in P_values]
-            counts = np.vstack([census(p, self(int(P), mapping), channel_index, unpinned)
-                                for p, P in zip(parents, P_values)])
+            links = [link_channels(p, self(int(P), mapping), channel_index, unpinned)
+                     for p, P in zip(parents, P_values)]
+            counts = np.vstack([census(p, None, channel_index, unpinned, k) for p, k in zip(parents, links)])
             forest = Forest(parents)
+            forest.link = np.concatenate(links)
+            forest.send_key = np.concatenate([send_keys(spec, int(P)) for P in P_values])
             forest.where = {level: np.concatenate([self(int(P), mapping)[level] for P in P_values])
                             for level in ("node", "socket")}
             self._census[key] = (forest, counts)
@@ -431,6 +553,27 @@ def shared_link(forest: Forest, counts: np.ndarray, costs: ChannelCosts, w: np.n
     return out
 
 
+def shared_memory(forest: Forest, counts: np.ndarray, costs: ChannelCosts, w: np.ndarray) -> np.ndarray:
+    """Contention for a socket's memory: the fan-outs of one tree level run concurrently, and every
+    message another parent of the same socket sends at that level adds ``costs.memory_contention``
+    microseconds per byte to a fan-out (the copies share the socket's memory bandwidth)."""
+    if costs.memory_contention <= 0:
+        return w
+    sent = counts.sum(axis=1)
+    senders = np.flatnonzero(sent > 0)
+    if senders.size == 0:
+        return w
+    socket = forest.where["socket"][senders]
+    depth = forest.depth[senders]
+    key = (forest.tree_id[senders] * (int(depth.max()) + 1) + depth) * (int(socket.max()) + 1) + socket
+    _, inverse = np.unique(key, return_inverse=True)
+    inverse = inverse.ravel()
+    others = np.bincount(inverse, weights=sent[senders])[inverse] - sent[senders]
+    out = w.copy()
+    out[senders] += costs.memory_contention * others[:, None] * costs.sizes[None, :]
+    return out
+
+
 def evaluate(forest: Forest, counts: np.ndarray, costs: ChannelCosts, operation: str, mode: str,
              segments: int = 1, with_average: bool = True, contention: tuple = ()):
     """(completion [T, S], mean rank time [T, S] or None) of every tree of a forest.
@@ -445,17 +588,19 @@ def evaluate(forest: Forest, counts: np.ndarray, costs: ChannelCosts, operation:
     w = node_costs(counts, costs, "openmpi")
     for channel in contention:
         w = shared_link(forest, counts, costs, w, channel)
-    arrival = ancestor_sums(forest.parent, w, forest.levels)
-    done = forest.per_tree_max(arrival + w)
-    if not with_average:
-        return done, None
-    times = arrival + w if operation == "bcast" else rank_times(forest.parent, w, operation, forest.levels)
-    return done, forest.per_tree_mean(times)
+    w = shared_memory(forest, counts, costs, w)
+    times = osu_rank_times(forest, w, costs, operation)
+    return forest.per_tree_max(times), forest.per_tree_mean(times) if with_average else None
 
 
-def evaluate_tree(parent, counts, costs: ChannelCosts, operation: str, mode: str, segments: int = 1):
-    """(completion [S], mean rank time [S] or None) of one tree from its census."""
-    done, mean = evaluate(Forest([np.asarray(parent)]), counts, costs, operation, mode, segments)
+def evaluate_tree(parent, counts, costs: ChannelCosts, operation: str, mode: str, segments: int = 1,
+                  links=None, send_key=None):
+    """(slowest rank [S], mean rank time [S] or None) of one tree from its census (openmpi mode:
+    and the channel of every link, :func:`link_channels`)."""
+    forest = Forest([np.asarray(parent)])
+    forest.link = None if links is None else np.asarray(links)
+    forest.send_key = None if send_key is None else np.asarray(send_key)
+    done, mean = evaluate(forest, counts, costs, operation, mode, segments)
     return done[0], None if mean is None else mean[0]
 
 
@@ -484,6 +629,21 @@ def predict_curve(operation: str, algorithm: int, mapping: str, P_values, costs:
         done, _ = evaluate(forest, counts, costs, operation, "paper", n_s)
         return _curve_frame(Pv, sizes, {"avg": done}, np.full((len(Pv), S), spec["tree"], dtype=object), n_s,
                             np.full((len(Pv), S), int(algorithm)))
+    targets, names, chosen = predict_arrays(operation, algorithm, mapping, Pv, costs, options, placements,
+                                            with_average)
+    return _curve_frame(Pv, sizes, targets, names, 1, chosen)
+
+
+def predict_arrays(operation: str, algorithm: int, mapping: str, Pv, costs: ChannelCosts, options: dict,
+                   placements: Placements, with_average: bool = True):
+    """The openmpi-shaped prediction of one (operation, algorithm, mapping) as arrays [P, size]:
+    (targets {"max": completion, "avg": mean rank time (with_average)}, shape names, the algorithm
+    OpenMPI ran). Shared by the openmpi and calibrated modes; a ``costs.overhead`` (calibrated
+    mode: a per-call constant) is added to both targets.
+    """
+    sizes = costs.sizes
+    S, Pv = len(sizes), np.asarray([int(p) for p in Pv])
+    unpinned = options["unpinned_channel"]
     specs = options["openmpi"]["trees"]
     if algorithm == 0:
         chosen = default_algorithms(operation, Pv, sizes, options["openmpi"]["default_rules"])
@@ -514,8 +674,10 @@ def predict_curve(operation: str, algorithm: int, mapping: str, P_values, costs:
             names[ok] = shape.get("tree") or shape.get("schedule")
             if with_average:
                 mean[rows] = np.where(ok[rows], a, mean[rows])
-    targets = {"max": done, "avg": mean} if with_average else {"max": done}
-    return _curve_frame(Pv, sizes, targets, names, 1, chosen)
+    targets = {"max": done + costs.overhead}
+    if with_average:
+        targets["avg"] = mean + costs.overhead
+    return targets, names, chosen
 
 
 def price_shape(shape: dict, operation: str, Pv, mapping: str, costs: ChannelCosts, placements: Placements,
@@ -565,7 +727,7 @@ PREDICTION_COLUMNS = ["mode", "operation", "algorithm", "algorithm_name", "mappi
 
 def modelled_algorithms(options: dict, mode: str, operation: str) -> list[int]:
     """Algorithms a mode predicts: its listed shapes, plus (openmpi mode) the default, 0."""
-    specs = options["paper"]["algorithms"] if mode == "paper" else options["openmpi"]["trees"]
+    specs = options["paper"]["algorithms"] if mode == "paper" else options["openmpi"]["trees"]  # calibrated: openmpi's
     listed = {int(s["algorithm"]) for s in specs if s["operation"] == operation}
     return sorted(listed if mode == "paper" else listed | {0})
 
@@ -573,16 +735,23 @@ def modelled_algorithms(options: dict, mode: str, operation: str) -> list[int]:
 def predict_all(costs: dict, machine: dict, options: dict, algorithms: dict, sizes, P_values) -> pd.DataFrame:
     """Predictions for every mode x operation x algorithm x mapping x P x size.
 
-    ``costs[(mode, operation)]`` is the :class:`ChannelCosts` of that mode; ``algorithms`` is config
-    ``algorithms`` (id -> name); ``options`` config ``model``.
+    ``costs[(mode, operation)]`` is the :class:`ChannelCosts` of that mode, or a dict target ->
+    ChannelCosts for a mode fitted per target (calibrated; predicted with the openmpi mode's shapes);
+    ``algorithms`` is config ``algorithms`` (id -> name); ``options`` config ``model``.
     """
     placements = Placements(machine)
     frames = []
     for (mode, operation), c in costs.items():
         names = {int(a["id"]): a["name"] for a in algorithms[operation]}
+        per_target = c if isinstance(c, dict) else {None: c}
         for alg in modelled_algorithms(options, mode, operation):
             for mapping in options.get("mappings", ["core", "socket", "node"]):
-                curve = predict_curve(operation, alg, mapping, P_values, c, options, placements, mode)
+                parts = []
+                for target, ct in per_target.items():
+                    part = predict_curve(operation, alg, mapping, P_values, ct, options, placements,
+                                         "paper" if mode == "paper" else "openmpi", with_average=target != "max")
+                    parts.append(part if target is None or part.empty else part[part["target"] == target])
+                curve = pd.concat(parts, ignore_index=True)
                 if curve.empty:
                     continue
                 curve = curve.assign(mode=mode, operation=operation, algorithm=alg,
@@ -635,6 +804,8 @@ def build_costs(pt2pt: pd.DataFrame, hockney: pd.DataFrame, nbft_fits: pd.DataFr
     options = config["model"]
     out = {}
     for mode in options["modes"]:
+        if mode == "calibrated":  # fitted by its own rule: collat.calibration.calibrated_costs
+            continue
         if mode == "paper":
             fits = fit_hockney(pt2pt, config["channels"], config["pt2pt"]["breaks"],
                                weighting=options["paper"]["hockney_weighting"])
@@ -645,6 +816,7 @@ def build_costs(pt2pt: pd.DataFrame, hockney: pd.DataFrame, nbft_fits: pd.DataFr
             for op in ("bcast", "reduce"):
                 c = ChannelCosts.from_fits(hockney, nbft_fits, op, options["openmpi"]["nbft_target"],
                                            config["channels"], sizes, nbft, max_receivers)
+                c.eager_limit = float(options["openmpi"]["eager_limit"])
                 link_target = options["openmpi"].get("link_target", options["openmpi"]["nbft_target"])
                 if link_target != options["openmpi"]["nbft_target"]:
                     c.link_table = ChannelCosts.from_fits(hockney, nbft_fits, op, link_target, config["channels"],

@@ -29,3 +29,26 @@ def setup_log(log_paths) -> logging.Logger:
 
     sys.excepthook = log_uncaught
     return logger
+
+
+_TASK = None
+
+
+def _call(i: int):
+    return _TASK(i)
+
+
+def fork_map(task, n: int, processes: int = 1) -> list:
+    """``[task(i) for i in range(n)]`` in up to ``processes`` forked workers, in order. The workers
+    inherit ``task`` (closures over costs and frames included): only ``i`` and the results travel."""
+    global _TASK
+    if processes <= 1 or n <= 1:
+        return [task(i) for i in range(n)]
+    import multiprocessing
+
+    _TASK = task
+    try:
+        with multiprocessing.get_context("fork").Pool(min(processes, n)) as pool:
+            return pool.map(_call, range(n), chunksize=1)
+    finally:
+        _TASK = None

@@ -55,8 +55,10 @@ def measured_best(measured: pd.DataFrame) -> pd.DataFrame:
     return best.rename(columns={"algorithm": "measured_best", "measured": "best_latency"}).reset_index(drop=True)
 
 
-def regret(predictions: pd.DataFrame, collective: pd.DataFrame, target: str = "avg") -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(per-cell choices and regrets, summary per operation x mapping x chooser).
+def regret(predictions: pd.DataFrame, collective: pd.DataFrame, target: str = "avg",
+           mode: str = "openmpi") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(per-cell choices and regrets, summary per operation x mapping x chooser), the model's picks
+    made by ``mode`` on its prediction of ``target``, the measured column scored.
 
     Choosers: ``model`` (the model's pick among the algorithms that were measured), ``rules_file``
     (its pick among every modelled algorithm: what the rules file tells OpenMPI; scored where that
@@ -65,9 +67,9 @@ def regret(predictions: pd.DataFrame, collective: pd.DataFrame, target: str = "a
     measured = measured_table(collective, target)
     best = measured_best(measured)
     forced = measured[measured["algorithm"] > 0].groupby("operation")["algorithm"].unique()
-    pick = predicted_best(predictions, {op: list(ids) for op, ids in forced.items()})
+    pick = predicted_best(predictions, {op: list(ids) for op, ids in forced.items()}, mode, target)
     cells = best.merge(pick, on=CELL, how="inner")
-    cells = cells.merge(predicted_best(predictions)[CELL + ["predicted_best"]]
+    cells = cells.merge(predicted_best(predictions, None, mode, target)[CELL + ["predicted_best"]]
                         .rename(columns={"predicted_best": "file_pick"}), on=CELL, how="left")
     lat = measured.set_index(CELL + ["algorithm"])["measured"]
 
@@ -83,7 +85,7 @@ def regret(predictions: pd.DataFrame, collective: pd.DataFrame, target: str = "a
     for (op, mapping), g in cells.groupby(["operation", "mapping"]):
         for chooser in CHOOSERS:
             r = g[f"regret_{chooser}"].dropna()
-            rows.append({"operation": op, "mapping": mapping, "chooser": chooser, "target": target,
+            rows.append({"operation": op, "mapping": mapping, "chooser": chooser, "target": target, "mode": mode,
                          "cells": len(r), "unmeasured_share": float(1 - len(r) / len(g)),
                          "within_10pct": float((r <= 1.1).mean()) if len(r) else np.nan,
                          "geomean_regret": float(np.exp(np.log(r).mean())) if len(r) else np.nan,

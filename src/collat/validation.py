@@ -36,6 +36,7 @@ import pandas as pd
 
 from .placement import active_units
 from .regression import design, fit_predict, form_of, mape, r2
+from .runner import fork_map
 
 SPLITS = ("sparse_P", "extrapolation", "unseen_algorithm", "unseen_mapping", "sizes")
 CELL = ["operation", "algorithm", "mapping", "P", "size"]
@@ -139,13 +140,20 @@ def segmented(train: pd.DataFrame, test: pd.DataFrame, machine: dict, forms: lis
 
 
 def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict, forms: list[dict],
-             options: ValidationOptions) -> tuple[pd.DataFrame, pd.DataFrame]:
+             options: ValidationOptions, fitted: dict | None = None, processes: int = 1
+             ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(scores per model x split x operation x algorithm x mapping x target, test-part predictions).
 
-    ``predictions`` is the model stage's table (modes ``openmpi`` and ``paper``); ``forms`` config
-    ``regression.forms``.
+    ``predictions`` is the model stage's table: its modes fitted on no collective measurement
+    (``openmpi``, ``paper``) are scored as they are; ``fitted`` maps the name of a model fitted on
+    collective measurements (``calibrated``) to a function (train cells, test cells, target) ->
+    predictions of the test cells, called on the training part of every split and fold (that
+    mode's rows of ``predictions``, fitted on all the data, are not scored), in ``processes``
+    worker processes. ``forms`` is config ``regression.forms``.
     """
-    scores, rows = [], []
+    fitted = fitted or {}
+    predictions = predictions[~predictions["mode"].isin(list(fitted))]
+    scores, rows, jobs = [], [], []
     floors = {target: noise_floor(collective, target) for target in options.targets}
     for target in options.targets:
         cells = measured_cells(collective, target).reset_index(drop=True)
@@ -159,6 +167,10 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
             preds["nearest_neighbour"] = nearest_neighbour(tr, te, options.neighbours)
             for model, p in preds.items():
                 rows.append(te.assign(model=model, split=split, fold=fold, target=target, predicted=p))
+            jobs += [(model, tr, te, target, split, fold) for model in fitted]
+    fits = fork_map(lambda i: fitted[jobs[i][0]](*jobs[i][1:4]), len(jobs), processes)
+    for (model, _, te, target, split, fold), p in zip(jobs, fits):
+        rows.append(te.assign(model=model, split=split, fold=fold, target=target, predicted=p))
     table = pd.concat(rows, ignore_index=True)
     for (model, split, op, alg, mapping, target), g in table.groupby(
             ["model", "split", "operation", "algorithm", "mapping", "target"], sort=True):

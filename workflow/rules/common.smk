@@ -3,8 +3,16 @@
 import os
 from pathlib import Path
 
+from snakemake.exceptions import WorkflowError
+
 from collat.ingest import Vocabulary
 from collat.placement import machine_label
+
+if config["selection"]["mode"] not in config["model"]["modes"] and "selection" in config["stages"]:
+    raise WorkflowError(
+        f"config key selection.mode: {config['selection']['mode']!r} is not one of model.modes "
+        f"{config['model']['modes']} (the selection picks with a mode the model stage predicts)"
+    )
 
 VOCAB = Vocabulary.from_config(config)
 PUBLISHED = config["data"]["published"]
@@ -59,6 +67,23 @@ def partitioned_inputs(wildcards):
     return {"hockney": "results/pt2pt/hockney.parquet"} if config["partitioned"]["channels"] else {}
 
 
+def calibration_input(wildcards):
+    """The calibrated mode's parameters, when that mode is predicted."""
+    return {"calibration": "results/model/calibration.csv"} if "calibrated" in config["model"]["modes"] else {}
+
+
+def calibration_start_input(wildcards):
+    """What the validation recalibrates the calibrated mode from, per split, when that mode is on."""
+    if "calibrated" not in config["model"]["modes"]:
+        return {}
+    return {
+        "pt2pt": "results/tidy/pt2pt.parquet",
+        "nbft": "results/tidy/nbft.parquet",
+        "hockney": "results/pt2pt/hockney.parquet",
+        "nbft_fits": "results/nbft/fits.csv",
+    }
+
+
 def stage_targets(stage):
     return {
         "pt2pt": [
@@ -77,7 +102,8 @@ def stage_targets(stage):
             "results/model/predictions.parquet",
             "results/model/scores.csv",
             "results/model/validation.csv",
-        ],
+        ]
+        + (["results/model/calibration.csv"] if "calibrated" in config["model"]["modes"] else []),
         "evaluate": expand("results/tables/table{n}.{ext}", n=TABLE_NUMBERS, ext=["csv", "md", "tex"])
         + ["results/tables/tables.md", "results/summary.md"],
         "figures": expand(

@@ -3,8 +3,35 @@
 # and scored against the measurements.
 
 
+rule model_calibrate:
+    input:
+        pt2pt="results/tidy/pt2pt.parquet",
+        nbft="results/tidy/nbft.parquet",
+        collective="results/tidy/collective.parquet",
+        hockney="results/pt2pt/hockney.parquet",
+        nbft_fits="results/nbft/fits.csv",
+    output:
+        calibration=report(
+            "results/model/calibration.csv",
+            category="6. Point-to-point model",
+            caption="../report/calibration.rst",
+        ),
+    params:
+        config={key: config[key] for key in ("machine", "channels", "model")},
+    threads: workflow.cores
+    log:
+        "logs/model/calibrate.log",
+    benchmark:
+        "benchmarks/rules/model/calibrate.tsv",
+    conda:
+        "../envs/collat.yaml"
+    script:
+        "../scripts/model_calibrate.py"
+
+
 rule model_predict:
     input:
+        unpack(calibration_input),
         pt2pt="results/tidy/pt2pt.parquet",
         nbft="results/tidy/nbft.parquet",
         collective="results/tidy/collective.parquet",
@@ -31,6 +58,7 @@ rule model_predict:
 
 rule model_validate:
     input:
+        unpack(calibration_start_input),
         collective="results/tidy/collective.parquet",
         predictions="results/model/predictions.parquet",
     output:
@@ -44,6 +72,8 @@ rule model_validate:
         machine=config["machine"],
         forms=config["regression"]["forms"],
         options=config["validation"],
+        config={key: config[key] for key in ("machine", "channels", "model")},
+    threads: workflow.cores
     log:
         "logs/model/validate.log",
     benchmark:

@@ -17,6 +17,7 @@ rule selection:
     params:
         faninout=config["selection"]["faninout"],
         targets=config["selection"]["targets"],
+        mode=config["selection"]["mode"],
         mappings=config["mappings"],
     log:
         "logs/selection/selection.log",

@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 
+from collat.calibration import calibrated_costs
 from collat.model import build_costs, predict_all, score
 from collat.placement import total_cores
 from collat.runner import setup_log
@@ -16,6 +17,9 @@ sizes = np.sort(collective["size"].unique()) if len(collective) else 2 ** np.ara
 costs = build_costs(read_parquet(snakemake.input.pt2pt, "pt2pt"), pd.read_parquet(snakemake.input.hockney),
                     pd.read_csv(snakemake.input.nbft_fits), read_parquet(snakemake.input.nbft, "nbft"),
                     cfg, sizes, cores - 1)
+if "calibrated" in cfg["model"]["modes"]:
+    costs.update(calibrated_costs(pd.read_csv(snakemake.input.calibration), cfg["channels"], sizes, cores - 1,
+                                  float(cfg["model"]["openmpi"]["eager_limit"])))
 options = {**cfg["model"], "mappings": cfg["mappings"]}
 predictions = predict_all(costs, cfg["machine"], options, cfg["algorithms"], sizes,
                           range(2, cores + 1, cfg["model"]["grid_step"]))

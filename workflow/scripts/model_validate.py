@@ -1,7 +1,13 @@
 """Every model scored outside the data it was fitted or tuned on: results/model/validation.csv."""
 
+from functools import partial
+
+import numpy as np
 import pandas as pd
 
+from collat.calibration import CalibrationOptions, fit_predict, start_costs
+from collat.model import Placements
+from collat.placement import total_cores
 from collat.runner import setup_log
 from collat.tidy import atomic_write, read_parquet
 from collat.validation import ValidationOptions, validate
@@ -10,7 +16,18 @@ log = setup_log(snakemake.log)
 p = snakemake.params
 collective = read_parquet(snakemake.input.collective, "collective")
 predictions = pd.read_parquet(snakemake.input.predictions)
-scores, table = validate(collective, predictions, p.machine, p.forms, ValidationOptions.from_config(p.options))
+fitted = {}
+if "calibrated" in p.config["model"]["modes"]:  # recalibrated on the training part of every split
+    cores = total_cores(p.machine)
+    start = start_costs(read_parquet(snakemake.input.pt2pt, "pt2pt"), pd.read_parquet(snakemake.input.hockney),
+                        pd.read_csv(snakemake.input.nbft_fits), read_parquet(snakemake.input.nbft, "nbft"), p.config,
+                        np.sort(collective["size"].unique()), cores - 1)
+    fitted["calibrated"] = partial(fit_predict, start=start, options=p.config["model"],
+                                   placements=Placements(p.machine),
+                                   opts=CalibrationOptions.from_config(p.config["model"]["calibrated"]),
+                                   max_receivers=cores - 1)
+scores, table = validate(collective, predictions, p.machine, p.forms, ValidationOptions.from_config(p.options),
+                         fitted, snakemake.threads)
 atomic_write(snakemake.output.scores, lambda tmp: scores.to_csv(tmp, index=False))
 atomic_write(snakemake.output.predictions, lambda tmp: table.to_parquet(tmp, index=False))
 log.info("%d scored cells, %d test predictions", len(scores), len(table))

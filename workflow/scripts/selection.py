@@ -15,14 +15,14 @@ predictions = pd.read_parquet(snakemake.input.predictions)
 collective = read_parquet(snakemake.input.collective, "collective")
 summaries, cells = [], None
 for target in p.targets:
-    c, s = regret(predictions, collective, target)
+    c, s = regret(predictions, collective, target, p.mode)
     summaries.append(s)
     if cells is None:
         cells = c.assign(target=target)
 regret_table = pd.concat(summaries, ignore_index=True)
 atomic_write(snakemake.output.regret, lambda tmp: regret_table.to_csv(tmp, index=False))
 atomic_write(snakemake.output.cells, lambda tmp: cells.to_parquet(tmp, index=False))
-best = predicted_best(predictions)
+best = predicted_best(predictions, None, p.mode, p.targets[0])
 faninout = {int(k): int(v) for k, v in p.faninout.items()}
 for mapping, path in zip(p.mappings, snakemake.output.rules):
     b = best[best["mapping"] == mapping]

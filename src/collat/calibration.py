@@ -1,0 +1,273 @@
+"""The calibrated mode: OpenMPI's schedules priced with channel costs fitted on collective measurements.
+
+The openmpi mode prices every tree and schedule from the point-to-point and NBFT measurements alone
+(:mod:`collat.model`). The calibrated mode keeps those shapes, their placement on the machine and
+their evaluation (critical path, per-rank times, the shared node link) and replaces the measured
+costs by a small parameter vector per (operation, target): for every channel c
+
+* ``latency_us`` L_c and ``us_per_byte`` G_c: a message's flight, the tail of a fan-out
+  (the NBFT line's intercept, study eq. 6, alpha_c(m) = L_c + G_c m);
+* ``gap_us`` g_c and ``gap_us_per_byte`` g'_c: what each further receiver adds at the sender
+  (the NBFT line's slope, beta_c(m) = g_c + g'_c m);
+
+so that a fan-out of N_c receivers per channel costs sum_c beta_c N_c + max_c alpha_c (see
+:func:`collat.model.fanout_costs`), one message alpha_c + beta_c, and a queue of n messages on a
+shared link alpha_c + n beta_c; plus ``overhead_us``, a per-call constant of the library and the
+benchmark loop. The parameters start at the point-to-point/NBFT values (:func:`start`) and are
+fitted by robust nonlinear least squares on log latency (scipy's ``least_squares``, soft-L1 loss)
+to calibration cells, with a weak Gaussian prior on each log parameter around its start, so that a
+channel no calibration cell exercises keeps its measured cost (:func:`calibrate`).
+
+It is a fitted model: :mod:`collat.validation` scores it on cells outside its calibration data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .model import ChannelCosts, Placements, predict_arrays
+
+PARAMETERS = ("latency_us", "us_per_byte", "gap_us", "gap_us_per_byte")
+OVERHEAD = "overhead_us"
+WAITS = ("wait_eager", "wait_rendezvous")
+MEMORY = "memory_us_per_byte"  # shared_memory: per byte per concurrent message in one socket  # reduce only: the share of the wait for the receiver a sender sees
+CALIBRATION_COLUMNS = ["operation", "target", "channel", "parameter", "value", "start", "se_log", "low", "high",
+                       "cells", "rms_log_residual"]
+_FLOOR = {"latency_us": 1e-3, "us_per_byte": 1e-7, "gap_us": 1e-3, "gap_us_per_byte": 1e-7, OVERHEAD: 1e-2,
+          "wait_eager": 1e-3, "wait_rendezvous": 1e-3, MEMORY: 1e-8}
+_START = {OVERHEAD: 0.1, MEMORY: 1e-5, "wait_eager": 0.05, "wait_rendezvous": 0.9}
+
+
+@dataclass(frozen=True)
+class CalibrationOptions:
+    """Config ``model.calibrated``, checked by the schema."""
+
+    points_per_curve: int  # P values per (algorithm, mapping) taken into a calibration
+    loss: str              # least_squares' robust loss
+    f_scale: float         # where the loss turns robust, in log units
+    prior_sd: float        # sd of the prior on each log parameter around its start
+    max_nfev: int          # function evaluations per calibration
+    targets: tuple[str, ...]  # measured columns calibrated on (one parameter set each)
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> "CalibrationOptions":
+        return cls(int(cfg["points_per_curve"]), str(cfg["loss"]), float(cfg["f_scale"]), float(cfg["prior_sd"]),
+                   int(cfg["max_nfev"]), tuple(cfg["targets"]))
+
+
+def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receivers: int,
+                     overhead: float = 0.0, eager_limit: float = np.inf, waits=(0.0, 1.0),
+                     memory: float = 0.0) -> ChannelCosts:
+    """:class:`ChannelCosts` from parameters ``values`` [K, 4] in the order of :data:`PARAMETERS`,
+    the per-call ``overhead`` and a reduce sender's ``waits`` (eager, rendezvous) around ``eager_limit``."""
+    sizes = np.asarray(sizes, dtype=float)
+    v = np.asarray(values, dtype=float)
+    alpha = v[:, 0:1] + v[:, 1:2] * sizes[None, :]
+    beta = v[:, 2:3] + v[:, 3:4] * sizes[None, :]
+    n = np.arange(max_receivers + 1, dtype=float)
+    table = alpha[:, :, None] + beta[:, :, None] * n[None, None, :]
+    table[:, :, 0] = 0.0
+
+    def curve(k):
+        return lambda m: v[k, 0] + v[k, 2] + (v[k, 1] + v[k, 3]) * np.asarray(m, dtype=float)
+
+    costs = ChannelCosts(channels, sizes, alpha + beta, alpha, beta, table, [curve(k) for k in range(len(v))])
+    costs.overhead = float(overhead)
+    costs.eager_limit = float(eager_limit)
+    costs.wait_eager, costs.wait_rendezvous = (float(w) for w in waits)
+    costs.memory_contention = float(memory)
+    return costs
+
+
+def start(openmpi: ChannelCosts) -> np.ndarray:
+    """Starting parameters [K, 4] from the openmpi mode's costs (point-to-point fits and NBFT
+    lines): intercepts at the smallest size, per-byte terms from the largest."""
+    m = openmpi.sizes
+    lo, hi = 0, len(m) - 1
+    out = np.empty((len(openmpi.channels), 4))
+    for j, line in enumerate((openmpi.alpha, np.maximum(openmpi.beta, 0.0))):
+        intercept = line[:, lo]
+        slope = (line[:, hi] - line[:, lo]) / max(m[hi] - m[lo], 1.0)
+        out[:, 2 * j] = np.maximum(intercept, _FLOOR[PARAMETERS[2 * j]])
+        out[:, 2 * j + 1] = np.maximum(slope, _FLOOR[PARAMETERS[2 * j + 1]])
+    return out
+
+
+def _pick_P(P: np.ndarray, n: int) -> np.ndarray:
+    """Up to ``n`` of the distinct values in ``P``, spread evenly on a log scale, ends included."""
+    u = np.unique(P)
+    if len(u) <= n:
+        return u
+    want = np.geomspace(u[0], u[-1], n)
+    return np.unique(u[np.abs(np.log(u)[:, None] - np.log(want)[None, :]).argmin(axis=0)])
+
+
+class Problem:
+    """The calibration cells of one (operation, target), grouped by (algorithm, mapping) curve."""
+
+    def __init__(self, cells: pd.DataFrame, operation: str, target: str, points_per_curve: int):
+        c = cells[(cells["operation"] == operation)]
+        self.operation, self.target = operation, target
+        self.sizes = np.sort(c["size"].unique()).astype(float)
+        self.groups, frames = [], []
+        for (alg, mapping), g in c.groupby(["algorithm", "mapping"], sort=True):
+            Pv = _pick_P(g["P"].to_numpy(), points_per_curve)
+            g = g[g["P"].isin(Pv)]
+            rows = np.arange(len(g)) + sum(len(f) for f in frames)
+            self.groups.append((int(alg), mapping, Pv, rows, np.searchsorted(Pv, g["P"].to_numpy()),
+                                np.searchsorted(self.sizes, g["size"].to_numpy(float))))
+            frames.append(g)
+        self.cells = pd.concat(frames, ignore_index=True) if frames else c.iloc[:0]
+        self.log_measured = np.log(self.cells["measured"].to_numpy(float))
+
+    def predict(self, costs: ChannelCosts, options: dict, placements: Placements) -> np.ndarray:
+        out = np.empty(len(self.cells))
+        for alg, mapping, Pv, rows, pi, si in self.groups:
+            targets = predict_arrays(self.operation, alg, mapping, Pv, costs, options, placements,
+                                     with_average=self.target == "avg")[0]
+            out[rows] = targets[self.target][pi, si]
+        return out
+
+
+def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: ChannelCosts, options: dict,
+              placements: Placements, opts: CalibrationOptions, max_receivers: int) -> pd.DataFrame:
+    """Fit the parameters of one (operation, target) on ``cells`` (measured cells: operation,
+    algorithm, mapping, P, size, measured); rows of :data:`CALIBRATION_COLUMNS`.
+
+    ``options`` is config ``model`` (the openmpi mode's shapes and rules); ``openmpi`` that mode's
+    costs of the operation, the start. Standard errors of the log parameters from the Gauss-Newton
+    Hessian of the robust cost at the solution (scipy's scaled Jacobian), residual variance
+    2 cost / (n - p); a parameter the cells do not constrain keeps about its prior's width.
+    """
+    from scipy.optimize import least_squares
+
+    problem = Problem(cells, operation, target, opts.points_per_curve)
+    channels = openmpi.channels
+    K = len(channels)
+    extra = (OVERHEAD, MEMORY) + (WAITS if operation == "reduce" else ())
+    x0 = np.log(np.r_[start(openmpi).ravel(), [_START[e] for e in extra]])
+    floor = np.log(np.r_[np.tile([_FLOOR[p] for p in PARAMETERS], K), [_FLOOR[e] for e in extra]])
+    ceiling = np.r_[np.full(4 * K + 2, np.inf), np.zeros(len(extra) - 2)]  # waits <= 1
+
+    def costs_of(x):
+        v = np.exp(x)
+        waits = v[4 * K + 2:] if operation == "reduce" else (0.0, 1.0)
+        return parametric_costs(v[:4 * K].reshape(K, 4), channels, problem.sizes, max_receivers, v[4 * K],
+                                openmpi.eager_limit, waits, v[4 * K + 1])
+
+    def model_log(x):
+        return np.log(problem.predict(costs_of(x), options, placements))
+
+    usable = np.isfinite(model_log(x0))
+    if not usable.any():
+        raise ValueError(f"calibration of {operation} {target}: no cell the model can price")
+    y = problem.log_measured[usable]
+
+    def residuals(x):
+        data = model_log(x)[usable] - y
+        return np.r_[data, (x - x0) / opts.prior_sd]
+
+    x_start = np.clip(x0, floor + 1e-9, ceiling - 1e-9)
+    fit = least_squares(residuals, x_start, loss=opts.loss, f_scale=opts.f_scale, max_nfev=opts.max_nfev,
+                        bounds=(floor, ceiling), x_scale=1.0, diff_step=1e-3)
+    n, p = int(usable.sum()), len(x0)
+    J = fit.jac
+    s2 = 2.0 * fit.cost / max(n, 1)  # n data + p prior residuals, p parameters
+    try:
+        cov = np.linalg.pinv(J.T @ J) * s2
+        se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    except np.linalg.LinAlgError:
+        se = np.full(p, np.nan)
+    rms = float(np.sqrt(np.mean(fit.fun[:n] ** 2)))
+    names = [(c, q) for c in channels for q in PARAMETERS] + [("all", e) for e in extra]
+    value, begin = np.exp(fit.x), np.exp(x0)
+    return pd.DataFrame({
+        "operation": operation, "target": target, "channel": [c for c, _ in names],
+        "parameter": [q for _, q in names], "value": value, "start": begin, "se_log": se,
+        "low": value * np.exp(-1.96 * se), "high": value * np.exp(1.96 * se), "cells": n,
+        "rms_log_residual": rms,
+    }, columns=CALIBRATION_COLUMNS)
+
+
+def costs_from_table(table: pd.DataFrame, operation: str, target: str, channels: list[str], sizes,
+                     max_receivers: int, eager_limit: float) -> ChannelCosts:
+    """The :class:`ChannelCosts` of one (operation, target) from rows of :func:`calibrate`."""
+    t = table[(table["operation"] == operation) & (table["target"] == target)]
+    value = t.set_index(["channel", "parameter"])["value"]
+    have = [c for c in channels if c in set(t["channel"])]
+    values = np.array([[value[(c, q)] for q in PARAMETERS] for c in have])
+    waits = tuple(value[("all", w)] for w in WAITS) if ("all", WAITS[0]) in value.index else (0.0, 1.0)
+    return parametric_costs(values, have, sizes, max_receivers, value[("all", OVERHEAD)], eager_limit, waits,
+                            value[("all", MEMORY)])
+
+
+def predict_cells(table: pd.DataFrame, cells: pd.DataFrame, target: str, channels: list[str], options: dict,
+                  placements: Placements, max_receivers: int) -> np.ndarray:
+    """Calibrated predictions of ``cells`` (operation, algorithm, mapping, P, size) for one target."""
+    out = np.full(len(cells), np.nan)
+    for (op, alg, mapping), g in cells.groupby(["operation", "algorithm", "mapping"], sort=True):
+        sizes = np.sort(g["size"].unique()).astype(float)
+        costs = costs_from_table(table, op, target, channels, sizes, max_receivers,
+                                 float(options["openmpi"]["eager_limit"]))
+        Pv = np.unique(g["P"].to_numpy())
+        pred = predict_arrays(op, int(alg), mapping, Pv, costs, options, placements,
+                              with_average=target == "avg")[0][target]
+        out[cells.index.get_indexer(g.index)] = pred[
+            np.searchsorted(Pv, g["P"].to_numpy()), np.searchsorted(sizes, g["size"].to_numpy(float))]
+    return out
+
+
+def calibrate_all(cells_of: dict, openmpi_costs: dict, options: dict, placements: Placements,
+                  opts: CalibrationOptions, max_receivers: int, processes: int = 1) -> pd.DataFrame:
+    """:func:`calibrate` for every operation with cells and every target of ``opts`` (in up to
+    ``processes`` worker processes): ``cells_of`` maps a target to its measured cells,
+    ``openmpi_costs`` an operation to the openmpi mode's costs."""
+    from .runner import fork_map
+
+    jobs = [(operation, target) for target in opts.targets
+            for operation in sorted(set(cells_of[target]["operation"]) & set(openmpi_costs))]
+    frames = fork_map(lambda i: calibrate(cells_of[jobs[i][1]], jobs[i][0], jobs[i][1], openmpi_costs[jobs[i][0]],
+                                          options, placements, opts, max_receivers), len(jobs), processes)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=CALIBRATION_COLUMNS)
+
+
+def calibrated_costs(table: pd.DataFrame, channels: list[str], sizes, max_receivers: int,
+                     eager_limit: float) -> dict:
+    """{("calibrated", operation): {target: ChannelCosts}} from a calibration table, for
+    :func:`collat.model.predict_all`."""
+    out: dict = {}
+    for (operation, target), _ in table.groupby(["operation", "target"], sort=True):
+        out.setdefault(("calibrated", operation), {})[target] = costs_from_table(
+            table, operation, target, channels, sizes, max_receivers, eager_limit)
+    return out
+
+
+def start_costs(pt2pt: pd.DataFrame, hockney: pd.DataFrame, nbft_fits: pd.DataFrame, nbft: pd.DataFrame,
+                config: dict, sizes, max_receivers: int) -> dict:
+    """operation -> the openmpi mode's :class:`ChannelCosts` (the calibration's start), from the
+    pt2pt and nbft stages' outputs."""
+    from .model import build_costs
+
+    only = {**config, "model": {**config["model"], "modes": ["openmpi"]}}
+    return {op: c for (_, op), c in build_costs(pt2pt, hockney, nbft_fits, nbft, only, sizes, max_receivers).items()}
+
+
+def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, start: dict, options: dict,
+                placements: Placements, opts: CalibrationOptions, max_receivers: int) -> np.ndarray:
+    """Calibrate on the ``train`` cells of ``target`` only and predict the ``test`` cells (NaN for a
+    test cell whose operation has no training cell): the calibrated mode inside a validation split."""
+    from dataclasses import replace
+
+    out = np.full(len(test), np.nan)
+    operations = sorted(set(test["operation"]) & set(train["operation"]) & set(start))
+    if not operations:
+        return out
+    table = calibrate_all({target: train[train["operation"].isin(operations)]}, start, options, placements,
+                          replace(opts, targets=(target,)), max_receivers)
+    rows = test["operation"].isin(operations).to_numpy()
+    channels = list(next(iter(start.values())).channels)
+    out[rows] = predict_cells(table, test[rows], target, channels, options, placements, max_receivers)
+    return out

@@ -1,0 +1,140 @@
+"""The calibrated mode: parametric costs by hand, recovery of known parameters, no test cell in a fit."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from collat import calibration as cal
+from collat import model as md
+from collat import validation as va
+
+# 2 nodes x 2 sockets x 2 cores, no shared L3 (as tests/test_model.py): map-by core at P = 8 puts
+# ranks 0-1 on one socket (core), 2-3 on the other (socket), 4-7 on the second node (node)
+TINY = {"nodes": 2, "sockets_per_node": 2, "cores_per_socket": 2, "cores_per_l3": 1, "numa_per_socket": 1}
+CHANNELS = ["core", "socket", "node"]
+OPTIONS = {
+    "unpinned_channel": "core",
+    "openmpi": {
+        "trees": [{"operation": op, "algorithm": a, "tree": t} for op in ("bcast", "reduce")
+                  for a, t in ((1, "linear"), (2, "binary"), (3, "pipeline"))],
+        "default_rules": {"bcast": [{"P_below": None, "sizes": [[None, 2]]}],
+                          "reduce": [{"P_below": None, "sizes": [[None, 2]]}]},
+        "contention": {"links": [], "trees": []},
+        "eager_limit": 4096,
+    },
+}
+TRUE = np.array([[0.3, 2e-4, 0.2, 1e-4], [0.8, 3e-4, 0.5, 2e-4], [2.0, 5e-4, 0.9, 4e-4]])
+
+
+def test_parametric_costs_by_hand():
+    c = cal.parametric_costs(TRUE, CHANNELS, [1, 1000], max_receivers=3, overhead=0.25, eager_limit=64,
+                             waits=(0.1, 0.7), memory=1e-5)
+    # alpha = L + G m, beta = g + g' m: node at 1000 B: 2 + 0.5 = 2.5 and 0.9 + 0.4 = 1.3
+    assert c.alpha[2, 1] == pytest.approx(2.5) and c.beta[2, 1] == pytest.approx(1.3)
+    # one message (the p2p curve) = alpha + beta; the table: 0 receivers cost 0, n cost alpha + n beta
+    assert c.curves[0](np.array([1000.0]))[0] == pytest.approx(0.3 + 0.2 + 0.2 + 0.1)
+    assert c.table_by_receivers[1, :, 1].tolist() == pytest.approx([0, 0.8 + 0.3 + 0.7, 1.1 + 2 * 0.7, 1.1 + 3 * 0.7])
+    assert (c.overhead, c.eager_limit, c.wait_eager, c.wait_rendezvous, c.memory_contention) == (0.25, 64, 0.1, 0.7, 1e-5)
+
+
+def test_start_takes_intercepts_and_slopes_of_the_openmpi_costs():
+    sizes = np.array([1.0, 1001.0])
+    alpha = np.array([[1.0, 3.0]])
+    beta = np.array([[0.5, 0.5]])  # flat: its per-byte term floors at 1e-7
+    start = cal.start(md.ChannelCosts(["core"], sizes, alpha + beta, alpha, beta))
+    assert start[0].tolist() == pytest.approx([1.0, 2e-3, 0.5, 1e-7])
+
+
+def synthetic_cells(operation, table, algorithms=(1, 2, 3), P=(2, 3, 4, 5, 6, 7, 8), sizes=(1, 64, 8192)):
+    grid = pd.DataFrame([{"operation": operation, "algorithm": a, "mapping": "core", "P": p, "size": s}
+                         for a in algorithms for p in P for s in sizes])
+    grid["measured"] = cal.predict_cells(table, grid, "avg", CHANNELS, OPTIONS, md.Placements(TINY), 7)
+    return grid
+
+
+def true_table(operation, overhead=0.4, memory=2e-5, waits=(0.05, 0.6)):
+    rows = [(c, q, TRUE[k, j]) for k, c in enumerate(CHANNELS) for j, q in enumerate(cal.PARAMETERS)]
+    rows += [("all", cal.OVERHEAD, overhead), ("all", cal.MEMORY, memory)]
+    if operation == "reduce":
+        rows += [("all", w, v) for w, v in zip(cal.WAITS, waits)]
+    return pd.DataFrame([{"operation": operation, "target": "avg", "channel": c, "parameter": q, "value": v}
+                         for c, q, v in rows])
+
+
+def start_from(table, factor):
+    """The openmpi costs a calibration starts from: the true ones off by ``factor``."""
+    costs = cal.costs_from_table(table, table["operation"].iloc[0], "avg", CHANNELS, [1, 64, 8192], 7, 4096)
+    off = cal.parametric_costs(TRUE * factor, CHANNELS, [1, 64, 8192], 7)
+    off.eager_limit = costs.eager_limit
+    return off
+
+
+@pytest.mark.parametrize("operation", ["bcast", "reduce"])
+def test_calibration_recovers_what_made_the_data(operation):
+    table = true_table(operation)
+    cells = synthetic_cells(operation, table)
+    opts = cal.CalibrationOptions(points_per_curve=7, loss="soft_l1", f_scale=0.1, prior_sd=10.0, max_nfev=200,
+                                  targets=("avg",))
+    start = start_from(table, 1.6)
+    before = np.abs(np.log(cal.predict_cells(
+        cal.calibrate(cells, operation, "avg", start, OPTIONS, md.Placements(TINY),
+                      cal.CalibrationOptions(7, "soft_l1", 0.1, 10.0, 1, ("avg",)), 7),
+        cells, "avg", CHANNELS, OPTIONS, md.Placements(TINY), 7) / cells["measured"]))
+    fit = cal.calibrate(cells, operation, "avg", start, OPTIONS, md.Placements(TINY), opts, 7)
+    assert list(fit.columns) == cal.CALIBRATION_COLUMNS and (fit["cells"] == len(cells)).all()
+    after = np.abs(np.log(cal.predict_cells(fit, cells, "avg", CHANNELS, OPTIONS, md.Placements(TINY), 7)
+                          / cells["measured"]))
+    assert np.median(before) > 0.1 and np.median(after) < 0.01  # the data are reproduced
+    assert fit["rms_log_residual"].iloc[0] < 0.02
+    value = fit.set_index(["channel", "parameter"])["value"]
+    truth = table.set_index(["channel", "parameter"])["value"]
+    # every parameter within three standard errors of the truth: the uncertainty is honest
+    err = np.abs(np.log(value / truth.loc[value.index]))
+    assert (err.to_numpy() <= 3 * fit["se_log"].to_numpy() + 0.02).all(), err
+    # the node and socket costs are pinned to 10 %; on core, the gap trades with the per-call
+    # overhead (both are paid once per message of a small tree), but their sum is pinned
+    for channel in ("socket", "node"):
+        for q in cal.PARAMETERS:
+            assert value[(channel, q)] == pytest.approx(truth[(channel, q)], rel=0.1), (channel, q)
+    assert value[("core", "gap_us")] + value[("all", cal.OVERHEAD)] == pytest.approx(0.2 + 0.4, rel=0.05)
+    assert ((fit["low"] <= fit["value"]) & (fit["value"] <= fit["high"])).all()
+
+
+def test_fit_predict_never_sees_the_test_cells():
+    table = true_table("bcast")
+    cells = synthetic_cells("bcast", table, algorithms=(1, 2), sizes=(1, 8192))
+    start = {"bcast": start_from(table, 1.3)}
+    opts = cal.CalibrationOptions(4, "soft_l1", 0.1, 2.0, 20, ("avg",))
+    train, test = cells[cells["algorithm"] == 1], cells[cells["algorithm"] == 2]
+
+    def run(test_cells):
+        return cal.fit_predict(train, test_cells, "avg", start, OPTIONS, md.Placements(TINY), opts, 7)
+
+    first = run(test)
+    # the test part's measurements have no say: garbage there changes nothing
+    assert np.array_equal(first, run(test.assign(measured=1e6)))
+    assert np.isfinite(first).all()
+    # an operation with no training cell cannot be predicted
+    other = test.assign(operation="reduce")
+    assert np.isnan(cal.fit_predict(train, other, "avg", start, OPTIONS, md.Placements(TINY), opts, 7)).all()
+
+
+def test_validate_calls_a_fitted_model_on_disjoint_parts():
+    table = true_table("bcast")
+    c = synthetic_cells("bcast", table, algorithms=(1, 2), P=tuple(range(2, 9)), sizes=(1, 8192))
+    collective = c.rename(columns={"measured": "avg"}).assign(max=lambda d: d["avg"], outlier=False, run=0)
+    seen = []
+
+    def fitted(train, test, target):
+        key = ["operation", "algorithm", "mapping", "P", "size"]
+        assert train.merge(test, on=key).empty  # no calibration row in its own test part
+        seen.append(len(test))
+        return test["measured"].to_numpy() * 1.1
+
+    stage = c.assign(mode="calibrated", target="avg", predicted=np.nan)  # the all-data fit is not scored
+    options = va.ValidationOptions(sparse_every=3, extrapolation_P=5, size_max_train=1, neighbours=1,
+                                   targets=("avg",))
+    scores, _ = va.validate(collective, stage, TINY, [], options, {"calibrated": fitted})
+    assert len(seen) == 1 + 1 + 2 + 1 + 1  # sparse_P, extrapolation, two algorithms, one mapping, sizes
+    cal_scores = scores[scores["model"] == "calibrated"]
+    assert np.allclose(cal_scores.loc[cal_scores["n"] > 0, "mape"], 0.1)  # |1.1 y - y| / y
