@@ -127,14 +127,18 @@ def test_validate_calls_a_fitted_model_on_disjoint_parts():
 
     def fitted(train, test, target):
         key = ["operation", "algorithm", "mapping", "P", "size"]
-        assert train.merge(test, on=key).empty  # no calibration row in its own test part
+        assert train.merge(test[test["scored"]], on=key).empty  # no calibration row in its own test part
         seen.append(len(test))
         return test["measured"].to_numpy() * 1.1
 
     stage = c.assign(mode="calibrated", target="avg", predicted=np.nan)  # the all-data fit is not scored
     options = va.ValidationOptions(sparse_every=3, extrapolation_P=5, size_max_train=1, neighbours=1,
                                    targets=("avg",))
-    scores, _ = va.validate(collective, stage, TINY, [], options, {"calibrated": fitted})
+    scores, table = va.validate(collective, stage, TINY, [], options, {"calibrated": fitted})
     assert len(seen) == 1 + 1 + 2 + 1 + 1  # sparse_P, extrapolation, two algorithms, one mapping, sizes
     cal_scores = scores[scores["model"] == "calibrated"]
+    # leave one algorithm out: the fold also priced the trained algorithm (unscored, for the selection)
+    folds = table[(table["model"] == "calibrated") & (table["split"] == "unseen_algorithm")]
+    assert set(folds.loc[~folds["scored"], "algorithm"]) == {1, 2}
+    assert (cal_scores.groupby("split")["n"].sum()["unseen_algorithm"]) == len(c)
     assert np.allclose(cal_scores.loc[cal_scores["n"] > 0, "mape"], 0.1)  # |1.1 y - y| / y

@@ -71,3 +71,24 @@ def test_rules_file_round_trip_and_lookup():
     rules = [r for _, rs in parsed[7] for r in rs]
     assert all(r[2] == 4 for r in rules if r[1] == 2) and all(r[3] == 0 for r in rules)
     assert sel.lookup(parsed[7], 1, 1) == 0  # below the smallest communicator: fixed rules
+
+
+def test_regret_under_the_unseen_algorithm_split():
+    """Fold 'bcast 1' was fitted without linear; it picks linear at P = 2, 4 and the binary tree at P = 8."""
+    rows = []
+    for P in (2, 4, 8):
+        for size in (1, 1024):
+            for alg in (1, 2, 5):
+                t = {1: 1.0 if P < 8 else 9.0, 2: 5.0, 5: 3.0}[alg]
+                rows.append({"model": "calibrated", "split": "unseen_algorithm", "fold": "bcast 1", "target": "max",
+                             "operation": "bcast", "algorithm": alg, "mapping": "core", "P": P, "size": size,
+                             "predicted": t, "scored": alg == 1})
+    folds = pd.DataFrame(rows)
+    got = sel.regret_unseen_algorithm(folds, collective(), "max", "calibrated")
+    assert list(got.columns) == sel.UNSEEN_COLUMNS and len(got) == 1
+    r = got.iloc[0]
+    # measured (max): linear 2.0 is the best of every complete cell; the binary tree costs 3.0 / 2.0
+    assert (r["left_out"], r["cells"], r["left_out_best"], r["left_out_picked"]) == (1, 6, 6, 4)
+    assert r["left_out_found"] == pytest.approx(4 / 6) and r["within_10pct"] == pytest.approx(4 / 6)
+    assert r["geomean_regret"] == pytest.approx(1.5 ** (2 / 6))
+    assert sel.regret_unseen_algorithm(folds, collective(), "max", "openmpi").empty  # not a fitted mode

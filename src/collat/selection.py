@@ -111,3 +111,44 @@ def rules_blocks(best: pd.DataFrame, faninout: dict) -> list[tuple[int, list[tup
             continue
         blocks.append((int(P), rules))
     return blocks
+
+
+UNSEEN_COLUMNS = ["operation", "mapping", "left_out", "target", "model", "cells", "within_10pct", "geomean_regret",
+                  "left_out_best", "left_out_picked", "left_out_found"]
+
+
+def regret_unseen_algorithm(folds: pd.DataFrame, collective: pd.DataFrame, target: str = "avg",
+                            model: str = "calibrated") -> pd.DataFrame:
+    """The selection under the validation's unseen_algorithm split: in each fold the model was
+    fitted without one algorithm and priced every algorithm of the operation; its pick among the
+    forced algorithms is scored against the measured best of the cells where all were measured.
+
+    ``folds`` is results/model/validation_predictions.parquet. Per operation x mapping x left-out
+    algorithm: cells, within_10pct, geomean_regret, left_out_best (cells where the left-out
+    algorithm is the measured best), left_out_picked (cells where the model picked it) and
+    left_out_found (of the cells where it is best, the share where the model picked it).
+    """
+    f = folds[(folds["model"] == model) & (folds["split"] == "unseen_algorithm") & (folds["target"] == target)
+              & (folds["algorithm"] > 0) & folds["predicted"].notna()]
+    if f.empty:
+        return pd.DataFrame(columns=UNSEEN_COLUMNS)
+    measured = measured_table(collective, target)
+    best = measured_best(measured)
+    lat = measured.set_index(CELL + ["algorithm"])["measured"]
+    rows = []
+    for fold, g in f.groupby("fold", sort=True):
+        op, left_out = fold.split()[0], int(fold.split()[1])
+        pick = g.sort_values(CELL + ["predicted", "algorithm"], kind="stable").drop_duplicates(CELL)
+        cells = best.merge(pick[CELL + ["algorithm"]].rename(columns={"algorithm": "pick"}), on=CELL)
+        cells["regret"] = lat.reindex(pd.MultiIndex.from_frame(
+            cells[CELL].assign(algorithm=cells["pick"]))).to_numpy() / cells["best_latency"]
+        for mapping, c in cells.groupby("mapping", sort=True):
+            r = c["regret"].dropna()
+            is_best = c["measured_best"] == left_out
+            rows.append({"operation": op, "mapping": mapping, "left_out": left_out, "target": target, "model": model,
+                         "cells": len(r), "within_10pct": float((r <= 1.1).mean()) if len(r) else np.nan,
+                         "geomean_regret": float(np.exp(np.log(r).mean())) if len(r) else np.nan,
+                         "left_out_best": int(is_best.sum()), "left_out_picked": int((c["pick"] == left_out).sum()),
+                         "left_out_found": float((c.loc[is_best, "pick"] == left_out).mean()) if is_best.any()
+                         else np.nan})
+    return pd.DataFrame(rows, columns=UNSEEN_COLUMNS)

@@ -142,7 +142,9 @@ def segmented(train: pd.DataFrame, test: pd.DataFrame, machine: dict, forms: lis
 def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict, forms: list[dict],
              options: ValidationOptions, fitted: dict | None = None, processes: int = 1
              ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(scores per model x split x operation x algorithm x mapping x target, test-part predictions).
+    """(scores per model x split x operation x algorithm x mapping x target, test-part predictions:
+    ``scored`` False marks a fitted model's predictions of its own training cells in the
+    unseen_algorithm split, kept for :func:`collat.selection.regret_unseen_algorithm`).
 
     ``predictions`` is the model stage's table: its modes fitted on no collective measurement
     (``openmpi``, ``paper``) are scored as they are; ``fitted`` maps the name of a model fitted on
@@ -166,13 +168,18 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
             preds["segmented"] = segmented(tr, te, machine, forms)
             preds["nearest_neighbour"] = nearest_neighbour(tr, te, options.neighbours)
             for model, p in preds.items():
-                rows.append(te.assign(model=model, split=split, fold=fold, target=target, predicted=p))
+                rows.append(te.assign(model=model, split=split, fold=fold, target=target, predicted=p, scored=True))
+            if split == "unseen_algorithm":  # the fold's model also prices the algorithms it trained
+                # on, so that the selection can ask whether it tells when the unseen one wins
+                te = pd.concat([te.assign(scored=True), tr.assign(scored=False)], ignore_index=True)
+            else:
+                te = te.assign(scored=True)
             jobs += [(model, tr, te, target, split, fold) for model in fitted]
     fits = fork_map(lambda i: fitted[jobs[i][0]](*jobs[i][1:4]), len(jobs), processes)
     for (model, _, te, target, split, fold), p in zip(jobs, fits):
         rows.append(te.assign(model=model, split=split, fold=fold, target=target, predicted=p))
     table = pd.concat(rows, ignore_index=True)
-    for (model, split, op, alg, mapping, target), g in table.groupby(
+    for (model, split, op, alg, mapping, target), g in table[table["scored"]].groupby(
             ["model", "split", "operation", "algorithm", "mapping", "target"], sort=True):
         ok = np.isfinite(g["predicted"].to_numpy(float))
         y, p = g["measured"].to_numpy(float)[ok], g["predicted"].to_numpy(float)[ok]

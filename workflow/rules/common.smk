@@ -117,7 +117,8 @@ def stage_targets(stage):
             "results/figures/accuracy/error_vs_size.png",
             "results/figures/accuracy/validation.png",
         ],
-        "selection": ["results/selection/regret.csv", "results/selection/choices.parquet"]
+        "selection": ["results/selection/regret.csv", "results/selection/regret_unseen_algorithm.csv",
+                      "results/selection/choices.parquet"]
         + expand("results/selection/rules_map-by-{mapping}.txt", mapping=config["mappings"])
         + expand("results/figures/selection/best_{operation}.png", operation=["bcast", "reduce"]),
         "regression": [

@@ -18,7 +18,7 @@ rule model_calibrate:
         ),
     params:
         config={key: config[key] for key in ("machine", "channels", "model")},
-    threads: workflow.cores
+    threads: 4  # worker processes (capped at --cores); on SLURM: cpus per task
     log:
         "logs/model/calibrate.log",
     benchmark:
@@ -73,7 +73,7 @@ rule model_validate:
         forms=config["regression"]["forms"],
         options=config["validation"],
         config={key: config[key] for key in ("machine", "channels", "model")},
-    threads: workflow.cores
+    threads: 4  # worker processes (capped at --cores); on SLURM: cpus per task
     log:
         "logs/model/validate.log",
     benchmark:

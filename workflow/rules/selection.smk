@@ -5,12 +5,18 @@
 rule selection:
     input:
         predictions="results/model/predictions.parquet",
+        folds="results/model/validation_predictions.parquet",
         collective="results/tidy/collective.parquet",
     output:
         regret=report(
             "results/selection/regret.csv",
             category="9. Algorithm selection",
             caption="../report/regret.rst",
+        ),
+        unseen=report(
+            "results/selection/regret_unseen_algorithm.csv",
+            category="9. Algorithm selection",
+            caption="../report/regret_unseen.rst",
         ),
         cells="results/selection/choices.parquet",
         rules=expand("results/selection/rules_map-by-{mapping}.txt", mapping=config["mappings"]),

@@ -6,7 +6,7 @@ import pandas as pd
 
 from collat.runner import setup_log
 from collat.rulesfile import validate
-from collat.selection import predicted_best, regret, rules_blocks, write_rules
+from collat.selection import predicted_best, regret, regret_unseen_algorithm, rules_blocks, write_rules
 from collat.tidy import atomic_write, read_parquet
 
 log = setup_log(snakemake.log)
@@ -21,6 +21,10 @@ for target in p.targets:
         cells = c.assign(target=target)
 regret_table = pd.concat(summaries, ignore_index=True)
 atomic_write(snakemake.output.regret, lambda tmp: regret_table.to_csv(tmp, index=False))
+folds = pd.read_parquet(snakemake.input.folds)
+unseen = pd.concat([regret_unseen_algorithm(folds, collective, target, p.mode) for target in p.targets],
+                   ignore_index=True)
+atomic_write(snakemake.output.unseen, lambda tmp: unseen.to_csv(tmp, index=False))
 atomic_write(snakemake.output.cells, lambda tmp: cells.to_parquet(tmp, index=False))
 best = predicted_best(predictions, None, p.mode, p.targets[0])
 faninout = {int(k): int(v) for k, v in p.faninout.items()}
