@@ -113,7 +113,9 @@ def test_selection_outputs(study_run):
     assert regret["within_10pct"].between(0, 1).all() and regret["unmeasured_share"].between(0, 1).all()
     # the rules file picks algorithms the data never forced (bcast 3, 4, 7-9; reduce 3, 5-7) in some cells
     assert (regret.loc[regret["chooser"] == "rules_file", "unmeasured_share"] > 0).any()
-    best = predicted_best(pd.read_parquet(wd / "results/model/predictions.parquet"))
+    cfg = load_config()["selection"]  # the rules files hold the selection mode's picks on the first target
+    best = predicted_best(pd.read_parquet(wd / "results/model/predictions.parquet"), None, cfg["mode"],
+                          cfg["targets"][0])
     for mapping in ("core", "socket", "node"):
         parsed = parse_rules((wd / f"results/selection/rules_map-by-{mapping}.txt").read_text())
         b = best[best["mapping"] == mapping]
@@ -121,6 +123,14 @@ def test_selection_outputs(study_run):
             rows = b[b["operation"] == op]
             got = [lookup(parsed[cid], P, size) for P, size in zip(rows["P"], rows["size"])]
             assert got == rows["predicted_best"].tolist(), (mapping, op)
+    # under the unseen-algorithm split: every forced algorithm left out once per mapping
+    from collat.selection import UNSEEN_COLUMNS
+
+    unseen = pd.read_csv(wd / "results/selection/regret_unseen_algorithm.csv")
+    assert list(unseen.columns) == UNSEEN_COLUMNS and (unseen["model"] == cfg["mode"]).all()
+    forced = unseen[unseen["left_out"] > 0]
+    assert len(forced) == (4 + 3) * 3 * len(cfg["targets"]) and (forced["cells"] > 1000).all()
+    assert forced["left_out_found"].dropna().between(0, 1).all() and (forced["left_out_best"] > 0).any()
 
 
 def test_html_report(study_run):
