@@ -142,8 +142,8 @@ def test_hand_computed_rank_times_binary_p8():
     assert gap[:, 0].tolist() == [0, 0.5, 1, 1, 2, 2, 2, 2]
     # bcast: arrival (sum of offsets up the tree) + own fan-out
     assert md.osu_rank_times(forest, w, tiny_costs(), "bcast")[:, 0].tolist() == [2.5, 6, 8.5, 7, 6.5, 6, 8.5, 7]
-    # reduce, eager: fan-in done ([11.5, 9, 6, 4, 0 ...], rank_times) + the gap of the link up
-    assert md.rank_times(parent, w, "reduce")[:, 0].tolist() == [11.5, 9, 6, 4, 0, 0, 0, 0]
+    # reduce, eager: fan-in done ([11.5, 9, 6, 4, 0 ...]) + the gap of the link up
+    assert md.fanin_done(parent, w)[:, 0].tolist() == [11.5, 9, 6, 4, 0, 0, 0, 0]
     assert md.osu_rank_times(forest, w, tiny_costs(), "reduce")[:, 0].tolist() == [11.5, 9.5, 7, 5, 2, 2, 2, 2]
     done, mean = md.evaluate(forest, counts, tiny_costs(), "reduce", "openmpi")
     assert done[0, 0] == 11.5 and mean[0, 0] == pytest.approx(41 / 8)

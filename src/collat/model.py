@@ -11,11 +11,11 @@ to the longest single-channel tail.
 
 Two ways to add the fan-outs up:
 
-* ``critical_path`` (mode ``openmpi``): a child starts its own fan-out when its parent's fan-out is
-  done; the collective completes when the last fan-out does, i.e. the most expensive root-to-leaf
-  path (for a reduce the same path read upward: a parent finishes its fan-in when its slowest
-  child subtree is done). Per-rank times give the OSU average (bcast: arrival + own fan-out;
-  reduce: own subtree).
+* per rank (mode ``openmpi``, :func:`osu_rank_times`): as OSU times a call, each rank on its own:
+  a parent handles its children one after another in send order, so a message lands after the
+  gaps of the children before it; a bcast rank's time is its arrival plus its own fan-out, a
+  reduce rank's the end of its fan-in plus its send (eager, or waiting for its parent: rendezvous).
+  avg = the mean over ranks, max = the slowest rank.
 * ``staged`` (mode ``paper``, study eq. 2-3): level-synchronous stages, stage time = the slowest fan-out
   of the stage, n_s segments pipelined through the L levels in L + n_s - 1 stages.
 
@@ -186,7 +186,7 @@ class Forest:
     """Several trees as one array problem: parents in global node ids, with each tree's offset.
 
     Evaluating every P of a curve at once keeps numpy busy on long arrays instead of paying its
-    per-call overhead per tree (:func:`ancestor_sums` works unchanged on a forest).
+    per-call overhead per tree (the level-by-level functions work unchanged on a forest).
     """
 
     def __init__(self, parents: list[np.ndarray]):
@@ -271,37 +271,12 @@ def levels_of(depth: np.ndarray) -> list[np.ndarray]:
     return np.split(order, np.flatnonzero(np.diff(depth[order])) + 1)
 
 
-def ancestor_sums(parent: np.ndarray, w: np.ndarray, levels: list[np.ndarray] | None = None) -> np.ndarray:
-    """For every node, the sum of ``w`` over its strict ancestors, [N, S] (trees or forests).
-
-    One gather-add per depth level, top down (``levels`` from :func:`levels_of`, computed when absent).
-    """
-    parent = np.asarray(parent)
-    if levels is None:
-        levels = levels_of(trees.depth(parent))
-    out = np.zeros_like(w, dtype=float)
-    for nodes in levels[1:]:
-        up = parent[nodes]
-        out[nodes] = out[up] + w[up]
-    return out
-
-
-def critical_path(parent: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Completion time [S] of one tree: the largest sum of fan-out costs along a root-to-leaf path."""
-    return (ancestor_sums(parent, w) + w).max(axis=0)
-
-
-def rank_times(parent: np.ndarray, w: np.ndarray, operation: str, levels: list[np.ndarray] | None = None,
+def fanin_done(parent: np.ndarray, w: np.ndarray, levels: list[np.ndarray] | None = None,
                plan: list[tuple] | None = None) -> np.ndarray:
-    """Each rank's own time in the collective, [N, S] (what OSU averages), for a tree or a forest.
-
-    bcast: it receives after its ancestors' fan-outs, then does its own; reduce: it finishes
-    when its slowest child subtree has arrived and its own fan-in is done (leaves: 0).
-    """
+    """When each rank's reduce fan-in is done, [N, S], for a tree or a forest: its slowest child
+    subtree is in and its own fan-in w is over (leaves: 0)."""
     if levels is None:
         levels = levels_of(trees.depth(parent))
-    if operation == "bcast":
-        return ancestor_sums(parent, w, levels) + w
     if plan is None:
         plan = fanin_plan(parent, levels)
     finish = w.copy()
@@ -314,7 +289,7 @@ def rank_times(parent: np.ndarray, w: np.ndarray, operation: str, levels: list[n
 
 
 def fanin_plan(parent: np.ndarray, levels: list[np.ndarray]) -> list[tuple]:
-    """Bottom-up order of :func:`rank_times`' reduce: per level, deepest first, (nodes, its
+    """Bottom-up order of :func:`fanin_done`: per level, deepest first, (nodes, its
     non-root nodes grouped by parent, the group heads, the parents); it depends on the tree only."""
     plan = []
     for nodes in levels[::-1]:
@@ -370,7 +345,7 @@ def osu_rank_times(forest: "Forest", w: np.ndarray, costs: "ChannelCosts", opera
     bcast: a rank receives when its message lands (:func:`message_offsets` along its ancestors),
     then runs its own fan-out w (local completion of its sends).
     reduce: a rank's fan-in ends when its slowest child subtree is in and its own fan-in is done
-    (:func:`rank_times`); a non-root then sends to its parent, which costs it the gap of its link,
+    (:func:`fanin_done`); a non-root then sends to its parent, which costs it the gap of its link,
     plus, for a fraction q(m) of the time until the parent takes the message in, the wait of a
     sender whose message the receiver has not matched yet (q = 1: rendezvous, the send completes
     when the parent takes it; q = 0: eager, it completes locally). q is ``costs.wait_eager`` up to
@@ -385,7 +360,7 @@ def osu_rank_times(forest: "Forest", w: np.ndarray, costs: "ChannelCosts", opera
         for nodes in forest.levels[1:]:
             arrival[nodes] = arrival[parent[nodes]] + offset[nodes]
         return arrival + w
-    finish = rank_times(parent, w, "reduce", forest.levels, forest.fanin_plan)
+    finish = fanin_done(parent, w, forest.levels, forest.fanin_plan)
     kids = np.flatnonzero(parent >= 0)
     taken = (finish - w)[parent[kids]] + offset[kids]
     q = np.where(costs.sizes > costs.eager_limit, costs.wait_rendezvous, costs.wait_eager)[None, :]
