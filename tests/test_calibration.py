@@ -37,6 +37,33 @@ def test_parametric_costs_by_hand():
     assert (c.overhead, c.eager_limit, c.wait_eager, c.wait_rendezvous, c.memory_contention) == (0.25, 64, 0.1, 0.7, 1e-5)
 
 
+def test_a_batch_prices_every_parameter_set_as_if_alone():
+    # two parameter sets side by side on the size axis: each column keeps its own latency, gap,
+    # overhead, memory contention and waits (eager below 64 B, rendezvous above)
+    sizes, second = [1, 1000], TRUE * np.array([1.5, 0.5, 2.0, 3.0])
+    batch = cal.parametric_costs(np.stack([TRUE, second]), CHANNELS, sizes, 7, overhead=[0.25, 0.5],
+                                 eager_limit=64, waits=[[0.1, 0.7], [0.3, 0.9]], memory=[1e-5, 4e-5])
+    alone = [cal.parametric_costs(TRUE, CHANNELS, sizes, 7, 0.25, 64, (0.1, 0.7), 1e-5),
+             cal.parametric_costs(second, CHANNELS, sizes, 7, 0.5, 64, (0.3, 0.9), 4e-5)]
+    assert batch.sizes.tolist() == [1, 1000, 1, 1000]
+    for operation in ("bcast", "reduce"):
+        for algorithm in (1, 2, 3):
+            got = md.predict_arrays(operation, algorithm, "core", [2, 5, 8], batch, OPTIONS, md.Placements(TINY))[0]
+            for b, costs in enumerate(alone):
+                want = md.predict_arrays(operation, algorithm, "core", [2, 5, 8], costs, OPTIONS,
+                                         md.Placements(TINY))[0]
+                for target in ("avg", "max"):
+                    assert got[target][:, 2 * b:2 * b + 2] == pytest.approx(want[target], rel=1e-12)
+
+
+def test_per_byte_terms_are_fitted_only_beyond_their_half_performance_length():
+    start = np.array([[0.3, 2e-4, 0.2, 1e-4]])  # n_1/2: 0.3 / 2e-4 = 1500 B, 0.2 / 1e-4 = 2000 B
+    extra = (cal.OVERHEAD, cal.MEMORY)
+    assert cal.free_parameters(start, 1024, extra).tolist() == [True, False, True, False, True, False]
+    assert cal.free_parameters(start, 1800, extra).tolist() == [True, True, True, False, True, True]
+    assert cal.free_parameters(start, 2048, extra).all()
+
+
 def test_start_takes_intercepts_and_slopes_of_the_openmpi_costs():
     sizes = np.array([1.0, 1001.0])
     alpha = np.array([[1.0, 3.0]])
@@ -73,12 +100,12 @@ def start_from(table, factor):
 def test_calibration_recovers_what_made_the_data(operation):
     table = true_table(operation)
     cells = synthetic_cells(operation, table)
-    opts = cal.CalibrationOptions(points_per_curve=7, loss="soft_l1", f_scale=0.1, prior_sd=10.0, max_nfev=200,
-                                  targets=("avg",))
+    opts = cal.CalibrationOptions(points_per_curve=7, sizes_per_curve=11, loss="soft_l1", f_scale=0.1,
+                                  prior_sd=10.0, max_nfev=200, tolerance=1e-8, targets=("avg",))
     start = start_from(table, 1.6)
     before = np.abs(np.log(cal.predict_cells(
         cal.calibrate(cells, operation, "avg", start, OPTIONS, md.Placements(TINY),
-                      cal.CalibrationOptions(7, "soft_l1", 0.1, 10.0, 1, ("avg",)), 7),
+                      cal.CalibrationOptions(7, 11, "soft_l1", 0.1, 10.0, 1, 1e-8, ("avg",)), 7),
         cells, "avg", CHANNELS, OPTIONS, md.Placements(TINY), 7) / cells["measured"]))
     fit = cal.calibrate(cells, operation, "avg", start, OPTIONS, md.Placements(TINY), opts, 7)
     assert list(fit.columns) == cal.CALIBRATION_COLUMNS and (fit["cells"] == len(cells)).all()
@@ -104,7 +131,7 @@ def test_fit_predict_never_sees_the_test_cells():
     table = true_table("bcast")
     cells = synthetic_cells("bcast", table, algorithms=(1, 2), sizes=(1, 8192))
     start = {"bcast": start_from(table, 1.3)}
-    opts = cal.CalibrationOptions(4, "soft_l1", 0.1, 2.0, 20, ("avg",))
+    opts = cal.CalibrationOptions(4, 11, "soft_l1", 0.1, 2.0, 20, 1e-5, ("avg",))
     train, test = cells[cells["algorithm"] == 1], cells[cells["algorithm"] == 2]
 
     def run(test_cells):
@@ -142,3 +169,16 @@ def test_validate_calls_a_fitted_model_on_disjoint_parts():
     assert set(folds.loc[~folds["scored"], "algorithm"]) == {1, 2}
     assert (cal_scores.groupby("split")["n"].sum()["unseen_algorithm"]) == len(c)
     assert np.allclose(cal_scores.loc[cal_scores["n"] > 0, "mape"], 0.1)  # |1.1 y - y| / y
+
+
+def test_a_calibration_on_small_sizes_keeps_the_per_byte_terms_at_their_start():
+    table = true_table("bcast")
+    cells = synthetic_cells("bcast", table, sizes=(1, 16, 256, 1024))
+    start = start_from(table, 1.3)
+    opts = cal.CalibrationOptions(7, 11, "soft_l1", 0.1, 2.0, 50, 1e-5, ("avg",))
+    fit = cal.calibrate(cells, "bcast", "avg", start, OPTIONS, md.Placements(TINY), opts, 7).set_index("parameter")
+    per_byte = fit.loc[["us_per_byte", "gap_us_per_byte", cal.MEMORY]]
+    assert not per_byte["fitted"].any() and per_byte["se_log"].isna().all()
+    assert (per_byte["value"] == per_byte["start"]).all()
+    latency = fit.loc[["latency_us", "gap_us", cal.OVERHEAD]]
+    assert latency["fitted"].all() and (latency["value"] != latency["start"]).all()

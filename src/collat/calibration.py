@@ -32,12 +32,13 @@ from .model import ChannelCosts, Placements, predict_arrays
 
 PARAMETERS = ("latency_us", "us_per_byte", "gap_us", "gap_us_per_byte")
 OVERHEAD = "overhead_us"
-WAITS = ("wait_eager", "wait_rendezvous")
-MEMORY = "memory_us_per_byte"  # shared_memory: per byte per concurrent message in one socket  # reduce only: the share of the wait for the receiver a sender sees
-CALIBRATION_COLUMNS = ["operation", "target", "channel", "parameter", "value", "start", "se_log", "low", "high",
-                       "cells", "rms_log_residual"]
+WAITS = ("wait_eager", "wait_rendezvous")  # reduce only: the share of the wait for the receiver a sender sees
+MEMORY = "memory_us_per_byte"  # shared_memory: per byte per concurrent message in one socket
+CALIBRATION_COLUMNS = ["operation", "target", "channel", "parameter", "value", "start", "fitted", "se_log", "low",
+                       "high", "cells", "rms_log_residual"]
 _FLOOR = {"latency_us": 1e-3, "us_per_byte": 1e-7, "gap_us": 1e-3, "gap_us_per_byte": 1e-7, OVERHEAD: 1e-2,
           "wait_eager": 1e-3, "wait_rendezvous": 1e-3, MEMORY: 1e-8}
+_STEP = 1e-3  # finite-difference step of the Jacobian, in log units
 _START = {OVERHEAD: 0.1, MEMORY: 1e-5, "wait_eager": 0.05, "wait_rendezvous": 0.9}
 
 
@@ -46,39 +47,61 @@ class CalibrationOptions:
     """Config ``model.calibrated``, checked by the schema."""
 
     points_per_curve: int  # P values per (algorithm, mapping) taken into a calibration
+    sizes_per_curve: int   # sizes per (algorithm, mapping) taken into a calibration
     loss: str              # least_squares' robust loss
     f_scale: float         # where the loss turns robust, in log units
     prior_sd: float        # sd of the prior on each log parameter around its start
     max_nfev: int          # function evaluations per calibration
+    tolerance: float       # least_squares' ftol, xtol and gtol
     targets: tuple[str, ...]  # measured columns calibrated on (one parameter set each)
 
     @classmethod
     def from_config(cls, cfg: dict) -> "CalibrationOptions":
-        return cls(int(cfg["points_per_curve"]), str(cfg["loss"]), float(cfg["f_scale"]), float(cfg["prior_sd"]),
-                   int(cfg["max_nfev"]), tuple(cfg["targets"]))
+        return cls(int(cfg["points_per_curve"]), int(cfg["sizes_per_curve"]), str(cfg["loss"]),
+                   float(cfg["f_scale"]), float(cfg["prior_sd"]), int(cfg["max_nfev"]), float(cfg["tolerance"]),
+                   tuple(cfg["targets"]))
 
 
 def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receivers: int,
-                     overhead: float = 0.0, eager_limit: float = np.inf, waits=(0.0, 1.0),
-                     memory: float = 0.0) -> ChannelCosts:
+                     overhead=0.0, eager_limit: float = np.inf, waits=(0.0, 1.0), memory=0.0) -> ChannelCosts:
     """:class:`ChannelCosts` from parameters ``values`` [K, 4] in the order of :data:`PARAMETERS`,
-    the per-call ``overhead`` and a reduce sender's ``waits`` (eager, rendezvous) around ``eager_limit``."""
+    the per-call ``overhead`` and a reduce sender's ``waits`` (eager, rendezvous) around ``eager_limit``.
+
+    A batch of B parameter sets (``values`` [B, K, 4]; ``overhead``, ``memory`` [B]; ``waits``
+    [B, 2]) is priced in one pass: the size axis then holds the sizes of set 0, then of set 1, ...
+    (B x S columns, each column with its own parameters), which every evaluation in
+    :mod:`collat.model` treats column by column. :func:`calibrate` differentiates that way.
+    """
     sizes = np.asarray(sizes, dtype=float)
     v = np.asarray(values, dtype=float)
-    alpha = v[:, 0:1] + v[:, 1:2] * sizes[None, :]
-    beta = v[:, 2:3] + v[:, 3:4] * sizes[None, :]
+    batch = v.ndim == 3
+    v = v if batch else v[None]
+    B, K, S = v.shape[0], v.shape[1], len(sizes)
+
+    def columns(a):  # one value per parameter set -> one per column (a scalar when not batched)
+        a = np.asarray(a, dtype=float).reshape(B)
+        return np.repeat(a, S) if batch else float(a[0])
+
+    per = [np.repeat(v[:, :, q].T, S, axis=1) if batch else v[0, :, q:q + 1] for q in range(4)]  # [K, B S]
+    m = np.tile(sizes, B)
+    alpha = per[0] + per[1] * m[None, :]
+    beta = per[2] + per[3] * m[None, :]
     n = np.arange(max_receivers + 1, dtype=float)
     table = alpha[:, :, None] + beta[:, :, None] * n[None, None, :]
     table[:, :, 0] = 0.0
 
-    def curve(k):
-        return lambda m: v[k, 0] + v[k, 2] + (v[k, 1] + v[k, 3]) * np.asarray(m, dtype=float)
+    def curve(k):  # T_p2p at any sizes whose last axis is the columns' (any shape when not batched)
+        flat, per_byte = per[0][k] + per[2][k], per[1][k] + per[3][k]
+        if not batch:
+            flat, per_byte = float(flat[0]), float(per_byte[0])
+        return lambda size: flat + per_byte * np.asarray(size, dtype=float)
 
-    costs = ChannelCosts(channels, sizes, alpha + beta, alpha, beta, table, [curve(k) for k in range(len(v))])
-    costs.overhead = float(overhead)
+    costs = ChannelCosts(channels, m, alpha + beta, alpha, beta, table, [curve(k) for k in range(K)])
+    costs.overhead = columns(overhead)
     costs.eager_limit = float(eager_limit)
-    costs.wait_eager, costs.wait_rendezvous = (float(w) for w in waits)
-    costs.memory_contention = float(memory)
+    w = np.asarray(waits, dtype=float).reshape(B, 2)
+    costs.wait_eager, costs.wait_rendezvous = columns(w[:, 0]), columns(w[:, 1])
+    costs.memory_contention = columns(memory)
     return costs
 
 
@@ -96,25 +119,28 @@ def start(openmpi: ChannelCosts) -> np.ndarray:
     return out
 
 
-def _pick_P(P: np.ndarray, n: int) -> np.ndarray:
-    """Up to ``n`` of the distinct values in ``P``, spread evenly on a log scale, ends included."""
-    u = np.unique(P)
+def _spread(values: np.ndarray, n: int) -> np.ndarray:
+    """Up to ``n`` of the distinct ``values``, spread evenly on a log scale, ends included."""
+    u = np.unique(values)
     if len(u) <= n:
         return u
-    want = np.geomspace(u[0], u[-1], n)
-    return np.unique(u[np.abs(np.log(u)[:, None] - np.log(want)[None, :]).argmin(axis=0)])
+    pos = np.log(np.maximum(u, 1.0))
+    want = np.linspace(pos[0], pos[-1], n)
+    return np.unique(u[np.abs(pos[:, None] - want[None, :]).argmin(axis=0)])
 
 
 class Problem:
     """The calibration cells of one (operation, target), grouped by (algorithm, mapping) curve."""
 
-    def __init__(self, cells: pd.DataFrame, operation: str, target: str, points_per_curve: int):
+    def __init__(self, cells: pd.DataFrame, operation: str, target: str, points_per_curve: int,
+                 sizes_per_curve: int):
         c = cells[(cells["operation"] == operation)]
         self.operation, self.target = operation, target
-        self.sizes = np.sort(c["size"].unique()).astype(float)
+        self.sizes = _spread(c["size"].to_numpy(float), sizes_per_curve).astype(float)
+        c = c[c["size"].isin(self.sizes)]
         self.groups, frames = [], []
         for (alg, mapping), g in c.groupby(["algorithm", "mapping"], sort=True):
-            Pv = _pick_P(g["P"].to_numpy(), points_per_curve)
+            Pv = _spread(g["P"].to_numpy(), points_per_curve)
             g = g[g["P"].isin(Pv)]
             rows = np.arange(len(g)) + sum(len(f) for f in frames)
             self.groups.append((int(alg), mapping, Pv, rows, np.searchsorted(Pv, g["P"].to_numpy()),
@@ -124,12 +150,30 @@ class Problem:
         self.log_measured = np.log(self.cells["measured"].to_numpy(float))
 
     def predict(self, costs: ChannelCosts, options: dict, placements: Placements) -> np.ndarray:
-        out = np.empty(len(self.cells))
+        """Predictions of the cells, [B, cells] for costs of B parameter sets (:func:`parametric_costs`)."""
+        S = len(self.sizes)
+        B = len(costs.sizes) // S
+        out = np.empty((B, len(self.cells)))
         for alg, mapping, Pv, rows, pi, si in self.groups:
             targets = predict_arrays(self.operation, alg, mapping, Pv, costs, options, placements,
                                      with_average=self.target == "avg")[0]
-            out[rows] = targets[self.target][pi, si]
+            out[:, rows] = targets[self.target].reshape(len(Pv), B, S)[pi, :, si].T
         return out
+
+
+def free_parameters(start_values: np.ndarray, largest_size: float, extra: tuple) -> np.ndarray:
+    """Which parameters a calibration fits, [4 K + len(extra)]: all but a channel's per-byte terms
+    when the largest calibration size stays below their half-performance length (Hockney's n_1/2 =
+    intercept / per-byte term of the start: below it a message's time is mostly latency, so the
+    cells say little about the bandwidth and a fitted per-byte term would only absorb misfit).
+    Those keep their point-to-point/NBFT start, and so does the memory-contention term (per byte)
+    when no per-byte term is fitted."""
+    K = len(start_values)
+    free = np.ones((K, 4), dtype=bool)
+    for q in (1, 3):
+        free[:, q] = largest_size >= start_values[:, q - 1] / start_values[:, q]
+    tail = np.array([e != MEMORY or bool(free[:, [1, 3]].any()) for e in extra])
+    return np.r_[free.ravel(), tail]
 
 
 def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: ChannelCosts, options: dict,
@@ -138,55 +182,70 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     algorithm, mapping, P, size, measured); rows of :data:`CALIBRATION_COLUMNS`.
 
     ``options`` is config ``model`` (the openmpi mode's shapes and rules); ``openmpi`` that mode's
-    costs of the operation, the start. Standard errors of the log parameters from the Gauss-Newton
+    costs of the operation, the start. The parameters of :func:`free_parameters` are fitted, the
+    others keep their start. Standard errors of the fitted log parameters from the Gauss-Newton
     Hessian of the robust cost at the solution (scipy's scaled Jacobian), residual variance
-    2 cost / (n - p); a parameter the cells do not constrain keeps about its prior's width.
+    2 cost / n; a parameter the cells do not constrain keeps about its prior's width.
     """
     from scipy.optimize import least_squares
 
-    problem = Problem(cells, operation, target, opts.points_per_curve)
+    problem = Problem(cells, operation, target, opts.points_per_curve, opts.sizes_per_curve)
     channels = openmpi.channels
     K = len(channels)
     extra = (OVERHEAD, MEMORY) + (WAITS if operation == "reduce" else ())
-    x0 = np.log(np.r_[start(openmpi).ravel(), [_START[e] for e in extra]])
+    first = start(openmpi)
+    x0 = np.log(np.r_[first.ravel(), [_START[e] for e in extra]])
     floor = np.log(np.r_[np.tile([_FLOOR[p] for p in PARAMETERS], K), [_FLOOR[e] for e in extra]])
     ceiling = np.r_[np.full(4 * K + 2, np.inf), np.zeros(len(extra) - 2)]  # waits <= 1
+    free = free_parameters(first, problem.sizes.max(initial=0.0), extra)
+    x0 = np.clip(x0, floor, ceiling)
 
-    def costs_of(x):
-        v = np.exp(x)
-        waits = v[4 * K + 2:] if operation == "reduce" else (0.0, 1.0)
-        return parametric_costs(v[:4 * K].reshape(K, 4), channels, problem.sizes, max_receivers, v[4 * K],
-                                openmpi.eager_limit, waits, v[4 * K + 1])
+    def full(X):  # fitted log parameters [B, free] -> every log parameter [B, p]
+        out = np.tile(x0, (len(np.atleast_2d(X)), 1))
+        out[:, free] = X
+        return out
 
-    def model_log(x):
-        return np.log(problem.predict(costs_of(x), options, placements))
+    def model_log(X):  # [B, cells] for B sets of fitted parameters, priced in one batch
+        V = np.exp(full(X))
+        waits = V[:, 4 * K + 2:] if operation == "reduce" else np.tile([0.0, 1.0], (len(V), 1))
+        costs = parametric_costs(V[:, :4 * K].reshape(len(V), K, 4), channels, problem.sizes, max_receivers,
+                                 V[:, 4 * K], openmpi.eager_limit, waits, V[:, 4 * K + 1])
+        return np.log(problem.predict(costs, options, placements))
 
-    usable = np.isfinite(model_log(x0))
+    usable = np.isfinite(model_log(x0[free])[0])
     if not usable.any():
         raise ValueError(f"calibration of {operation} {target}: no cell the model can price")
     y = problem.log_measured[usable]
+    lo, hi, centre = floor[free], ceiling[free], x0[free]
+    prior = np.eye(len(centre)) / opts.prior_sd
 
     def residuals(x):
-        data = model_log(x)[usable] - y
-        return np.r_[data, (x - x0) / opts.prior_sd]
+        return np.r_[model_log(x)[0, usable] - y, (x - centre) / opts.prior_sd]
 
-    x_start = np.clip(x0, floor + 1e-9, ceiling - 1e-9)
-    fit = least_squares(residuals, x_start, loss=opts.loss, f_scale=opts.f_scale, max_nfev=opts.max_nfev,
-                        bounds=(floor, ceiling), x_scale=1.0, diff_step=1e-3)
-    n, p = int(usable.sum()), len(x0)
+    def jacobian(x):
+        """Forward differences, every parameter's step priced in one batch (step _STEP in log
+        units, taken downwards at an upper bound)."""
+        h = np.where(x + _STEP <= hi, _STEP, -_STEP)
+        logs = model_log(np.vstack([x, x + np.diag(h)]))[:, usable]
+        return np.vstack([((logs[1:] - logs[0]) / h[:, None]).T, prior])
+
+    fit = least_squares(residuals, np.clip(centre, lo + 1e-9, hi - 1e-9), jac=jacobian, loss=opts.loss,
+                        f_scale=opts.f_scale, max_nfev=opts.max_nfev, bounds=(lo, hi), x_scale=1.0,
+                        ftol=opts.tolerance, xtol=opts.tolerance, gtol=opts.tolerance)
+    n = int(usable.sum())
     J = fit.jac
-    s2 = 2.0 * fit.cost / max(n, 1)  # n data + p prior residuals, p parameters
+    s2 = 2.0 * fit.cost / max(n, 1)  # n data + prior residuals
+    se = np.full(len(x0), np.nan)
     try:
-        cov = np.linalg.pinv(J.T @ J) * s2
-        se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+        se[free] = np.sqrt(np.clip(np.diag(np.linalg.pinv(J.T @ J) * s2), 0.0, None))
     except np.linalg.LinAlgError:
-        se = np.full(p, np.nan)
+        pass
     rms = float(np.sqrt(np.mean(fit.fun[:n] ** 2)))
     names = [(c, q) for c in channels for q in PARAMETERS] + [("all", e) for e in extra]
-    value, begin = np.exp(fit.x), np.exp(x0)
+    value, begin = np.exp(full(fit.x)[0]), np.exp(x0)
     return pd.DataFrame({
         "operation": operation, "target": target, "channel": [c for c, _ in names],
-        "parameter": [q for _, q in names], "value": value, "start": begin, "se_log": se,
+        "parameter": [q for _, q in names], "value": value, "start": begin, "fitted": free, "se_log": se,
         "low": value * np.exp(-1.96 * se), "high": value * np.exp(1.96 * se), "cells": n,
         "rms_log_residual": rms,
     }, columns=CALIBRATION_COLUMNS)

@@ -532,7 +532,7 @@ def shared_memory(forest: Forest, counts: np.ndarray, costs: ChannelCosts, w: np
     """Contention for a socket's memory: the fan-outs of one tree level run concurrently, and every
     message another parent of the same socket sends at that level adds ``costs.memory_contention``
     microseconds per byte to a fan-out (the copies share the socket's memory bandwidth)."""
-    if costs.memory_contention <= 0:
+    if np.all(np.asarray(costs.memory_contention) <= 0):
         return w
     sent = counts.sum(axis=1)
     senders = np.flatnonzero(sent > 0)
