@@ -77,3 +77,16 @@ def test_summary_names_its_sources():
         assert f"`{path}`" in text
     assert "| core | 0.44 | 7.9 | 2 |" in text and "| MeluXina | 146 |" in text
     assert "0.950 (bcast linear, map-by core)" in text
+
+
+def test_selection_section_of_the_summary():
+    from collat.tables import selection_markdown
+
+    rows = [{"operation": "bcast", "mapping": "core", "target": "avg", "mode": "calibrated", "chooser": c,
+             "within_10pct": w, "geomean_regret": g, "default_share": d}
+            for c, w, g, d in (("model", 0.8, 0.9, 0.4), ("rules_file", 0.85, 0.95, 0.4), ("default", 0.7, 0.85, 1.0))]
+    unseen = pd.DataFrame({"operation": "bcast", "mapping": "core", "target": "avg", "within_10pct": [0.5, 0.7, 0.9]})
+    text = "\n".join(selection_markdown(pd.DataFrame(rows), unseen, {"regret": "r.csv", "unseen": "u.csv"}))
+    assert "The calibrated mode's pick" in text and "`r.csv`" in text and "`u.csv`" in text
+    assert "| bcast | core | avg | 0.80 | 0.900 | 0.40 | 0.70 | 0.850 | 0.70 |" in text  # folds: median 0.7
+    assert selection_markdown(pd.DataFrame(rows).iloc[:0], unseen, {}) == []

@@ -15,7 +15,7 @@ def predictions():
                 rows.append({"mode": "openmpi", "operation": "bcast", "algorithm": alg, "mapping": "core", "P": P,
                              "size": size, "target": "max", "predicted": t})
             rows.append({"mode": "openmpi", "operation": "bcast", "algorithm": 0, "mapping": "core", "P": P,
-                         "size": size, "target": "max", "predicted": 0.1})  # never a candidate
+                         "size": size, "target": "max", "predicted": 0.1})  # a candidate only if asked
     return pd.DataFrame(rows)
 
 
@@ -40,8 +40,27 @@ def test_predicted_best_excludes_default_and_breaks_ties_by_id():
     assert sel.predicted_best(p).set_index(["P", "size"]).loc[(2, 1), "predicted_best"] == 1
 
 
+def test_the_default_is_a_candidate_when_asked():
+    p = predictions()
+    b = sel.predicted_best(p, default=True).set_index(["P", "size"])["predicted_best"]
+    assert (b == 0).all()  # predicted 0.1 everywhere
+    p.loc[(p["algorithm"] == 0) & (p["P"] == 8), "predicted"] = 99.0
+    b = sel.predicted_best(p, {"bcast": [1, 2]}, default=True).set_index(["P", "size"])["predicted_best"]
+    assert b[(2, 1)] == 0 and b[(8, 1)] == 2  # at P = 8 the default loses to the chain (3.0)
+    p.loc[p["algorithm"] == 0, "predicted"] = 1.0  # a tie with linear at P = 2 goes to the default
+    assert sel.predicted_best(p, default=True).set_index(["P", "size"]).loc[(2, 1), "predicted_best"] == 0
+    cells, summary = sel.regret(predictions(), collective(), "max", default=True)
+    c = cells.set_index(["P", "size"])
+    assert (c["predicted_best"] == 0).all() and c["regret_model"].to_numpy() == pytest.approx(1.1)
+    m = summary.set_index("chooser")
+    assert m.loc["model", "default_share"] == 1.0 and m.loc["rules_file", "default_share"] == 1.0
+    # the rules file names 0 there: OpenMPI's fixed rules
+    text = sel.write_rules({"bcast": sel.rules_blocks(sel.predicted_best(predictions(), default=True), {})})
+    assert sel.lookup(sel.parse_rules(text)[7], 4, 1024) == 0
+
+
 def test_regret_of_model_and_default():
-    cells, summary = sel.regret(predictions(), collective(), "max")
+    cells, summary = sel.regret(predictions(), collective(), "max", default=False)
     assert len(cells) == 6  # the incomplete cell is left out
     c = cells.set_index(["P", "size"])
     assert (c["measured_best"] == 1).all()

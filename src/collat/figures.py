@@ -390,12 +390,15 @@ def error_against_size(model_scores: pd.DataFrame, regression_scores: pd.DataFra
 
 
 def best_algorithm_maps(cells: pd.DataFrame, operation: str, mappings: list[str], algorithms: list[dict]):
-    """Best algorithm over (P, size): the model's pick (among the measured algorithms) beside the
-    measured best, one row per mapping; cells where not every algorithm was measured are blank."""
+    """Best algorithm over (P, size): the model's pick (among the measured algorithms and, if it was
+    a candidate, OpenMPI's default) beside the measured best, one row per mapping; cells where not
+    every algorithm was measured are blank."""
     from matplotlib.colors import BoundaryNorm, ListedColormap
 
     c = cells[cells["operation"] == operation]
-    ids = sorted({a["id"] for a in algorithms if a["id"] > 0} & (set(c["measured_best"]) | set(c["predicted_best"])))
+    ids = sorted({a["id"] for a in algorithms} & (set(c["measured_best"]) | set(c["predicted_best"])))
+    picked_by = (f"{c['mode'].iloc[0]} mode, its {c['target'].iloc[0]} prediction"
+                 if {"mode", "target"} <= set(c.columns) and len(c) else "the model")
     colours = sns.color_palette("Set2", len(ids))
     cmap = ListedColormap(colours)
     norm = BoundaryNorm(np.arange(len(ids) + 1) - 0.5, len(ids))
@@ -405,8 +408,8 @@ def best_algorithm_maps(cells: pd.DataFrame, operation: str, mappings: list[str]
                              squeeze=False, layout="constrained")
     for i, mapping in enumerate(mappings):
         d = c[c["mapping"] == mapping]
-        for j, (col, title) in enumerate((("predicted_best", "model's pick (openmpi mode, completion time)"),
-                                          ("measured_best", "measured best (median over runs)"))):
+        for j, (col, title) in enumerate((("predicted_best", f"model's pick ({picked_by})"),
+                                          ("measured_best", "measured best forced algorithm (median over runs)"))):
             ax = axes[i][j]
             if d.empty:
                 ax.set_axis_off()

@@ -1,7 +1,9 @@
 """Choosing the collective algorithm from the model, its regret, and an OpenMPI dynamic-rules file.
 
 For every (operation, mapping, P, size) the model's pick is the modelled algorithm with the
-smallest predicted completion time (openmpi mode, target ``max``). Where the data has every
+smallest prediction (mode ``selection.mode``, on the target scored), OpenMPI's default (algorithm
+0, priced through its fixed rules) included unless ``selection.default_candidate`` is off: a rules
+file that names 0 hands that cell back to the fixed rules. Where the data has every
 forced algorithm of the operation at that cell, the measured best is the one with the smallest
 measured latency (median over runs, flagged outliers left out), and the regret of a choice is its
 measured latency over the measured best: for the model (its pick among the measured algorithms)
@@ -23,13 +25,14 @@ CHOOSERS = ("model", "rules_file", "default")
 
 
 def predicted_best(predictions: pd.DataFrame, candidates: dict | None = None, mode: str = "openmpi",
-                   target: str = "max") -> pd.DataFrame:
-    """Per cell, the algorithm with the smallest prediction (ties: the smaller id); ``candidates``
-    restricts the choice per operation ({operation: [ids]}); the default (0) is never a candidate."""
+                   target: str = "max", default: bool = False) -> pd.DataFrame:
+    """Per cell, the algorithm with the smallest prediction (ties: the smaller id, so the default
+    wins a tie); ``candidates`` restricts the forced algorithms per operation ({operation: [ids]});
+    ``default``: OpenMPI's default (0) is a candidate too."""
     p = predictions[(predictions["mode"] == mode) & (predictions["target"] == target)
-                    & (predictions["algorithm"] > 0) & predictions["predicted"].notna()]
+                    & (predictions["algorithm"] >= (0 if default else 1)) & predictions["predicted"].notna()]
     if candidates is not None:
-        keep = np.zeros(len(p), dtype=bool)
+        keep = np.array(p["algorithm"] == 0)
         for op, ids in candidates.items():
             keep |= ((p["operation"] == op) & p["algorithm"].isin(ids)).to_numpy()
         p = p[keep]
@@ -56,37 +59,43 @@ def measured_best(measured: pd.DataFrame) -> pd.DataFrame:
 
 
 def regret(predictions: pd.DataFrame, collective: pd.DataFrame, target: str = "avg",
-           mode: str = "openmpi") -> tuple[pd.DataFrame, pd.DataFrame]:
+           mode: str = "openmpi", default: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(per-cell choices and regrets, summary per operation x mapping x chooser), the model's picks
     made by ``mode`` on its prediction of ``target``, the measured column scored.
 
-    Choosers: ``model`` (the model's pick among the algorithms that were measured), ``rules_file``
-    (its pick among every modelled algorithm: what the rules file tells OpenMPI; scored where that
-    algorithm was measured, ``unmeasured_share`` says how often it was not) and ``default``.
+    Choosers: ``model`` (the model's pick among the algorithms that were measured, and the default
+    when ``default``), ``rules_file`` (its pick among every modelled algorithm: what the rules file
+    tells OpenMPI; scored where that algorithm was measured, ``unmeasured_share`` says how often it
+    was not) and ``default``. The measured best is the best forced algorithm: OpenMPI's default can
+    beat it where it runs a shape no forced run of the data had (regret below 1).
     """
     measured = measured_table(collective, target)
     best = measured_best(measured)
     forced = measured[measured["algorithm"] > 0].groupby("operation")["algorithm"].unique()
-    pick = predicted_best(predictions, {op: list(ids) for op, ids in forced.items()}, mode, target)
+    pick = predicted_best(predictions, {op: list(ids) for op, ids in forced.items()}, mode, target, default)
     cells = best.merge(pick, on=CELL, how="inner")
-    cells = cells.merge(predicted_best(predictions, None, mode, target)[CELL + ["predicted_best"]]
+    cells = cells.merge(predicted_best(predictions, None, mode, target, default)[CELL + ["predicted_best"]]
                         .rename(columns={"predicted_best": "file_pick"}), on=CELL, how="left")
     lat = measured.set_index(CELL + ["algorithm"])["measured"]
 
     def latency_of(column):
         return lat.reindex(pd.MultiIndex.from_frame(cells[CELL].assign(algorithm=cells[column]))).to_numpy()
 
+    cells["mode"] = mode
     cells["model_latency"] = latency_of("predicted_best")
     cells["rules_file_latency"] = latency_of("file_pick")
     cells["default_latency"] = lat.reindex(pd.MultiIndex.from_frame(cells[CELL].assign(algorithm=0))).to_numpy()
     for chooser in CHOOSERS:
         cells[f"regret_{chooser}"] = cells[f"{chooser}_latency"] / cells["best_latency"]
     rows = []
+    picks = {"model": "predicted_best", "rules_file": "file_pick"}
     for (op, mapping), g in cells.groupby(["operation", "mapping"]):
         for chooser in CHOOSERS:
             r = g[f"regret_{chooser}"].dropna()
+            chose_default = (g[picks[chooser]] == 0).mean() if chooser in picks else 1.0
             rows.append({"operation": op, "mapping": mapping, "chooser": chooser, "target": target, "mode": mode,
                          "cells": len(r), "unmeasured_share": float(1 - len(r) / len(g)),
+                         "default_share": float(chose_default),
                          "within_10pct": float((r <= 1.1).mean()) if len(r) else np.nan,
                          "geomean_regret": float(np.exp(np.log(r).mean())) if len(r) else np.nan,
                          "median_regret": float(r.median()) if len(r) else np.nan,

@@ -72,6 +72,13 @@ def calibration_input(wildcards):
     return {"calibration": "results/model/calibration.csv"} if "calibrated" in config["model"]["modes"] else {}
 
 
+def selection_summary_input(wildcards):
+    """The selection stage's regret tables, for the summary, when that stage runs."""
+    if "selection" not in config["stages"]:
+        return {}
+    return {"regret": "results/selection/regret.csv", "unseen": "results/selection/regret_unseen_algorithm.csv"}
+
+
 def calibration_start_input(wildcards):
     """What the validation recalibrates the calibrated mode from, per split, when that mode is on."""
     if "calibrated" not in config["model"]["modes"]:

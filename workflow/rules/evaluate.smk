@@ -26,6 +26,7 @@ rule evaluate_tables:
 
 rule evaluate_summary:
     input:
+        unpack(selection_summary_input),
         hockney="results/pt2pt/hockney.csv",
         model="results/model/scores.csv",
         regression="results/regression/scores.csv",

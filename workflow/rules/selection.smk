@@ -24,6 +24,7 @@ rule selection:
         faninout=config["selection"]["faninout"],
         targets=config["selection"]["targets"],
         mode=config["selection"]["mode"],
+        default_candidate=config["selection"]["default_candidate"],
         mappings=config["mappings"],
     log:
         "logs/selection/selection.log",

@@ -12,8 +12,12 @@ log = setup_log(snakemake.log)
 i = snakemake.input
 paths = {"hockney": i.hockney, "model_scores": i.model, "regression_scores": i.regression,
          "tables": "results/tables/", "crossover": i.crossover, "validation": i.validation}
+selection = None
+if "regret" in i.keys():
+    paths.update(regret=i.regret, unseen=i.unseen)
+    selection = (pd.read_csv(i.regret), pd.read_csv(i.unseen))
 text = summary_markdown(pd.read_csv(i.hockney), pd.read_csv(i.model), pd.read_csv(i.regression),
                         [pd.read_csv(t) for t in i.tables], pd.read_csv(i.crossover), paths,
-                        snakemake.params.size, snakemake.params.setting, pd.read_csv(i.validation))
+                        snakemake.params.size, snakemake.params.setting, pd.read_csv(i.validation), selection)
 atomic_write(snakemake.output[0], lambda tmp: Path(tmp).write_text(text))
 log.info("summary written")

@@ -15,7 +15,7 @@ predictions = pd.read_parquet(snakemake.input.predictions)
 collective = read_parquet(snakemake.input.collective, "collective")
 summaries, cells = [], None
 for target in p.targets:
-    c, s = regret(predictions, collective, target, p.mode)
+    c, s = regret(predictions, collective, target, p.mode, p.default_candidate)
     summaries.append(s)
     if cells is None:
         cells = c.assign(target=target)
@@ -26,7 +26,7 @@ unseen = pd.concat([regret_unseen_algorithm(folds, collective, target, p.mode) f
                    ignore_index=True)
 atomic_write(snakemake.output.unseen, lambda tmp: unseen.to_csv(tmp, index=False))
 atomic_write(snakemake.output.cells, lambda tmp: cells.to_parquet(tmp, index=False))
-best = predicted_best(predictions, None, p.mode, p.targets[0])
+best = predicted_best(predictions, None, p.mode, p.targets[0], p.default_candidate)
 faninout = {int(k): int(v) for k, v in p.faninout.items()}
 for mapping, path in zip(p.mappings, snakemake.output.rules):
     b = best[best["mapping"] == mapping]
