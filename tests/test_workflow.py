@@ -387,3 +387,30 @@ def test_slurm_out_files_and_a_manifest_row_for_a_missing_log(tmp_path):
     out = res.stdout + res.stderr
     assert res.returncode != 0 and "manifest.csv, line 4: expected a log under data.raw.dir" in out
     assert "found 'latency_socket.out'" in out and "Traceback" not in out
+
+
+def test_marker_lines_split_one_slurm_log_into_its_placements(tmp_path):
+    """issue 15: one SLURM stdout with two placements announced by marker lines and a run killed at the
+    time limit -> one run per OSU output with its own channel, fitted apart; a bad marker rule is one
+    line naming its config key."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copy(REPO / "tests" / "fixtures" / "osu" / "slurm_markers_latency.out", raw / "slurm-4242.out")
+    cfg = thin_config(raw)
+    cfg["data"]["raw"].update(glob="*.out", patterns=["slurm-{_job}.out"], on_bad_run="skip", markers=[
+        {"regex": r"^Testing (?P<channel>.+)$", "values": {"channel": {"Same socket": "core", "Different node": "node"}}}])
+    cfg["stages"] = ["pt2pt"]
+    wd = make_workdir(tmp_path / "wd", cfg)
+    run_snakemake(wd, "--cores", "2", "results/pt2pt/hockney.csv")
+    fits = pd.read_csv(wd / "results/pt2pt/hockney.csv")
+    a = fits[fits["regime"] == 0].set_index("channel")["alpha_us"]
+    assert set(a.index) == {"core", "node"} and a["core"] < 0.5 < a["node"]
+    q = pd.read_csv(wd / "results/tidy/quality.csv").iloc[0]
+    assert q["runs"] == 3 and q["marker_runs"] == 3 and "TIME LIMIT" in q["skipped_runs"]
+    assert pd.isna(q["pooled_runs"]) or q["pooled_runs"] == ""
+    cfg["data"]["raw"]["markers"] = [{"regex": r"^Testing (?P<placement>.+)$"}]
+    wd = make_workdir(tmp_path / "wd2", cfg)
+    res = run_snakemake(wd, "--cores", "1", "results/pt2pt/hockney.csv", check=False)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0 and "data.raw.markers[0].regex: named groups must be metadata fields" in out
+    assert "found placement" in out and "Traceback" not in out

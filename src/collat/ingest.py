@@ -39,16 +39,16 @@ class Vocabulary:
             algorithms={op: {int(a["id"]): a["name"] for a in algs} for op, algs in config["algorithms"].items()},
         )
 
-    def check(self, meta: dict, where: str) -> None:
+    def check(self, meta: dict, where: str, line: int | None = None) -> None:
         if "channel" in meta and meta["channel"] not in self.channels:
-            raise InputError(where, None, f"a channel among {list(self.channels)}", meta["channel"])
+            raise InputError(where, line, f"a channel among {list(self.channels)}", meta["channel"])
         if "mapping" in meta and meta["mapping"] not in self.mappings:
-            raise InputError(where, None, f"a mapping among {list(self.mappings)}", meta["mapping"])
+            raise InputError(where, line, f"a mapping among {list(self.mappings)}", meta["mapping"])
         op = meta.get("operation")
         if op is not None and op not in self.algorithms:
-            raise InputError(where, None, f"an operation among {list(self.algorithms)}", op)
+            raise InputError(where, line, f"an operation among {list(self.algorithms)}", op)
         if "algorithm" in meta and meta["algorithm"] not in self.algorithms[op]:
-            raise InputError(where, None, f"a {op} algorithm among {sorted(self.algorithms[op])}", meta["algorithm"])
+            raise InputError(where, line, f"a {op} algorithm among {sorted(self.algorithms[op])}", meta["algorithm"])
 
 
 def finalise(df: pd.DataFrame, table: str, source: str, run_given: bool) -> tuple[pd.DataFrame, int]:
@@ -74,8 +74,9 @@ def finalise(df: pd.DataFrame, table: str, source: str, run_given: bool) -> tupl
     return conform(out[[c for c in columns(table) if c in out.columns]], table), collapsed
 
 
-def route(log: OsuLog, meta: dict, vocab: Vocabulary, where: str) -> tuple[str, dict]:
-    """Decide the tidy table of a raw log and complete its metadata; contradictions are errors."""
+def route(log: OsuLog, meta: dict, vocab: Vocabulary, where: str, line: int | None = None) -> tuple[str, dict]:
+    """Decide the tidy table of a raw log (or of one of its runs, starting at ``line``) and complete
+    its metadata; contradictions are errors."""
     meta = dict(meta)
     bench = log.benchmark
     if "benchmark" in meta:
@@ -93,18 +94,20 @@ def route(log: OsuLog, meta: dict, vocab: Vocabulary, where: str) -> tuple[str, 
         raise InputError(where, 1, f"a {meta['operation']} benchmark (metadata says operation={meta['operation']})", bench)
     if op is not None:
         meta["operation"] = op
-    vocab.check(meta, where)
+    vocab.check(meta, where, line)
 
     def need(*keys):
         missing = [k for k in keys if k not in meta]
         if missing:
-            raise InputError(where, None, f"metadata {missing} for a {bench} log (from the path pattern or the manifest)")
+            run = "" if line is None else " run"
+            raise InputError(where, line, f"metadata {missing} for a {bench} log{run} (from the path pattern, the "
+                             "manifest or a marker line before it: data.raw.markers)")
 
     if op is None:
         need("channel")
         return "pt2pt", meta
     if "channel" in meta and "mapping" in meta:
-        raise InputError(where, None, "either a channel (NBFT log) or a mapping (collective log), not both")
+        raise InputError(where, line, "either a channel (NBFT log) or a mapping (collective log), not both")
     if "channel" in meta:
         need("P")
         return "nbft", meta
@@ -112,28 +115,85 @@ def route(log: OsuLog, meta: dict, vocab: Vocabulary, where: str) -> tuple[str, 
     return "collective", meta
 
 
-def from_osu_log(log: OsuLog, meta: dict, vocab: Vocabulary, source: str) -> tuple[str, pd.DataFrame, dict]:
-    """Tidy rows of one raw OSU log with its metadata."""
-    table, meta = route(log, meta, vocab, log.path)
+def run_metadata(log: OsuLog, meta: dict) -> dict[int, tuple[dict, int]]:
+    """Per run: (the file's metadata with its marker's, the run's first line). A marker that
+    contradicts the path pattern or the manifest is an error naming the marker's line."""
+    first = log.data.groupby("run")["line"].min()
+    out = {}
+    for run, line in first.items():
+        merged = dict(meta)
+        if run in log.run_markers:
+            at, fields = log.run_markers[run]
+            for k, v in fields.items():
+                if k in meta and meta[k] != v:
+                    raise InputError(log.path, at, f"a marker that agrees with the file's metadata ({k}={meta[k]!r})",
+                                     f"{k}={v!r}")
+                merged[k] = v
+        out[int(run)] = (merged, int(line))
+    return out
+
+
+def pooled_runs(df: pd.DataFrame, table: str, factor: float) -> str:
+    """The sign of placements pooled under one label: runs with the same metadata whose latencies
+    at the same size differ by more than ``factor`` (median over sizes of slowest / fastest run).
+    One description per offending group, or ''."""
+    keys = [k for k in KEYS[table] if k != "size"]
+    value = "avg" if "avg" in df.columns and df["avg"].notna().any() else "bandwidth"
+    d = df[df[value] > 0]
+    if d.empty or d["run"].nunique() < 2:
+        return ""
+    g = d.groupby([*keys, "size"], dropna=False)[value]
+    ratio = (g.max() / g.min())[g.size() > 1]
+    if ratio.empty:
+        return ""
+    per = ratio.groupby(level=list(range(len(keys))), dropna=False).median()
+    out = []
+    for idx, r in per[per > factor].items():
+        label = ", ".join(f"{k}={v}" for k, v in zip(keys, idx if isinstance(idx, tuple) else (idx,)) if not pd.isna(v))
+        out.append(f"{label}: runs differ x{r:.1f} at the same size (pooled placements?)")
+    return "; ".join(out)
+
+
+def from_osu_log(log: OsuLog, meta: dict, vocab: Vocabulary, source: str,
+                 pooled_factor: float = np.inf) -> tuple[str, pd.DataFrame, dict]:
+    """Tidy rows of one raw OSU log with its metadata (the file's, and per run its marker line's)."""
+    per_run = run_metadata(log, meta) if log.run_markers else None
+    if per_run is None:
+        table, meta = route(log, meta, vocab, log.path)
+        runs = {None: (meta, None)}
+    else:
+        routed = {run: route(log, m, vocab, log.path, line) for run, (m, line) in per_run.items()}
+        tables = {t for t, _ in routed.values()}
+        if len(tables) > 1:
+            raise InputError(log.path, None, "runs of one kind (point-to-point, NBFT or collective)",
+                             ", ".join(sorted(tables)))
+        table = tables.pop()
+        runs = {run: (m, per_run[run][1]) for run, (_, m) in routed.items()}
     df = log.data.copy()
     if table == "pt2pt" and "avg" not in df and "bandwidth" not in df:
         raise InputError(log.path, None, "a latency or bandwidth column")
     if table != "pt2pt" and "avg" not in df:
         raise InputError(log.path, None, "an 'Avg Latency(us)' or 'Latency (us)' column")
-    for k, v in meta.items():
-        if k in columns(table) and k != "benchmark":
-            df[k] = v
-    if table == "collective":
-        df["algorithm_name"] = vocab.algorithms[meta["operation"]][meta["algorithm"]]
+    for run, (m, _) in runs.items():
+        rows = slice(None) if run is None else (df["run"] == run).to_numpy()
+        for k, v in m.items():
+            if k in columns(table) and k != "benchmark":
+                if k not in df:
+                    df[k] = pd.Series(pd.NA, index=df.index, dtype=object)
+                df.loc[rows, k] = v
+        if table == "collective":
+            df.loc[rows, "algorithm_name"] = vocab.algorithms[m["operation"]][m["algorithm"]]
     if table == "pt2pt":
         df = df.drop(columns=[c for c in ("min", "max") if c in df])
     out, collapsed = finalise(df, table, source, run_given=True)
+    pooled = pooled_runs(out, table, pooled_factor) if np.isfinite(pooled_factor) else ""
     quality = {
         "source": source, "table": table, "benchmark": log.benchmark or meta.get("benchmark"),
         "osu_version": log.version, "datatype": log.datatype,
         "rows_read": len(log.data), "duplicates_collapsed": collapsed, "rows": len(out),
         "runs": log.n_runs, "skipped_lines": len(log.skipped_lines),
         "skipped_runs": "; ".join(f"run {r['run']} at line {r['line']}: {r['reason']}" for r in log.skipped_runs),
+        "marker_runs": len(log.run_markers), "pooled_runs": pooled,
     }
     return table, out, quality
 
@@ -211,15 +271,19 @@ def from_published_csv(path, table: str, meta: dict, vocab: Vocabulary, source: 
 # ---------------------------------------------------------------- whole files and the merge
 
 def ingest_raw_log(path, relpath: str, patterns: list[str], manifest_path, vocab: Vocabulary,
-                   on_bad_run: str = "error") -> tuple[str, pd.DataFrame, dict]:
-    """Parse one raw OSU log, attach its metadata (path pattern and/or manifest), tidy it."""
+                   on_bad_run: str = "error", markers: list | None = None, machine: dict | None = None,
+                   pooled_factor: float = np.inf) -> tuple[str, pd.DataFrame, dict]:
+    """Parse one raw OSU log, attach its metadata (path pattern and/or manifest, marker lines per
+    run: config ``data.raw.markers``), tidy it."""
+    from .markers import compile_rules
     from .metadata import read_manifest, resolve
     from .osu import read_osu
 
     manifest = read_manifest(manifest_path) if manifest_path else None
-    meta = resolve(relpath, patterns, manifest, str(path))
-    log = read_osu(path, on_bad_run=on_bad_run)
-    return from_osu_log(log, meta, vocab, relpath)
+    rules = compile_rules(markers or [])
+    meta = resolve(relpath, patterns, manifest, str(path), allow_partial=bool(rules))
+    log = read_osu(path, on_bad_run=on_bad_run, markers=rules, machine=machine)
+    return from_osu_log(log, meta, vocab, relpath, pooled_factor)
 
 
 def merge(parts: list[tuple[str, pd.DataFrame, dict]], outliers: dict) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:

@@ -105,11 +105,13 @@ def check_manifest_files(path, matched: set[str], glob: str) -> None:
                              "matches", name)
 
 
-def resolve(relpath: str, patterns: list[str], manifest: dict[str, dict] | None, where: str) -> dict:
-    """Combine pattern and manifest metadata for one log; they must not contradict each other."""
+def resolve(relpath: str, patterns: list[str], manifest: dict[str, dict] | None, where: str,
+            allow_partial: bool = False) -> dict:
+    """Combine pattern and manifest metadata for one log; they must not contradict each other.
+    ``allow_partial``: a log neither names may still get its metadata from marker lines."""
     from_pattern = from_path(relpath, patterns)
     from_manifest = (manifest or {}).get(relpath)
-    if from_pattern is None and from_manifest is None:
+    if from_pattern is None and from_manifest is None and not allow_partial:
         raise InputError(where, None, f"a path matching one of the patterns {patterns} or a manifest entry", relpath)
     meta = dict(from_pattern or {})
     for k, v in (from_manifest or {}).items():

@@ -71,6 +71,7 @@ class OsuLog:
     data: pd.DataFrame  # size, the measured columns, run, line
     skipped_lines: list[int] = field(default_factory=list)
     skipped_runs: list[dict] = field(default_factory=list)
+    run_markers: dict = field(default_factory=dict)  # run -> (line, metadata) of the marker before it
 
     @property
     def n_runs(self) -> int:
@@ -100,10 +101,15 @@ def parse_header(line: str, path: str, lineno: int) -> list[str]:
     return names
 
 
-def parse_osu(text: str, path: str, on_bad_run: str = "error") -> OsuLog:
+def parse_osu(text: str, path: str, on_bad_run: str = "error", markers: tuple = (),
+              machine: dict | None = None) -> OsuLog:
     """Parse OSU stdout. ``on_bad_run='skip'`` drops (and reports) truncated runs instead of failing,
     and takes launcher or scheduler text (a job killed at its time limit, an aborted step) as the end of
-    the run it interrupts; ``error`` refuses both with the file and line."""
+    the run it interrupts; ``error`` refuses both with the file and line. ``markers``
+    (:func:`collat.markers.compile_rules`) read the lines between runs as the metadata of the runs
+    that follow (``run_markers``)."""
+    from . import markers as mk
+
     benchmark = version = datatype = None
     cols: list[str] | None = None
     runs: list[list[tuple]] = []  # each row: (line, values...)
@@ -111,6 +117,8 @@ def parse_osu(text: str, path: str, on_bad_run: str = "error") -> OsuLog:
     current: list[tuple] = []
     skipped: list[int] = []
     aborted: dict[int, tuple[int, str]] = {}  # run index -> (line, text) of launcher text that ended it
+    marker: tuple[int, dict] | None = None  # the last marker line seen: (line, metadata)
+    run_marker: list = []  # per closed run: the marker in effect when it started
     last_line = 0
 
     def close_run():
@@ -118,7 +126,16 @@ def parse_osu(text: str, path: str, on_bad_run: str = "error") -> OsuLog:
         if current:
             runs.append(current)
             run_cols.append(cols)
+            run_marker.append(current_marker)
         current = []
+
+    def read_marker(line, lineno):
+        try:
+            return mk.match(markers, line, machine)
+        except ValueError as exc:  # says what it expected and what it found
+            raise InputError(path, lineno, str(exc)) from None
+
+    current_marker = None
 
     for lineno, raw in enumerate(text.splitlines(), start=1):
         last_line = lineno
@@ -144,6 +161,10 @@ def parse_osu(text: str, path: str, on_bad_run: str = "error") -> OsuLog:
                 close_run()
                 cols = parse_header(line, path, lineno)
                 continue
+            found = read_marker(line, lineno) if markers else None
+            if found is not None:
+                close_run()
+                marker = (lineno, found)
             continue  # other OSU comments
         if line[0].isdigit() or (line[0] in "+-." and len(line) > 1 and line[1].isdigit()):
             if cols is None:
@@ -170,7 +191,15 @@ def parse_osu(text: str, path: str, on_bad_run: str = "error") -> OsuLog:
                         close_run()  # header printed once: the size list starts again
                     else:
                         raise InputError(path, lineno, f"sizes in increasing order (previous size {prev})", line)
+            if not current:
+                current_marker = marker
             current.append((lineno, *values))
+            continue
+        found = read_marker(line, lineno) if markers else None
+        if found is not None:  # a marker the job script printed: metadata of the runs that follow
+            close_run()
+            marker = (lineno, found)
+            skipped.append(lineno)
             continue
         if _LAUNCH_ERROR.search(line):
             if on_bad_run != "skip":
@@ -208,20 +237,22 @@ def parse_osu(text: str, path: str, on_bad_run: str = "error") -> OsuLog:
             continue
         kept.append((i, run))
 
-    frames = []
+    frames, kept_markers = [], {}
     for new_index, (original, run) in enumerate(kept):
         names = ["line", *run_cols[original]]
         df = pd.DataFrame.from_records(run, columns=names)
         df["run"] = new_index
         frames.append(df)
+        if run_marker[original] is not None:
+            kept_markers[new_index] = run_marker[original]
     data = pd.concat(frames, ignore_index=True)
-    return OsuLog(path, benchmark, version, datatype, data, skipped, skipped_runs)
+    return OsuLog(path, benchmark, version, datatype, data, skipped, skipped_runs, kept_markers)
 
 
-def read_osu(path, on_bad_run: str = "error") -> OsuLog:
+def read_osu(path, on_bad_run: str = "error", markers: tuple = (), machine: dict | None = None) -> OsuLog:
     try:
         with open(path, encoding="utf-8", errors="strict") as fh:
             text = fh.read()
     except UnicodeDecodeError as exc:
         raise InputError(path, None, "a UTF-8 text file of OSU output", f"undecodable byte at offset {exc.start}") from None
-    return parse_osu(text, str(path), on_bad_run=on_bad_run)
+    return parse_osu(text, str(path), on_bad_run=on_bad_run, markers=markers, machine=machine)

@@ -6,6 +6,7 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 
 from collat.ingest import Vocabulary
+from collat.markers import compile_rules
 from collat.placement import machine_label
 
 if config["selection"]["mode"] not in config["model"]["modes"] and "selection" in config["stages"]:
@@ -17,6 +18,10 @@ if config["selection"]["mode"] not in config["model"]["modes"] and "selection" i
 VOCAB = Vocabulary.from_config(config)
 PUBLISHED = config["data"]["published"]
 RAW = config["data"]["raw"]
+try:
+    compile_rules(RAW["markers"])
+except ValueError as exc:
+    raise WorkflowError(f"config key {exc}")
 TABLE_NUMBERS = [t["table"] for t in config["paper"]["tables"]]
 TIDY = expand("results/tidy/{table}.parquet", table=["pt2pt", "nbft", "collective"])
 

@@ -48,6 +48,9 @@ rule ingest_raw:
     params:
         patterns=lambda w: RAW["patterns"],  # a function: the {fields} are not wildcards
         on_bad_run=RAW["on_bad_run"],
+        markers=RAW["markers"],
+        pooled_factor=RAW["pooled_factor"],
+        machine=config["machine"],
         vocab=VOCAB,
     log:
         "logs/ingest/raw/{log}.log",

@@ -12,7 +12,12 @@ table, df, quality = ingest_raw_log(
     snakemake.input.manifest[0] if snakemake.input.manifest else None,
     snakemake.params.vocab,
     snakemake.params.on_bad_run,
+    snakemake.params.markers,
+    snakemake.params.machine,
+    snakemake.params.pooled_factor,
 )
 write_parquet(df, snakemake.output.table, table)
 write_json(quality, snakemake.output.quality)
 log.info("%s", quality)
+if quality["pooled_runs"]:
+    log.warning("%s: %s", snakemake.wildcards.log, quality["pooled_runs"])
