@@ -108,8 +108,12 @@ def test_selection_outputs(study_run):
     regret = pd.read_csv(wd / "results/selection/regret.csv")
     assert set(regret["chooser"]) == {"model", "rules_file", "default"} and set(regret["mapping"]) == {"core", "socket", "node"}
     scored = regret[regret["chooser"] != "rules_file"]
-    assert (scored["cells"] > 1000).all() and (regret.loc[regret["chooser"] == "model", "unmeasured_share"] == 0).all()
+    assert (scored["cells"] > 1000).all()
     assert (regret.loc[regret["chooser"] == "default", "unmeasured_share"] < 0.05).all()  # a few default gaps
+    # the model picks among measured algorithms and the default: unmeasured only where it picked a default gap
+    share = regret.set_index(["operation", "mapping", "target", "chooser"])["unmeasured_share"].unstack("chooser")
+    assert (share["model"] <= share["default"]).all()
+    assert (regret.loc[regret["chooser"] == "model", "default_share"] > 0).all()
     assert regret["within_10pct"].between(0, 1).all() and regret["unmeasured_share"].between(0, 1).all()
     # the rules file picks algorithms the data never forced (bcast 3, 4, 7-9; reduce 3, 5-7) in some cells
     assert (regret.loc[regret["chooser"] == "rules_file", "unmeasured_share"] > 0).any()
