@@ -111,3 +111,31 @@ def test_regret_under_the_unseen_algorithm_split():
     assert r["left_out_found"] == pytest.approx(4 / 6) and r["within_10pct"] == pytest.approx(4 / 6)
     assert r["geomean_regret"] == pytest.approx(1.5 ** (2 / 6))
     assert sel.regret_unseen_algorithm(folds, collective(), "max", "openmpi").empty  # not a fitted mode
+
+
+def test_regret_at_unmeasured_P_under_the_sparse_P_split():
+    """The fold priced every algorithm at P = 4 and 8 (held out); it picks linear at P = 4 and the
+    binary tree at P = 8, size 1; at size 1024 it lacks the default, so with the default as a
+    candidate that size is not scored."""
+    rows = []
+    for P in (4, 8):
+        for size in (1, 1024):
+            for alg in (0, 1, 2, 5):
+                if alg == 0 and size == 1024:
+                    continue
+                t = {0: 4.0, 1: 1.0 if P < 8 else 9.0, 2: 5.0, 5: 3.0}[alg]
+                rows.append({"model": "hybrid", "split": "sparse_P", "fold": "all", "target": "max",
+                             "operation": "bcast", "algorithm": alg, "mapping": "core", "P": P, "size": size,
+                             "predicted": t, "scored": True})
+    folds = pd.DataFrame(rows)
+    got = sel.regret_sparse_P(folds, collective(), "max", "hybrid")
+    assert list(got.columns) == sel.SPARSE_COLUMNS and len(got) == 1
+    r = got.iloc[0]
+    # measured (max): linear 2.0 is best everywhere; the default 2.2 (within 10 %), binary 3.0
+    assert r["cells"] == 2 and r["within_10pct"] == pytest.approx(0.5)
+    assert r["geomean_regret"] == pytest.approx(np.sqrt(1.5))
+    assert r["default_within_10pct"] == 1.0 and r["default_geomean_regret"] == pytest.approx(1.1)
+    # without the default as a candidate, size 1024 counts too: linear at P = 4, binary at P = 8
+    r = sel.regret_sparse_P(folds, collective(), "max", "hybrid", default=False).iloc[0]
+    assert r["cells"] == 4 and r["geomean_regret"] == pytest.approx(1.5 ** 0.5)
+    assert sel.regret_sparse_P(folds, collective(), "max", "openmpi").empty

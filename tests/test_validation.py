@@ -57,17 +57,6 @@ def test_segmented_recovers_a_line_and_cannot_predict_unseen_groups():
     assert np.isnan(va.segmented(c[c["algorithm"] == 1], c[c["algorithm"] == 2], MACHINE, [])).all()
 
 
-def test_nearest_neighbour_takes_the_nearest_cell_of_the_same_algorithm_and_mapping():
-    c = cells()
-    train, test = c[c["P"] % 4 == 2], c[(c["P"] % 4 == 0)]
-    got = va.nearest_neighbour(train, test, 1)
-    # P = 4k lies between 4k - 2 and 4k + 2; in log2 P the upper one is nearer (log2(6/4) < log2(4/2)),
-    # so k = 1 takes the value at P + 2: measured + 0.5 * 2 * algorithm (at P = 40, the last, P - 2)
-    step = np.where(test["P"].to_numpy() == 40, -1.0, 1.0)
-    want = test["measured"].to_numpy() + step * 0.5 * 2 * test["algorithm"].to_numpy()
-    assert got == pytest.approx(want)
-
-
 def test_validate_scores_every_model_on_its_test_part_only():
     c = cells()
     collective = collective_of(c)

@@ -315,18 +315,31 @@ def start_costs(pt2pt: pd.DataFrame, hockney: pd.DataFrame, nbft_fits: pd.DataFr
 
 
 def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, start: dict, options: dict,
-                placements: Placements, opts: CalibrationOptions, max_receivers: int) -> np.ndarray:
+                placements: Placements, opts: CalibrationOptions, max_receivers: int,
+                hybrid_neighbours: int | None = None) -> dict[str, np.ndarray]:
     """Calibrate on the ``train`` cells of ``target`` only and predict the ``test`` cells (NaN for a
-    test cell whose operation has no training cell): the calibrated mode inside a validation split."""
+    test cell whose operation has no training cell): the calibrated mode inside a validation split,
+    {"calibrated": predictions}, and with ``hybrid_neighbours`` also {"hybrid": ...}, the same
+    calibration corrected by its residuals on the train cells (:func:`collat.correction.hybrid`)."""
     from dataclasses import replace
 
+    from .correction import hybrid
+
     out = np.full(len(test), np.nan)
+    result = {"calibrated": out}
+    if hybrid_neighbours is not None:
+        result["hybrid"] = out.copy()
     operations = sorted(set(test["operation"]) & set(train["operation"]) & set(start))
     if not operations:
-        return out
-    table = calibrate_all({target: train[train["operation"].isin(operations)]}, start, options, placements,
-                          replace(opts, targets=(target,)), max_receivers)
+        return result
+    train = train[train["operation"].isin(operations)].reset_index(drop=True)
+    table = calibrate_all({target: train}, start, options, placements, replace(opts, targets=(target,)),
+                          max_receivers)
     rows = test["operation"].isin(operations).to_numpy()
     channels = list(next(iter(start.values())).channels)
-    out[rows] = predict_cells(table, test[rows], target, channels, options, placements, max_receivers)
-    return out
+    priced = test[rows] if hybrid_neighbours is None else pd.concat([test[rows], train], ignore_index=True)
+    p = predict_cells(table, priced, target, channels, options, placements, max_receivers)
+    out[rows] = p[:rows.sum()]
+    if hybrid_neighbours is not None:
+        result["hybrid"][rows] = hybrid(train, p[rows.sum():], test[rows], p[:rows.sum()], hybrid_neighbours)
+    return result

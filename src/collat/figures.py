@@ -251,7 +251,7 @@ def _edges(centres: np.ndarray) -> np.ndarray:
 
 
 MODEL_COLOURS = {"measured": "#333333", "paper": "#1f77b4", "openmpi": "#d62728", "segmented": "#2ca02c",
-                 "nearest_neighbour": "#8c564b", "calibrated": "#9467bd"}
+                 "nearest_neighbour": "#8c564b", "calibrated": "#9467bd", "hybrid": "#ff7f0e"}
 
 
 def collective_grid(collective: pd.DataFrame, model_pred: pd.DataFrame, reg_pred: pd.DataFrame, operation: str,
@@ -439,7 +439,8 @@ def validation_scatter(table: pd.DataFrame, floor: float, per_panel: int = 3000,
     mode is left out: its segment counts were tuned on all of this data (validation.csv keeps it)."""
     from .validation import SPLITS
 
-    models = [m for m in ("calibrated", "openmpi", "segmented", "nearest_neighbour") if m in set(table["model"])]
+    models = [m for m in ("hybrid", "calibrated", "openmpi", "segmented", "nearest_neighbour")
+              if m in set(table["model"])]
     fig, axes = plt.subplots(len(models), len(SPLITS), figsize=(3.0 * len(SPLITS), 2.9 * len(models)),
                              sharex=True, sharey=True, squeeze=False, layout="constrained")
     ok = table[table["predicted"].notna() & (table["predicted"] > 0)]

@@ -779,8 +779,8 @@ def build_costs(pt2pt: pd.DataFrame, hockney: pd.DataFrame, nbft_fits: pd.DataFr
     options = config["model"]
     out = {}
     for mode in options["modes"]:
-        if mode == "calibrated":  # fitted by its own rule: collat.calibration.calibrated_costs
-            continue
+        if mode in ("calibrated", "hybrid"):  # fitted by their own rules: collat.calibration.calibrated_costs,
+            continue  # collat.correction.hybrid_predictions
         if mode == "paper":
             fits = fit_hockney(pt2pt, config["channels"], config["pt2pt"]["breaks"],
                                weighting=options["paper"]["hockney_weighting"])

@@ -161,3 +161,48 @@ def regret_unseen_algorithm(folds: pd.DataFrame, collective: pd.DataFrame, targe
                          "left_out_found": float((c.loc[is_best, "pick"] == left_out).mean()) if is_best.any()
                          else np.nan})
     return pd.DataFrame(rows, columns=UNSEEN_COLUMNS)
+
+
+SPARSE_COLUMNS = ["operation", "mapping", "target", "model", "cells", "within_10pct", "geomean_regret",
+                  "default_within_10pct", "default_geomean_regret"]
+
+
+def regret_sparse_P(folds: pd.DataFrame, collective: pd.DataFrame, target: str = "avg", model: str = "hybrid",
+                    default: bool = True) -> pd.DataFrame:
+    """The selection at communicator sizes nobody measured: the validation's sparse_P split, whose
+    model saw every ``sparse_every``-th measured P only. At each test cell (operation, mapping, P,
+    size) where the fold priced every forced algorithm (and the default when ``default``), the pick
+    is the smallest prediction; its regret is scored against the measured best forced algorithm,
+    beside OpenMPI's default on the same cells.
+
+    ``folds`` is results/model/validation_predictions.parquet. Per operation x mapping: cells,
+    within_10pct and geomean_regret of the pick and of the default.
+    """
+    f = folds[(folds["model"] == model) & (folds["split"] == "sparse_P") & (folds["target"] == target)
+              & (folds["algorithm"] >= (0 if default else 1)) & folds["predicted"].notna()]
+    if f.empty:
+        return pd.DataFrame(columns=SPARSE_COLUMNS)
+    measured = measured_table(collective, target)
+    best = measured_best(measured)
+    forced = measured[measured["algorithm"] > 0].groupby("operation")["algorithm"].nunique()
+    priced = f[f["algorithm"] > 0].groupby(CELL)["algorithm"].nunique().rename("priced").reset_index()
+    complete = priced[priced["priced"].to_numpy() == forced.reindex(priced["operation"]).to_numpy()][CELL]
+    if default:
+        complete = complete.merge(f.loc[f["algorithm"] == 0, CELL], on=CELL)
+    pick = (f.merge(complete, on=CELL).sort_values(CELL + ["predicted", "algorithm"], kind="stable")
+            .drop_duplicates(CELL)[CELL + ["algorithm"]].rename(columns={"algorithm": "pick"}))
+    cells = best.merge(pick, on=CELL)
+    lat = measured.set_index(CELL + ["algorithm"])["measured"]
+    cells["regret"] = lat.reindex(pd.MultiIndex.from_frame(
+        cells[CELL].assign(algorithm=cells["pick"]))).to_numpy() / cells["best_latency"]
+    cells["default_regret"] = lat.reindex(pd.MultiIndex.from_frame(
+        cells[CELL].assign(algorithm=0))).to_numpy() / cells["best_latency"]
+    rows = []
+    for (op, mapping), c in cells.groupby(["operation", "mapping"], sort=True):
+        r, d = c["regret"].dropna(), c["default_regret"].dropna()
+        rows.append({"operation": op, "mapping": mapping, "target": target, "model": model, "cells": len(r),
+                     "within_10pct": float((r <= 1.1).mean()) if len(r) else np.nan,
+                     "geomean_regret": float(np.exp(np.log(r).mean())) if len(r) else np.nan,
+                     "default_within_10pct": float((d <= 1.1).mean()) if len(d) else np.nan,
+                     "default_geomean_regret": float(np.exp(np.log(d).mean())) if len(d) else np.nan})
+    return pd.DataFrame(rows, columns=SPARSE_COLUMNS)

@@ -91,29 +91,40 @@ def to_latex(table: pd.DataFrame, title: str, names: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict) -> list[str]:
+def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
+                       unseen_P: pd.DataFrame | None = None) -> list[str]:
     """The summary's section on choosing the algorithm: per operation x mapping x target, the
-    model's pick against OpenMPI's default, and the same pick made without each algorithm."""
+    model's pick at P nobody measured (``unseen_P``, regret_unseen_P.csv) and without each algorithm
+    (``unseen``, median over the folds) against OpenMPI's default, then the in-sample pick."""
     if regret.empty:
         return []
     mode = regret["mode"].iloc[0]
     out = [f"## Choosing the algorithm — `{paths['regret']}`", "",
-           f"The {mode} mode's pick per (P, size) against OpenMPI's default, on the measured cells where every "
-           "forced algorithm was measured (regret = measured latency of the choice / the best forced algorithm's). "
-           "The model was calibrated on these cells: in-sample. Out of sample, see the last column: the same "
-           "choice among the forced algorithms made by the folds that never saw one algorithm, median over "
-           f"the folds (`{paths['unseen']}`).", "",
-           "| operation | mapping | target | model within 10 % | model geomean regret | picks the default | "
-           "default within 10 % | default geomean regret | unseen-algorithm folds within 10 % |",
-           "|---|---|---|---|---|---|---|---|---|"]
+           f"The {mode} mode's pick per (P, size) against OpenMPI's default, scored where every forced algorithm "
+           "was measured (regret = measured latency of the choice / the best forced algorithm's). Out of sample "
+           "first: at the P values the sparse_P split held out, each pick made by a fit that saw every "
+           "`validation.sparse_every`-th measured P only, beside the default on the same cells "
+           f"(`{paths.get('unseen_P', 'regret_unseen_P.csv')}`), and without each algorithm: the pick among the "
+           "forced algorithms by the folds that never saw one of them, median over the folds "
+           f"(`{paths['unseen']}`). In-sample last: the pick of the fit on every cell scored (the hybrid mode "
+           "returns the measurement at a measured cell, so its in-sample pick is the measured best).", "",
+           "| operation | mapping | target | unmeasured P: within 10 % | geomean regret | default within 10 % | "
+           "default geomean regret | unseen algorithm: within 10 % | in-sample: within 10 % | picks the default |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     r = regret.set_index(["operation", "mapping", "target", "chooser"])
     folds = unseen.groupby(["operation", "mapping", "target"])["within_10pct"].median() if len(unseen) else None
+    sparse = (unseen_P.set_index(["operation", "mapping", "target"]) if unseen_P is not None and len(unseen_P)
+              else None)
     for (op, mapping, target), _ in regret.groupby(["operation", "mapping", "target"], sort=True):
         m, d = r.loc[(op, mapping, target, "model")], r.loc[(op, mapping, target, "default")]
         fold = folds.get((op, mapping, target), np.nan) if folds is not None else np.nan
-        out.append(f"| {op} | {mapping} | {target} | {m['within_10pct']:.2f} | {m['geomean_regret']:.3f} | "
-                   f"{m.get('default_share', np.nan):.2f} | {d['within_10pct']:.2f} | {d['geomean_regret']:.3f} | "
-                   f"{fold:.2f} |")
+        if sparse is not None and (op, mapping, target) in sparse.index:
+            q = sparse.loc[(op, mapping, target)]
+            cols = [q["within_10pct"], q["geomean_regret"], q["default_within_10pct"], q["default_geomean_regret"]]
+        else:
+            cols = [np.nan] * 4
+        out.append(f"| {op} | {mapping} | {target} | {cols[0]:.2f} | {cols[1]:.3f} | {cols[2]:.2f} | {cols[3]:.3f} | "
+                   f"{fold:.2f} | {m['within_10pct']:.2f} | {m.get('default_share', np.nan):.2f} |")
     return out + ["", "A default regret below 1: OpenMPI's fixed rules run shapes (k-nomial, in-order binomial, "
                   "segmented trees) no forced run of the data had.", ""]
 
@@ -123,7 +134,7 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                      setting: dict | None = None, validation: pd.DataFrame | None = None,
                      selection: tuple[pd.DataFrame, pd.DataFrame] | None = None) -> str:
     """results/summary.md: the headline numbers, each with the file it comes from; ``selection`` is
-    (regret.csv, regret_unseen_algorithm.csv) of the selection stage."""
+    (regret.csv, regret_unseen_algorithm.csv, regret_unseen_P.csv) of the selection stage."""
     out = ["# Summary", "", "Every number below is read from the file named beside it; sizes in bytes, times in µs.", ""]
     if validation is not None and len(validation):
         from .validation import leaderboard
@@ -142,7 +153,7 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
         floors = board.groupby("target")["floor"].first()
         out += ["", "Noise floor: " + ", ".join(f"{t} {v:.3f}" for t, v in floors.items()), ""]
     if selection is not None:
-        out += selection_markdown(*selection, paths)
+        out += selection_markdown(selection[0], selection[1], paths, *selection[2:])
     out += [f"## Point-to-point channels (Hockney T = α + β·m) — `{paths['hockney']}`", "",
             "| channel | α small messages [µs] | bandwidth, largest regime [GB/s] | regimes |", "|---|---|---|---|"]
     for ch, g in hockney.groupby("channel", sort=False):

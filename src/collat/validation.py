@@ -19,8 +19,10 @@ tuned by the study on all of this data, so its scores are not out of sample), ``
 eq. 12 refitted on the training part of each (operation, algorithm, mapping, size); it cannot
 predict an unseen algorithm, mapping or size), and ``nearest_neighbour``, the naive baseline:
 scikit-learn's k-nearest-neighbours regression of log latency on (log2 P, log2 size, algorithm,
-mapping), distance-weighted, categories one-hot and scaled so that a cell of the same algorithm
-and mapping is nearer than any other.
+operation, algorithm, mapping), distance-weighted, categories one-hot and scaled so that a cell of
+the same operation, algorithm and mapping is nearer than any other (:mod:`collat.correction`).
+``hybrid`` (the calibrated mode times the nearest of its own residuals on the training cells) is
+refitted with the calibrated mode on every training part.
 
 The noise floor (:func:`noise_floor`) is the median relative difference between repeated
 measurements of one cell (|a - b| / b over ordered pairs of runs): the error of predicting a
@@ -34,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .correction import nearest_neighbour
 from .placement import active_units
 from .regression import design, fit_predict, form_of, mape, r2
 from .runner import fork_map
@@ -41,6 +44,7 @@ from .runner import fork_map
 SPLITS = ("sparse_P", "extrapolation", "unseen_algorithm", "unseen_mapping", "sizes")
 CELL = ["operation", "algorithm", "mapping", "P", "size"]
 GROUP = ["operation", "algorithm", "mapping", "size"]
+FITTED_MODES = ("calibrated", "hybrid")  # the model stage's modes fitted on the collective measurements
 COLUMNS = ["model", "split", "operation", "algorithm", "mapping", "target", "cleaning", "n", "r2", "mape", "floor"]
 
 
@@ -98,28 +102,6 @@ def splits(cells: pd.DataFrame, options: ValidationOptions):
     yield "sizes", "all", train, ~train
 
 
-def _features(cells: pd.DataFrame, algorithms: list, mappings: list) -> np.ndarray:
-    # categories weigh 10 log2 units: a neighbour of another algorithm or mapping is farther than
-    # any P or size of the same one on this grid
-    cols = [np.log2(cells["P"].to_numpy(float)), np.log2(cells["size"].to_numpy(float))]
-    cols += [10.0 * (cells["algorithm"].to_numpy() == a) for a in algorithms]
-    cols += [10.0 * (cells["mapping"].to_numpy() == m) for m in mappings]
-    return np.column_stack(cols)
-
-
-def nearest_neighbour(train: pd.DataFrame, test: pd.DataFrame, k: int) -> np.ndarray:
-    """The naive baseline: distance-weighted k-NN regression of log latency (scikit-learn)."""
-    from sklearn.neighbors import KNeighborsRegressor
-
-    if train.empty or test.empty:
-        return np.full(len(test), np.nan)
-    algorithms = sorted(set(train["algorithm"]) | set(test["algorithm"]))
-    mappings = sorted(set(train["mapping"]) | set(test["mapping"]))
-    knn = KNeighborsRegressor(n_neighbors=min(k, len(train)), weights="distance")
-    knn.fit(_features(train, algorithms, mappings), np.log(train["measured"].to_numpy()))
-    return np.exp(knn.predict(_features(test, algorithms, mappings)))
-
-
 def segmented(train: pd.DataFrame, test: pd.DataFrame, machine: dict, forms: list[dict]) -> np.ndarray:
     """Study eq. 12 fitted per (operation, algorithm, mapping, size) on the training cells; NaN for a
     test cell whose group has no training cells or too few distinct P for the form's parameters."""
@@ -147,19 +129,19 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
     unseen_algorithm split, kept for :func:`collat.selection.regret_unseen_algorithm`).
 
     ``predictions`` is the model stage's table: its modes fitted on no collective measurement
-    (``openmpi``, ``paper``) are scored as they are; ``fitted`` maps the name of a model fitted on
-    collective measurements (``calibrated``) to a function (train cells, test cells, target) ->
-    predictions of the test cells, called on the training part of every split and fold (that
-    mode's rows of ``predictions``, fitted on all the data, are not scored), in ``processes``
-    worker processes. ``forms`` is config ``regression.forms``.
+    (``openmpi``, ``paper``) are scored as they are; ``fitted`` maps a name to a function (train cells, test
+    cells, target) -> {model: predictions of the test cells} for the models fitted on collective
+    measurements (``calibrated``, ``hybrid``), called on the training part of every split and fold
+    in ``processes`` worker processes; those models' rows of ``predictions`` (fitted on all the
+    data) are not scored. ``forms`` is config ``regression.forms``.
     """
     fitted = fitted or {}
-    predictions = predictions[~predictions["mode"].isin(list(fitted))]
     scores, rows, jobs = [], [], []
     floors = {target: noise_floor(collective, target) for target in options.targets}
     for target in options.targets:
         cells = measured_cells(collective, target).reset_index(drop=True)
         stage = predictions[predictions["target"] == target]
+        stage = stage[~stage["mode"].isin(FITTED_MODES)]  # in-sample: never scored
         fixed = {mode: cells.merge(g[CELL + ["predicted"]], on=CELL, how="left")["predicted"].to_numpy()
                  for mode, g in stage.groupby("mode")}
         for split, fold, train, test in splits(cells, options):
@@ -176,8 +158,9 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
                 te = te.assign(scored=True)
             jobs += [(model, tr, te, target, split, fold) for model in fitted]
     fits = fork_map(lambda i: fitted[jobs[i][0]](*jobs[i][1:4]), len(jobs), processes)
-    for (model, _, te, target, split, fold), p in zip(jobs, fits):
-        rows.append(te.assign(model=model, split=split, fold=fold, target=target, predicted=p))
+    for (_, _, te, target, split, fold), out in zip(jobs, fits):
+        for model, p in out.items():
+            rows.append(te.assign(model=model, split=split, fold=fold, target=target, predicted=p))
     table = pd.concat(rows, ignore_index=True)
     for (model, split, op, alg, mapping, target), g in table[table["scored"]].groupby(
             ["model", "split", "operation", "algorithm", "mapping", "target"], sort=True):

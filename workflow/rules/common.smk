@@ -15,6 +15,12 @@ if config["selection"]["mode"] not in config["model"]["modes"] and "selection" i
         f"{config['model']['modes']} (the selection picks with a mode the model stage predicts)"
     )
 
+if "hybrid" in config["model"]["modes"] and "calibrated" not in config["model"]["modes"]:
+    raise WorkflowError(
+        f"config key model.modes: {config['model']['modes']} has hybrid without calibrated "
+        "(the hybrid mode corrects the calibrated mode's predictions)"
+    )
+
 VOCAB = Vocabulary.from_config(config)
 PUBLISHED = config["data"]["published"]
 RAW = config["data"]["raw"]
@@ -81,7 +87,11 @@ def selection_summary_input(wildcards):
     """The selection stage's regret tables, for the summary, when that stage runs."""
     if "selection" not in config["stages"]:
         return {}
-    return {"regret": "results/selection/regret.csv", "unseen": "results/selection/regret_unseen_algorithm.csv"}
+    return {
+        "regret": "results/selection/regret.csv",
+        "unseen": "results/selection/regret_unseen_algorithm.csv",
+        "unseen_P": "results/selection/regret_unseen_P.csv",
+    }
 
 
 def calibration_start_input(wildcards):

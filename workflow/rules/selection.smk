@@ -18,6 +18,11 @@ rule selection:
             category="9. Algorithm selection",
             caption="../report/regret_unseen.rst",
         ),
+        unseen_P=report(
+            "results/selection/regret_unseen_P.csv",
+            category="9. Algorithm selection",
+            caption="../report/regret_unseen_P.rst",
+        ),
         cells="results/selection/choices.parquet",
         rules=expand("results/selection/rules_map-by-{mapping}.txt", mapping=config["mappings"]),
     params:

@@ -14,8 +14,8 @@ paths = {"hockney": i.hockney, "model_scores": i.model, "regression_scores": i.r
          "tables": "results/tables/", "crossover": i.crossover, "validation": i.validation}
 selection = None
 if "regret" in i.keys():
-    paths.update(regret=i.regret, unseen=i.unseen)
-    selection = (pd.read_csv(i.regret), pd.read_csv(i.unseen))
+    paths.update(regret=i.regret, unseen=i.unseen, unseen_P=i.unseen_P)
+    selection = (pd.read_csv(i.regret), pd.read_csv(i.unseen), pd.read_csv(i.unseen_P))
 text = summary_markdown(pd.read_csv(i.hockney), pd.read_csv(i.model), pd.read_csv(i.regression),
                         [pd.read_csv(t) for t in i.tables], pd.read_csv(i.crossover), paths,
                         snakemake.params.size, snakemake.params.setting, pd.read_csv(i.validation), selection)

@@ -6,7 +6,7 @@ import pandas as pd
 
 from collat.runner import setup_log
 from collat.rulesfile import validate
-from collat.selection import predicted_best, regret, regret_unseen_algorithm, rules_blocks, write_rules
+from collat.selection import predicted_best, regret, regret_sparse_P, regret_unseen_algorithm, rules_blocks, write_rules
 from collat.tidy import atomic_write, read_parquet
 
 log = setup_log(snakemake.log)
@@ -25,6 +25,9 @@ folds = pd.read_parquet(snakemake.input.folds)
 unseen = pd.concat([regret_unseen_algorithm(folds, collective, target, p.mode) for target in p.targets],
                    ignore_index=True)
 atomic_write(snakemake.output.unseen, lambda tmp: unseen.to_csv(tmp, index=False))
+unseen_P = pd.concat([regret_sparse_P(folds, collective, target, p.mode, p.default_candidate) for target in p.targets],
+                     ignore_index=True)
+atomic_write(snakemake.output.unseen_P, lambda tmp: unseen_P.to_csv(tmp, index=False))
 atomic_write(snakemake.output.cells, lambda tmp: cells.to_parquet(tmp, index=False))
 best = predicted_best(predictions, None, p.mode, p.targets[0], p.default_candidate)
 faninout = {int(k): int(v) for k, v in p.faninout.items()}

@@ -1,0 +1,126 @@
+"""Nearest measurements in log latency: the naive baseline, and the hybrid mode's residual correction.
+
+Both regress a log quantity on the cell's coordinates with scikit-learn's distance-weighted
+k-nearest-neighbours: log2 P and log2 size, one unit per doubling, and one-hot operation,
+algorithm and mapping weighted so that any cell of the same (operation, algorithm, mapping) is
+nearer than a cell of another on this grid (:func:`features`).
+
+* The baseline (:func:`nearest_neighbour`) regresses log latency itself: it interpolates the
+  measurements and knows nothing about the machine.
+* The ``hybrid`` mode (:func:`hybrid`) regresses the calibrated mode's log residual,
+  log(measured) - log(predicted), and multiplies the calibrated prediction by exp of the residual
+  at the cell asked for. At a measured cell the hybrid returns the measurement (the neighbour at
+  distance 0 takes all the weight); between measured P or sizes it interpolates the model's error
+  rather than the latency, so that the schedule model's shape carries the prediction where
+  measurements are far (another algorithm or mapping, a larger P: the nearest residuals of other
+  cells, which carry the machine's systematic error).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+CATEGORY_WEIGHT = 10.0  # log2 units (an algorithm or mapping apart weighs as 2^10 in P or size)
+OPERATION_WEIGHT = 100.0  # another operation's cells (whose algorithm ids mean other shapes) come last
+
+
+@dataclass(frozen=True)
+class HybridOptions:
+    """Config ``model.hybrid``, checked by the schema."""
+
+    neighbours: int
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> "HybridOptions":
+        return cls(int(cfg["neighbours"]))
+
+
+def features(cells: pd.DataFrame, operations: list, algorithms: list, mappings: list) -> np.ndarray:
+    """[cells, 2 + categories]: log2 P, log2 size, then the one-hot operation x OPERATION_WEIGHT,
+    algorithm and mapping x CATEGORY_WEIGHT."""
+    cols = [np.log2(cells["P"].to_numpy(float)), np.log2(cells["size"].to_numpy(float))]
+    for column, values, weight in (("operation", operations, OPERATION_WEIGHT), ("algorithm", algorithms,
+                                   CATEGORY_WEIGHT), ("mapping", mappings, CATEGORY_WEIGHT)):
+        own = cells[column].to_numpy()
+        cols += [weight * (own == v) for v in values]
+    return np.column_stack(cols)
+
+
+GROUP = ["operation", "algorithm", "mapping"]
+
+
+def knn_log(train: pd.DataFrame, values: np.ndarray, test: pd.DataFrame, k: int) -> np.ndarray:
+    """Inverse-distance-weighted mean of ``values`` (one per train cell, finite) over the ``k`` train
+    cells nearest each test cell in :func:`features`, every cell tied with the k-th included (so that
+    the order of the data does not matter: on a grid, an unseen algorithm has many neighbours at the
+    same distance); a train cell at distance 0 takes all the weight. NaN everywhere without a train
+    cell.
+
+    The one-hot part of the distance between two cells is a constant per pair of (operation,
+    algorithm, mapping) groups, so each test group is searched in three dimensions (scikit-learn's
+    NearestNeighbors): log2 P, log2 size and that constant's square root (0 within the group), the
+    same distances as the one-hot features at a fraction of their cost."""
+    from sklearn.neighbors import NearestNeighbors
+
+    out = np.full(len(test), np.nan)
+    if train.empty or test.empty:
+        return out
+    values = np.asarray(values, float)
+    k = min(k, len(train))
+    x_train = features(train, [], [], [])
+    own = {c: train[c].to_numpy() for c in GROUP}
+    weight = {"operation": OPERATION_WEIGHT, "algorithm": CATEGORY_WEIGHT, "mapping": CATEGORY_WEIGHT}
+    for key, rows in test.groupby(GROUP, sort=False).indices.items():
+        apart = sum(2.0 * weight[c] ** 2 * (own[c] != v) for c, v in zip(GROUP, key))  # one-hot squared distance
+        nn = NearestNeighbors().fit(np.column_stack([x_train, np.sqrt(apart)]))
+        q = features(test.iloc[rows], [], [], [])
+        dist, ind = nn.kneighbors(np.column_stack([q, np.zeros(len(q))]), n_neighbors=min(8 * k, len(train)))
+        take = dist <= dist[:, k - 1:k] * (1 + 1e-9)  # the k nearest and every tie with the k-th
+        exact = take & (dist == 0)
+        w = np.where(exact.any(axis=1, keepdims=True), exact, np.where(take, 1 / np.maximum(dist, 1e-300), 0.0))
+        out[rows] = (w * values[ind]).sum(axis=1) / w.sum(axis=1)
+    return out
+
+
+def nearest_neighbour(train: pd.DataFrame, test: pd.DataFrame, k: int) -> np.ndarray:
+    """The naive baseline: the ``measured`` latency of the train cells interpolated in log."""
+    return np.exp(knn_log(train, np.log(train["measured"].to_numpy(float)), test, k))
+
+
+def hybrid(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame, test_predicted: np.ndarray,
+           k: int) -> np.ndarray:
+    """The hybrid mode: ``test_predicted`` x exp(nearest log residual of the train cells), the
+    residual being log(measured / train_predicted). Train cells the model could not price are left
+    out; a test cell the model could not price stays NaN."""
+    residual = np.log(train["measured"].to_numpy(float)) - np.log(np.asarray(train_predicted, float))
+    ok = np.isfinite(residual)
+    out = np.asarray(test_predicted, float).copy()
+    if not ok.any():
+        return out
+    return out * np.exp(knn_log(train[ok], residual[ok], test, k))
+
+
+CELL = ["operation", "algorithm", "mapping", "P", "size"]
+
+
+def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFrame], k: int) -> pd.DataFrame:
+    """The hybrid mode's rows of the model stage's grid: ``calibrated`` (its rows of mode
+    ``calibrated``) corrected, per target, by the residuals at the cells of ``measured[target]``
+    (:func:`collat.validation.measured_cells`) that lie on the grid; mode set to ``hybrid``."""
+    parts = []
+    for target, g in calibrated.groupby("target", sort=True):
+        cells = measured.get(target)
+        g = g.reset_index(drop=True)
+        if cells is None or cells.empty:
+            continue
+        train = cells.merge(g[CELL + ["predicted"]], on=CELL, how="inner")
+        parts.append(g.assign(mode="hybrid", predicted=hybrid(train, train["predicted"].to_numpy(), g,
+                                                                g["predicted"].to_numpy(), k)))
+    if not parts:
+        return calibrated.iloc[:0].assign(mode="hybrid")
+    out = pd.concat(parts, ignore_index=True)
+    out["mode"] = out["mode"].astype(calibrated["mode"].dtype)
+    return out

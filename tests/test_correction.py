@@ -1,0 +1,79 @@
+"""Nearest measurements in log latency: the naive baseline and the hybrid mode, by hand."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from collat import correction as co
+
+
+def frame(rows):
+    return pd.DataFrame(rows, columns=["operation", "algorithm", "mapping", "P", "size", "measured"])
+
+
+def cells(fn=lambda alg, P: 1.0 + 0.5 * P * alg):
+    return frame([("bcast", alg, m, P, s, fn(alg, P)) for alg in (1, 2) for m in ("core", "node") for s in (1, 2048)
+                  for P in range(2, 42, 2)])
+
+
+def test_features_weigh_categories_over_any_grid_distance():
+    c = frame([("bcast", 1, "core", 8, 1024, 1.0), ("reduce", 2, "node", 2, 1, 1.0)])
+    f = co.features(c, ["bcast", "reduce"], [1, 2], ["core", "node"])
+    assert f[0].tolist() == [3.0, 10.0, 100.0, 0.0, 10.0, 0.0, 10.0, 0.0]
+    assert f[1].tolist() == [1.0, 0.0, 0.0, 100.0, 0.0, 10.0, 0.0, 10.0]
+
+
+def test_nearest_neighbour_takes_the_nearest_cell_of_the_same_algorithm_and_mapping():
+    c = cells()
+    train, test = c[c["P"] % 4 == 2], c[(c["P"] % 4 == 0)]
+    got = co.nearest_neighbour(train, test, 1)
+    # P = 4k lies between 4k - 2 and 4k + 2; in log2 P the upper one is nearer (log2(6/4) < log2(4/2)),
+    # so k = 1 takes the value at P + 2: measured + 0.5 * 2 * algorithm (at P = 40, the last, P - 2)
+    step = np.where(test["P"].to_numpy() == 40, -1.0, 1.0)
+    want = test["measured"].to_numpy() + step * 0.5 * 2 * test["algorithm"].to_numpy()
+    assert got == pytest.approx(want)
+    assert np.isnan(co.nearest_neighbour(train.iloc[:0], test, 1)).all()
+
+
+def test_hybrid_multiplies_the_prediction_by_the_nearest_residuals():
+    # residuals log(2/1) at P = 2 and log(8/2) at P = 8; P = 4 is one log2 unit from both, so the
+    # two weigh equally: 3 x exp((log 2 + log 4) / 2) = 3 x sqrt(8). The algorithm-2 cell at P = 4
+    # (residual log 100) is 10 sqrt(2) away: not among the two nearest.
+    train = frame([("bcast", 1, "core", 2, 1, 2.0), ("bcast", 1, "core", 8, 1, 8.0),
+                   ("bcast", 2, "core", 4, 1, 100.0)])
+    test = frame([("bcast", 1, "core", 4, 1, np.nan), ("bcast", 1, "core", 8, 1, np.nan)])
+    got = co.hybrid(train, np.array([1.0, 2.0, 1.0]), test, np.array([3.0, 5.0]), 2)
+    assert got[0] == pytest.approx(3 * np.sqrt(8))
+    assert got[1] == pytest.approx(5 * 4)  # a measured cell: its own residual takes all the weight
+
+
+def test_hybrid_of_an_unseen_algorithm_takes_the_other_algorithms_residuals():
+    train = frame([("bcast", 1, "core", 4, 1, 2.0), ("bcast", 1, "core", 64, 1, 2.0),
+                   ("reduce", 2, "core", 4, 1, 1000.0)])
+    test = frame([("bcast", 2, "core", 4, 1, np.nan)])
+    # the reduce cell of the same algorithm id is 100 sqrt 2 away (another operation): the two
+    # bcast cells of the other algorithm are nearer
+    got = co.hybrid(train, np.array([1.0, 4.0, 1.0]), test, np.array([10.0]), 2)
+    # residuals log 2 (distance 10 sqrt 2) and log 0.5 (distance sqrt(200 + 16)): weights 1/d
+    d = np.array([np.sqrt(200.0), np.sqrt(216.0)])
+    want = 10.0 * np.exp((np.log(2.0) / d[0] + np.log(0.5) / d[1]) / (1 / d).sum())
+    assert got[0] == pytest.approx(want)
+
+
+def test_hybrid_leaves_out_what_the_model_could_not_price():
+    train = frame([("bcast", 1, "core", 2, 1, 2.0), ("bcast", 1, "core", 4, 1, 8.0)])
+    test = frame([("bcast", 1, "core", 2, 1, np.nan), ("bcast", 1, "core", 4, 1, np.nan)])
+    got = co.hybrid(train, np.array([np.nan, 2.0]), test, np.array([3.0, np.nan]), 1)
+    assert got[0] == pytest.approx(3.0 * 4.0) and np.isnan(got[1])  # the only finite residual is log 4
+    assert np.array_equal(co.hybrid(train, np.array([np.nan, np.nan]), test, np.array([3.0, 1.0]), 1),
+                          np.array([3.0, 1.0]))
+
+
+def test_every_neighbour_tied_with_the_kth_counts():
+    # an unseen algorithm: the three other algorithms at the same (P, size) are all 10 sqrt 2 away;
+    # with k = 2 all three count, whatever their order
+    train = frame([("bcast", a, "core", 4, 1, m) for a, m in ((1, 1.0), (2, 2.0), (3, 4.0))])
+    test = frame([("bcast", 5, "core", 4, 1, np.nan)])
+    want = np.exp(np.mean(np.log([1.0, 2.0, 4.0])))  # equal weights: the geometric mean, 2
+    assert co.nearest_neighbour(train, test, 2)[0] == pytest.approx(want)
+    assert co.nearest_neighbour(train.iloc[::-1], test, 2)[0] == pytest.approx(want)
