@@ -443,7 +443,8 @@ def validation_scatter(table: pd.DataFrame, floor: float, per_panel: int = 3000,
               if m in set(table["model"])]
     fig, axes = plt.subplots(len(models), len(SPLITS), figsize=(3.0 * len(SPLITS), 2.9 * len(models)),
                              sharex=True, sharey=True, squeeze=False, layout="constrained")
-    ok = table[table["predicted"].notna() & (table["predicted"] > 0)]
+    scored = table["scored"].astype(bool) if "scored" in table else True  # not a fold's own training cells
+    ok = table[scored & table["predicted"].notna() & (table["predicted"] > 0)]
     lo, hi = ok["measured"].min(), ok["measured"].max()
     line = np.geomspace(lo, hi, 50)
     for i, model in enumerate(models):
@@ -457,7 +458,7 @@ def validation_scatter(table: pd.DataFrame, floor: float, per_panel: int = 3000,
                 ax.scatter(s["measured"], s["predicted"], s=2, alpha=0.25, color=MODEL_COLOURS.get(model, "#8c564b"),
                            rasterized=True, lw=0)
                 err = float(np.median(np.abs(d["predicted"] - d["measured"]) / d["measured"]))
-                ax.text(0.04, 0.95, f"median rel. error {err:.2f}\n{len(d)} cells", transform=ax.transAxes,
+                ax.text(0.04, 0.95, f"median rel. error {err:.2f} (all points)\n{len(d)} cells", transform=ax.transAxes,
                         va="top", fontsize=7)
             else:
                 ax.text(0.95, 0.05, "cannot predict", transform=ax.transAxes, ha="right", fontsize=8, color="grey")
