@@ -95,6 +95,12 @@ BAD = {
     "unknown column": ("# OSU MPI Latency Test v7.3\n# Size   Latency (us)   Frobs (x)\n1 0.2 3\n", 2, "an OSU column name"),
     "unsupported benchmark": ("# OSU MPI Allgather Latency Test v7.3\n# Size  Avg Latency(us)\n1 2.0\n", 1, "an OSU benchmark"),
     "two benchmarks in one file": (HEAD + GOOD + "# OSU MPI Bandwidth Test v7.3\n# Size  Bandwidth (MB/s)\n1 3.0\n", 6, "the same benchmark"),
+    "infinite latency": (HEAD + "1  0.2\n2  inf\n", 4, "a finite number in column 'avg'"),
+    "latency beyond the float range": (HEAD + "1  0.2\n2  1e400\n", 4, "a finite number in column 'avg'"),
+    "letters in the size column": (HEAD + "1  0.2\n2x  0.3\n", 4, "an integer in column 'size'"),
+    "letters before the size": (HEAD + "1  0.2\nO4  0.3\n", 4, "an integer in column 'size'"),
+    "last row cut without a newline": (HEAD + GOOD + "8  3", 6, "a complete last row"),
+    "every latency 0": (HEAD + "1  0.00\n2  0.00\n", 3, "every latency of run 0 is 0"),
     "header without Size first": ("# OSU MPI Latency Test v7.3\n# Size\n", None, None),
 }
 
@@ -117,6 +123,19 @@ def test_truncated_run_can_be_skipped_and_reported():
     log = parse_osu(HEAD + GOOD + "1  0.2\n2  0.2\n" + GOOD, "x.txt", on_bad_run="skip")
     assert log.n_runs == 2
     assert log.skipped_runs == [{"run": 1, "line": 6, "reason": "truncated at size 2"}]
+
+
+def test_a_marker_line_shaped_like_a_row_is_not_a_bad_size():
+    log = parse_osu(HEAD + GOOD + "BROADCAST 1\n" + GOOD, "x.txt")
+    assert log.n_runs == 2 and log.skipped_lines == [6]
+
+
+def test_a_last_row_cut_while_writing_is_dropped_when_skipping():
+    # the cut row is dropped, which leaves its run truncated: skipped and reported like any other
+    log = parse_osu(HEAD + GOOD + "1  0.2\n2  0.2\n4  0", "x.txt", on_bad_run="skip")
+    assert log.n_runs == 1 and log.skipped_runs[0]["reason"] == "truncated at size 2"
+    assert parse_osu(HEAD + GOOD.rstrip("\n") + "\n", "x.txt").n_runs == 1  # a newline at the end: complete
+    assert parse_osu(HEAD + GOOD + "# end of job", "x.txt").n_runs == 1  # no newline after a comment: fine
 
 
 def test_undecodable_file(tmp_path):

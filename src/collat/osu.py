@@ -9,9 +9,11 @@ MPI_ABORT, signals) is an error. Every error names the file and the line.
 
 from __future__ import annotations
 
+import io
 import re
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from . import InputError
@@ -101,18 +103,28 @@ def parse_header(line: str, path: str, lineno: int) -> list[str]:
     return names
 
 
-def parse_osu(text: str, path: str, on_bad_run: str = "error", markers: tuple = (),
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
               machine: dict | None = None) -> OsuLog:
     """Parse OSU stdout. ``on_bad_run='skip'`` drops (and reports) truncated runs instead of failing,
     and takes launcher or scheduler text (a job killed at its time limit, an aborted step) as the end of
-    the run it interrupts; ``error`` refuses both with the file and line. ``markers``
+    the run it interrupts; ``error`` refuses both with the file and line. ``text`` is the whole
+    output or an iterable of its lines (an open file: read as a stream, one run in memory as text at
+    a time, the values as float arrays). ``markers``
     (:func:`collat.markers.compile_rules`) read the lines between runs as the metadata of the runs
     that follow (``run_markers``)."""
     from . import markers as mk
 
     benchmark = version = datatype = None
     cols: list[str] | None = None
-    runs: list[list[tuple]] = []  # each row: (line, values...)
+    runs: list[np.ndarray] = []  # per run [rows, 1 + columns]: line, values...
     run_cols: list[list[str]] = []
     current: list[tuple] = []
     skipped: list[int] = []
@@ -124,7 +136,7 @@ def parse_osu(text: str, path: str, on_bad_run: str = "error", markers: tuple = 
     def close_run():
         nonlocal current
         if current:
-            runs.append(current)
+            runs.append(np.array(current, dtype=float))
             run_cols.append(cols)
             run_marker.append(current_marker)
         current = []
@@ -137,8 +149,11 @@ def parse_osu(text: str, path: str, on_bad_run: str = "error", markers: tuple = 
 
     current_marker = None
 
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        last_line = lineno
+    first_text = last_raw = ""
+    for lineno, raw in enumerate(io.StringIO(text) if isinstance(text, str) else text, start=1):
+        last_line, last_raw = lineno, raw
+        if lineno == 1:
+            first_text = raw.strip()[:80]
         line = raw.strip()
         if not line:
             continue
@@ -181,6 +196,8 @@ def parse_osu(text: str, path: str, on_bad_run: str = "error", markers: tuple = 
                     raise InputError(path, lineno, f"{kind} in column {name!r}", cell) from None
                 if v < 0 or v != v:
                     raise InputError(path, lineno, f"a non-negative number in column {name!r}", cell)
+                if v == float("inf"):  # 'inf', or a number beyond the float range such as 1e400
+                    raise InputError(path, lineno, f"a finite number in column {name!r}", cell)
                 values.append(v)
             size = values[0]
             if current:
@@ -201,6 +218,11 @@ def parse_osu(text: str, path: str, on_bad_run: str = "error", markers: tuple = 
             marker = (lineno, found)
             skipped.append(lineno)
             continue
+        cells = line.split()
+        if (cols is not None and len(cells) == len(cols) > 1 and any(ch.isdigit() for ch in cells[0])
+                and all(map(_is_number, cells[1:]))):
+            # a data row whose size has letters in it ('2x', 'O4'); a marker such as 'BROADCAST 1' has no digit
+            raise InputError(path, lineno, "an integer in column 'size'", cells[0])
         if _LAUNCH_ERROR.search(line):
             if on_bad_run != "skip":
                 raise InputError(path, lineno, "OSU output, not MPI launcher or error text", line)
@@ -210,49 +232,67 @@ def parse_osu(text: str, path: str, on_bad_run: str = "error", markers: tuple = 
             skipped.append(lineno)
             continue
         skipped.append(lineno)  # a banner or marker line: it cannot be data
+    if current and not last_raw.endswith(("\n", "\r")) and current[-1][0] == last_line:
+        # OSU ends every row with a newline: a file ending inside a data row was cut while writing
+        if on_bad_run != "skip":
+            raise InputError(path, last_line, "a complete last row (the file ends inside it, without a newline: "
+                             "cut while being written?)", last_raw.strip())
+        current.pop()
+        skipped.append(last_line)
     close_run()
 
     if benchmark is None and cols is None:
         raise InputError(path, None if last_line == 0 else 1,
                          "an OSU header ('# OSU MPI ... Test' and '# Size ...')",
-                         "an empty file" if last_line == 0 else text.splitlines()[0][:80])
+                         "an empty file" if last_line == 0 else first_text)
     if not runs:
         raise InputError(path, last_line, "data rows after the OSU header", "end of file")
 
     skipped_runs = []
     longest = max(runs, key=len)
-    full = [r[1] for r in longest]
+    full = longest[:, 1].astype(np.int64).tolist()
     kept = []
     for i, run in enumerate(runs):
-        sizes = [r[1] for r in run]
+        sizes = run[:, 1].astype(np.int64).tolist()
         if len(sizes) < len(full) and full[: len(sizes)] == sizes:
             if on_bad_run != "skip":
                 raise InputError(
-                    path, run[-1][0],
+                    path, int(run[-1][0]),
                     f"a complete run up to size {full[-1]} (run {i} stops at size {sizes[-1]}: truncated)")
             reason = f"truncated at size {sizes[-1]}"
             if i in aborted:
                 reason += f", then line {aborted[i][0]}: {aborted[i][1][:100]}"
-            skipped_runs.append({"run": i, "line": run[0][0], "reason": reason})
+            skipped_runs.append({"run": i, "line": int(run[0][0]), "reason": reason})
             continue
         kept.append((i, run))
+    for i, run in kept:
+        latency = [j for j, name in enumerate(run_cols[i], start=1) if name in ("avg", "min", "max")]
+        if latency and not run[:, latency].any():
+            raise InputError(path, int(run[0][0]), f"latencies above 0 (every latency of run {i} is 0)")
 
-    frames, kept_markers = [], {}
+    kept_markers, by_columns = {}, {}  # one frame per column set, not per run (a log may hold 10^5 runs)
     for new_index, (original, run) in enumerate(kept):
-        names = ["line", *run_cols[original]]
-        df = pd.DataFrame.from_records(run, columns=names)
-        df["run"] = new_index
-        frames.append(df)
+        by_columns.setdefault(tuple(run_cols[original]), []).append((new_index, run))
         if run_marker[original] is not None:
             kept_markers[new_index] = run_marker[original]
-    data = pd.concat(frames, ignore_index=True)
+    frames = []
+    for columns, items in by_columns.items():
+        values = np.concatenate([run for _, run in items])
+        df = pd.DataFrame(values, columns=["line", *columns])
+        for name in ("line", "size", "iterations"):
+            if name in df:
+                df[name] = df[name].astype("int64")
+        df["run"] = np.repeat([i for i, _ in items], [len(run) for _, run in items])
+        frames.append(df)
+    data = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True).sort_values("line", ignore_index=True)
     return OsuLog(path, benchmark, version, datatype, data, skipped, skipped_runs, kept_markers)
 
 
 def read_osu(path, on_bad_run: str = "error", markers: tuple = (), machine: dict | None = None) -> OsuLog:
+    """Parse the OSU log at ``path``, read line by line."""
     try:
-        with open(path, encoding="utf-8", errors="strict") as fh:
-            text = fh.read()
+        with open(path, encoding="utf-8", errors="strict", newline="") as fh:
+            return parse_osu(fh, str(path), on_bad_run=on_bad_run, markers=markers, machine=machine)
     except UnicodeDecodeError as exc:
-        raise InputError(path, None, "a UTF-8 text file of OSU output", f"undecodable byte at offset {exc.start}") from None
-    return parse_osu(text, str(path), on_bad_run=on_bad_run, markers=markers, machine=machine)
+        raise InputError(path, None, "a UTF-8 text file of OSU output",
+                         f"undecodable byte {exc.object[exc.start:exc.start + 1]!r}") from None
