@@ -443,3 +443,16 @@ def test_marker_lines_split_one_slurm_log_into_its_placements(tmp_path):
     out = res.stdout + res.stderr
     assert res.returncode != 0 and "data.raw.markers[0].regex: named groups must be metadata fields" in out
     assert "found placement" in out and "Traceback" not in out
+
+
+def test_a_key_naming_an_undefined_channel_is_one_line(tmp_path):
+    """issue 15: partitioned.channels naming a channel the config does not define stops the parse with
+    the key, the value and what it must be, not a traceback pointing at the Snakefile."""
+    cfg = load_config()
+    cfg["partitioned"]["channels"] = ["core", "nic"]
+    wd = make_workdir(tmp_path / "wd", cfg)
+    res = run_snakemake(wd, "-n", check=False)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "config key partitioned.channels[1]: found 'nic', expected one of channels" in out
+    assert "Traceback" not in out

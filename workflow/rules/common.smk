@@ -8,18 +8,12 @@ from snakemake.exceptions import WorkflowError
 from collat.ingest import Vocabulary
 from collat.markers import compile_rules
 from collat.placement import machine_label
+from collat.settings import ConfigError, check as check_config
 
-if config["selection"]["mode"] not in config["model"]["modes"] and "selection" in config["stages"]:
-    raise WorkflowError(
-        f"config key selection.mode: {config['selection']['mode']!r} is not one of model.modes "
-        f"{config['model']['modes']} (the selection picks with a mode the model stage predicts)"
-    )
-
-if "hybrid" in config["model"]["modes"] and "calibrated" not in config["model"]["modes"]:
-    raise WorkflowError(
-        f"config key model.modes: {config['model']['modes']} has hybrid without calibrated "
-        "(the hybrid mode corrects the calibrated mode's predictions)"
-    )
+try:
+    check_config(config)
+except ConfigError as exc:
+    raise WorkflowError(str(exc))
 
 VOCAB = Vocabulary.from_config(config)
 PUBLISHED = config["data"]["published"]

@@ -1,0 +1,76 @@
+"""Checks of the config that its schema cannot express: one key naming what another defines.
+
+The schema (workflow/schemas/config.schema.yaml, applied by snakemake's ``validate``) checks each
+key on its own; :func:`check` then checks the keys against each other, once, when the workflow is
+parsed, and names the first key that is wrong, the value found and what it must be.
+"""
+
+from __future__ import annotations
+
+
+class ConfigError(ValueError):
+    """A config key that contradicts another; the message starts with the key's path."""
+
+    def __init__(self, key: str, found, expected: str):
+        super().__init__(f"config key {key}: found {found!r}, expected {expected}")
+        self.key = key
+
+
+def _algorithm_ids(config: dict) -> dict[str, set[int]]:
+    out = {}
+    for op, entries in config["algorithms"].items():
+        ids, names = set(), set()
+        for i, entry in enumerate(entries):
+            if entry["id"] in ids:
+                raise ConfigError(f"algorithms.{op}[{i}].id", entry["id"], f"an id not used twice in algorithms.{op}")
+            if entry["name"] in names:
+                raise ConfigError(f"algorithms.{op}[{i}].name", entry["name"],
+                                  f"a name not used twice in algorithms.{op}")
+            ids.add(entry["id"])
+            names.add(entry["name"])
+        out[op] = ids
+    return out
+
+
+def check(config: dict) -> None:
+    """Raise :class:`ConfigError` for the first key that names something no other key defines."""
+    channels = list(config["channels"])
+    stages = set(config.get("stages", []))
+    model = config["model"]
+    modes = list(model["modes"])
+    if "selection" in stages and config["selection"]["mode"] not in modes:
+        raise ConfigError("selection.mode", config["selection"]["mode"],
+                          f"one of model.modes {modes} (the selection picks with a mode the model stage predicts)")
+    if "hybrid" in modes and "calibrated" not in modes:
+        raise ConfigError("model.modes", modes, "calibrated beside hybrid (the hybrid mode corrects the calibrated "
+                          "mode's predictions)")
+    if model["unpinned_channel"] not in channels:
+        raise ConfigError("model.unpinned_channel", model["unpinned_channel"], f"one of channels {channels}")
+    ids = _algorithm_ids(config)
+    for key, entries in (("model.openmpi.trees", model["openmpi"]["trees"]),
+                         ("model.paper.algorithms", model["paper"]["algorithms"])):
+        seen = set()
+        for i, entry in enumerate(entries):
+            op, alg = entry["operation"], entry["algorithm"]
+            if alg not in ids.get(op, set()):
+                raise ConfigError(f"{key}[{i}].algorithm", alg, f"an id of algorithms.{op} {sorted(ids.get(op, []))}")
+            if (op, alg) in seen:
+                raise ConfigError(f"{key}[{i}].algorithm", alg, f"one entry per {op} algorithm")
+            seen.add((op, alg))
+    part = config.get("partitioned")
+    if part is not None and "partitioned" in stages:
+        for i, channel in enumerate(part["channels"]):
+            if channel not in channels:
+                raise ConfigError(f"partitioned.channels[{i}]", channel, f"one of channels {channels}")
+        low, high = part["size_exponents"]
+        if low > high:
+            raise ConfigError("partitioned.size_exponents", part["size_exponents"],
+                              "[smallest, largest] exponent of 2, smallest first")
+        workloads = part["workloads"]
+        if part["figure"]["workload"] not in workloads:
+            raise ConfigError("partitioned.figure.workload", part["figure"]["workload"],
+                              f"one of partitioned.workloads {sorted(workloads)}")
+        delay = config.get("evaluate", {}).get("summary_crossover", {}).get("delay")
+        if delay is not None and "evaluate" in stages and delay not in workloads:
+            raise ConfigError("evaluate.summary_crossover.delay", delay,
+                              f"one of partitioned.workloads {sorted(workloads)}")

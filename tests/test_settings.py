@@ -1,0 +1,59 @@
+"""Cross-key config checks: a key naming what no other key defines is one message with its path."""
+
+import copy
+
+import pytest
+
+from collat.settings import ConfigError, check
+
+from conftest import load_config
+
+
+def test_the_default_config_passes():
+    check(load_config())
+
+
+def _set(path, value):
+    def mutate(cfg):
+        *head, last = path
+        node = cfg
+        for k in head:
+            node = node[k]
+        node[last] = value
+    return mutate
+
+
+@pytest.mark.parametrize("mutate,key,found", [
+    (_set(("selection", "mode"), "openmpi_v5"), "selection.mode", "'openmpi_v5'"),
+    (_set(("model", "modes"), ["openmpi", "hybrid"]), "model.modes", "['openmpi', 'hybrid']"),
+    (_set(("model", "unpinned_channel"), "numa"), "model.unpinned_channel", "'numa'"),
+    (_set(("partitioned", "channels"), ["core", "nic"]), "partitioned.channels[1]", "'nic'"),
+    (_set(("partitioned", "size_exponents"), [30, 6]), "partitioned.size_exponents", "[30, 6]"),
+    (lambda c: c["partitioned"]["figure"].__setitem__("workload", "lulesh"), "partitioned.figure.workload",
+     "'lulesh'"),
+    (lambda c: c["evaluate"]["summary_crossover"].__setitem__("delay", "gamma7"),
+     "evaluate.summary_crossover.delay", "'gamma7'"),
+    (lambda c: c["algorithms"]["bcast"].append({"id": 5, "name": "binary_again"}), "algorithms.bcast[10].id", "5"),
+    (lambda c: c["algorithms"]["reduce"].append({"id": 42, "name": "linear"}), "algorithms.reduce[8].name",
+     "'linear'"),
+    (lambda c: c["model"]["openmpi"]["trees"].append({"operation": "reduce", "algorithm": 12, "tree": "linear"}),
+     "model.openmpi.trees[16].algorithm", "12"),
+    (lambda c: c["model"]["openmpi"]["trees"].append({"operation": "bcast", "algorithm": 1, "tree": "binary"}),
+     "model.openmpi.trees[16].algorithm", "1"),
+])
+def test_a_key_naming_what_is_not_defined(mutate, key, found):
+    cfg = copy.deepcopy(load_config())
+    mutate(cfg)
+    with pytest.raises(ConfigError) as err:
+        check(cfg)
+    msg = str(err.value)
+    assert msg.startswith(f"config key {key}: found {found}, expected "), msg
+    assert "\n" not in msg
+
+
+def test_a_stage_that_does_not_run_is_not_checked():
+    cfg = copy.deepcopy(load_config())
+    cfg["stages"] = ["pt2pt", "nbft"]
+    cfg["partitioned"]["channels"] = ["nic"]
+    cfg["selection"]["mode"] = "nothing"
+    check(cfg)
