@@ -56,6 +56,24 @@ def test_fetch_mismatch_leaves_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_copy_edited_after_its_download_is_refused(tmp_path):
+    from collat import InputError
+    from collat.fetch import verify
+
+    dest = tmp_path / "p2p.csv"
+    expected = sha256(STUDY_CUT / "p2p.csv")
+    fetch("p2p.csv", dest, expected, mirror=STUDY_CUT)
+    verify(dest, expected, "data.published.files[p2p.csv].sha256")  # untouched: fine
+    dest.write_text(dest.read_text().replace("0.1", "0.2", 1))
+    before = dest.read_bytes()
+    with pytest.raises(InputError) as err:
+        verify(dest, expected, "data.published.files[p2p.csv].sha256")
+    msg = str(err.value)
+    assert msg.startswith(f"{dest}: expected the SHA-256 of data.published.files[p2p.csv].sha256 ({expected[:12]}")
+    assert "delete it and rerun" in msg and "\n" not in msg
+    assert dest.read_bytes() == before  # nothing touched
+
+
 def test_fetch_missing_file_in_mirror(tmp_path):
     with pytest.raises(FetchError, match="not found in the data mirror"):
         fetch("nope.csv", tmp_path / "nope.csv", "0" * 64, mirror=tmp_path)

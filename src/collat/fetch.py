@@ -92,3 +92,15 @@ def fetch(name: str, dest: str | os.PathLike, expected_sha256: str, url: str | N
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def verify(path: str | os.PathLike, expected_sha256: str, key: str) -> None:
+    """Check a fetched copy again before it is read: a copy edited after its download stops the run
+    with its path, the config ``key`` of the checksum and what to do, instead of flowing into every
+    table."""
+    from . import InputError
+
+    found = sha256(path)
+    if found != expected_sha256:
+        raise InputError(path, None, f"the SHA-256 of {key} ({expected_sha256[:12]}...): the copy changed after "
+                         "its download; delete it and rerun to fetch it again", f"{found[:12]}...")
