@@ -1,14 +1,18 @@
 """collat: latency models of MPI collectives from OSU micro-benchmark measurements.
 
-One module per concept: ``osu`` (raw log parsing), ``metadata`` (path patterns and manifests),
-``ingest`` (raw logs and the study's CSV layout into tidy tables), ``tidy`` (the table schemas),
-``quality`` (duplicates, outliers, cleaning profiles), ``fetch`` (checksummed data download),
-``hockney`` (point-to-point fits), ``nbft`` (parallelisation factors), ``placement`` (where
-ranks sit, which channel joins two), ``trees`` (OpenMPI's tree shapes), ``schedules`` (OpenMPI's
-algorithms that move parts of the message in rounds), ``model`` (the point-to-point model of
-bcast and reduce), ``regression`` (segmented fits), ``selection`` (the algorithm choice and its
-regret), ``rulesfile`` (OpenMPI's dynamic-rules files), ``tables`` and ``figures`` (results),
-``partitioned`` (MPI-4 partitioned gain), ``runner`` (logging for the workflow scripts).
+One module per concept: ``osu`` (raw log parsing), ``markers`` (marker lines between runs),
+``metadata`` (path patterns and manifests), ``ingest`` (raw logs and the study's CSV layout into
+tidy tables), ``tidy`` (the table schemas), ``quality`` (duplicates, outliers, cleaning profiles),
+``fetch`` (checksummed data download), ``settings`` (config checks across keys), ``hockney``
+(point-to-point fits), ``nbft`` (parallelisation factors), ``placement`` (where ranks sit, which
+channel joins two), ``trees`` (OpenMPI's tree shapes), ``schedules`` (OpenMPI's algorithms that
+move parts of the message in rounds), ``model`` (the point-to-point model of bcast and reduce),
+``calibration`` (its costs fitted on collective measurements), ``correction`` (nearest
+measurements: the naive baseline and the hybrid mode), ``validation`` (splits, noise floor,
+leaderboard), ``regression`` (segmented fits), ``selection`` (the algorithm choice and its regret),
+``rulesfile`` (OpenMPI's dynamic-rules files), ``tables`` and ``figures`` (results),
+``partitioned`` (MPI-4 partitioned gain), ``runner`` (logging and worker processes for the
+workflow scripts).
 
 Two papers are cited, named apart: "study eq. N" is the collective-latency study (Tallone 2024,
 ../shared/papers/tallone-2024-mpi-collective-latency-models.md), "Gillis eq. N" the partitioned-
