@@ -189,3 +189,71 @@ def test_columns_documented():
         for c in cols:
             assert f"| `{c.name}` |" in text, f"{table}.{c.name} not documented in config/README.md"
     assert markdown_doc().split("\n")[0] in text
+
+
+# ---------------------------------------------------------------- processed CSVs (data.tables)
+
+AWK = REPO / "tests" / "fixtures" / "tables" / "bcast_awk.csv"
+
+
+def awk_source(**changes):
+    from collat.ingest import TableSource
+
+    entry = {"table": "collective",
+             "columns": {"Algorithm": "algorithm", "Allocation": "mapping", "Processes": "P", "MessageSize": "size",
+                         "Avg Latency(us)": "avg"},
+             "values": {"algorithm": {"def": 0, "ignore": 0, "linear": 1, "basic_linear": 1, "bintree": 5,
+                                      "binary_tree": 5}},
+             "metadata": {"operation": "bcast"}}
+    entry.update(changes)
+    return TableSource.from_config(entry, 0)
+
+
+def vocab():
+    from collat.ingest import Vocabulary
+
+    return Vocabulary(("core", "socket", "node"), ("core", "socket", "node"),
+                      {"bcast": {0: "default", 1: "linear", 5: "binary"}, "reduce": {0: "default", 1: "linear"}})
+
+
+def test_a_processed_csv_with_its_own_columns_and_names():
+    from collat.ingest import from_table_csv
+
+    df, quality = from_table_csv(AWK, awk_source(), vocab(), "awk/bcast_awk.csv")
+    assert len(df) == 36 and quality["rows"] == 36 and quality["table"] == "collective"
+    row = df[(df["algorithm"] == 5) & (df["mapping"] == "socket") & (df["P"] == 4) & (df["size"] == 1024)].iloc[0]
+    # bintree socket: 1.3 x 1.6 x (1 + 0.4) x (1 + 1024/4096) = 3.64
+    assert row["avg"] == pytest.approx(3.64) and row["algorithm_name"] == "binary" and row["operation"] == "bcast"
+    assert set(df["algorithm_name"]) == {"default", "linear", "binary"} and (df["source"] == "awk/bcast_awk.csv").all()
+
+
+@pytest.mark.parametrize("edit,line,words", [
+    (lambda t: t.replace("bintree,core,2,1,", "flat_tree,core,2,1,"), 14,
+     "a value of data.tables[0].values.algorithm in column 'Algorithm'"),
+    (lambda t: t.replace("Allocation", "Alloc"), 1, "the column 'Allocation' (data.tables[0].columns)"),
+    (lambda t: t.replace("linear,core,4,1,1.40", "linear,core,4,1,n/a"), 10, "a non-negative number in column 'Avg Latency(us)'"),
+    (lambda t: t.replace("linear,core,4,1,1.40", "linear,core,4.5,1,1.40"), 10, "a non-negative integer in column 'Processes'"),
+    (lambda t: t.replace("linear,core,4,1,1.40", "linear,hwthread,4,1,1.40"), 10, "a mapping among"),
+    (lambda t: t.replace("linear,core,4,1,1.40", "linear,core,4,1,inf"), 10, "a non-negative number"),
+    (lambda t: t.splitlines()[0] + "\n", 2, "data rows after the header"),
+    (lambda t: "", 1, "a header line"),
+])
+def test_a_bad_cell_of_a_processed_csv_names_its_line(tmp_path, edit, line, words):
+    from collat.ingest import from_table_csv
+
+    text = AWK.read_text()
+    assert "linear,core,4,1,1.40" in text
+    path = tmp_path / "bad.csv"
+    path.write_text(edit(text))
+    with pytest.raises(InputError) as err:
+        from_table_csv(path, awk_source(), vocab(), "bad.csv")
+    msg = str(err.value)
+    assert msg.startswith(f"{path}, line {line}: expected ") and words in msg, msg
+
+
+def test_a_processed_csv_naming_an_algorithm_the_config_lacks():
+    from collat.ingest import from_table_csv
+
+    source = awk_source(values={"algorithm": {"def": 0, "linear": 1, "bintree": 7}})
+    with pytest.raises(InputError, match=r"line 14: expected a bcast algorithm among \[0, 1, 5\], found 7"):
+        from_table_csv(AWK, source, vocab(), "x")

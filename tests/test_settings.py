@@ -51,6 +51,28 @@ def test_a_key_naming_what_is_not_defined(mutate, key, found):
     assert "\n" not in msg
 
 
+AWK = {"dir": "x", "glob": "*.csv", "table": "collective",
+       "columns": {"Algorithm": "algorithm", "Processes": "P", "MessageSize": "size", "Avg Latency(us)": "avg"},
+       "metadata": {"operation": "bcast", "mapping": "core"}}
+
+
+@pytest.mark.parametrize("change,key,words", [
+    ({"metadata": {"operation": "bcast"}}, "data.tables[0].columns", "for mapping (a collective row needs it)"),
+    ({"metadata": {"operation": "bcast", "mapping": "core", "P": 4}}, "data.tables[0].columns", "'P' is given twice"),
+    ({"values": {"channel": {"x": "core"}}}, "data.tables[0].values.channel", "a tidy key one of"),
+    ({"table": "pt2pt", "columns": {"MessageSize": "size"}, "metadata": {"channel": "core"}},
+     "data.tables[0].columns", "for avg or bandwidth"),
+])
+def test_a_table_source_that_cannot_fill_its_rows(change, key, words):
+    cfg = copy.deepcopy(load_config())
+    cfg["data"]["tables"] = [{**AWK, **change}]
+    with pytest.raises(ConfigError) as err:
+        check(cfg)
+    assert str(err.value).startswith(f"config key {key}: found ") and words in str(err.value), str(err.value)
+    cfg["data"]["tables"] = [AWK]
+    check(cfg)
+
+
 def test_a_stage_that_does_not_run_is_not_checked():
     cfg = copy.deepcopy(load_config())
     cfg["stages"] = ["pt2pt", "nbft"]

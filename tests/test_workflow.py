@@ -456,3 +456,31 @@ def test_a_key_naming_an_undefined_channel_is_one_line(tmp_path):
     assert res.returncode != 0
     assert "config key partitioned.channels[1]: found 'nic', expected one of channels" in out
     assert "Traceback" not in out
+
+
+def test_processed_csvs_through_data_tables(tmp_path):
+    """issue 15: a CSV an awk one-liner wrote (its own column names, algorithm names such as
+    'bintree' and 'def') goes into the collective table beside the raw logs; a name the config's
+    table lacks stops the ingest with the file's line."""
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    shutil.copy(REPO / "tests" / "fixtures" / "tables" / "bcast_awk.csv", tables / "bcast_awk.csv")
+    cfg = thin_config(SYNTHETIC_RAW)
+    cfg["data"]["tables"] = [{
+        "dir": str(tables), "glob": "*.csv", "table": "collective",
+        "columns": {"Algorithm": "algorithm", "Allocation": "mapping", "Processes": "P", "MessageSize": "size",
+                    "Avg Latency(us)": "avg"},
+        "values": {"algorithm": {"def": 0, "linear": 1, "bintree": 5}}, "metadata": {"operation": "bcast"}}]
+    cfg["stages"] = ["pt2pt"]
+    wd = make_workdir(tmp_path / "wd", cfg)
+    run_snakemake(wd, "--cores", "2", "results/tidy/collective.parquet")
+    c = pd.read_parquet(wd / "results/tidy/collective.parquet")
+    assert len(c) == 36 and set(c["algorithm"]) == {0, 1, 5} and set(c["mapping"]) == {"core", "socket"}
+    q = pd.read_csv(wd / "results/tidy/quality.csv").set_index("table")
+    assert q.loc["collective", "rows"] == 36
+    cfg["data"]["tables"][0]["values"]["algorithm"].pop("bintree")
+    wd = make_workdir(tmp_path / "wd2", cfg)
+    res = run_snakemake(wd, "--cores", "1", "results/tidy/collective.parquet", check=False)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0 and "bcast_awk.csv, line 14: expected a value of data.tables[0].values.algorithm" in out
+    assert "found 'bintree'" in out and "Traceback" not in out

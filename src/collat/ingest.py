@@ -212,6 +212,20 @@ PUBLISHED_LAYOUTS = {
 _INTEGRAL = {"size", "P", "receiver", "algorithm", "iterations", "comm"}
 
 
+def _numbers(text: pd.Series, key: str, col: str, path, lines: np.ndarray) -> pd.Series:
+    """A CSV column as non-negative finite numbers (integers for the integral keys); the first bad
+    cell is an error naming its line."""
+    num = pd.to_numeric(text.str.strip(), errors="coerce")
+    bad = num.isna() | (num < 0) | ~np.isfinite(num.fillna(0))
+    if key in _INTEGRAL:
+        bad |= num.notna() & (num != np.floor(num.fillna(0)))
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        kind = "a non-negative integer" if key in _INTEGRAL else "a non-negative number"
+        raise InputError(path, int(lines[i]), f"{kind} in column {col!r}", text.iloc[i])
+    return num.astype("int64") if key in _INTEGRAL else num.astype("float64")
+
+
 def from_published_csv(path, table: str, meta: dict, vocab: Vocabulary, source: str) -> tuple[pd.DataFrame, dict]:
     """Read one of the study's CSV files (its own column layout) into the tidy schema."""
     layout = PUBLISHED_LAYOUTS[table]
@@ -229,15 +243,7 @@ def from_published_csv(path, table: str, meta: dict, vocab: Vocabulary, source: 
         if col == "mapby":
             df[key] = raw[col].str.strip()
             continue
-        num = pd.to_numeric(raw[col].str.strip(), errors="coerce")
-        bad = num.isna() | (num < 0)
-        if key in _INTEGRAL:
-            bad |= num.notna() & (num != np.floor(num))
-        if bad.any():
-            i = int(np.flatnonzero(bad.to_numpy())[0])
-            kind = "a non-negative integer" if key in _INTEGRAL else "a non-negative number"
-            raise InputError(path, int(lines[i]), f"{kind} in column {col!r}", raw[col].iloc[i])
-        df[key] = num.astype("int64") if key in _INTEGRAL else num.astype("float64")
+        df[key] = _numbers(raw[col], key, col, path, lines)
     if table == "nbft":
         wrong = df["comm"] != df["P"] - 1
         if wrong.any():
@@ -262,6 +268,88 @@ def from_published_csv(path, table: str, meta: dict, vocab: Vocabulary, source: 
     out, collapsed = finalise(df, table, source, run_given=False)
     quality = {
         "source": source, "table": table, "benchmark": None, "osu_version": None, "datatype": None,
+        "rows_read": len(raw), "duplicates_collapsed": collapsed, "rows": len(out),
+        "runs": int(out["run"].max()) + 1, "skipped_lines": 0, "skipped_runs": "",
+    }
+    return out, quality
+
+
+# ---------------------------------------------------------------- processed CSVs of one's own
+
+TEXT_KEYS = ("operation", "mapping", "channel")
+
+
+@dataclass(frozen=True)
+class TableSource:
+    """Config ``data.tables[i]``: CSV files of processed results (one row per measurement) with the
+    file's column names mapped to the tidy keys, text values (algorithm names such as ``binary_tree``)
+    mapped to the config's, and metadata every row shares."""
+
+    key: str  # "data.tables[i]", for messages
+    table: str
+    columns: dict  # CSV column -> tidy key
+    values: dict  # tidy key -> {text in the file: value}
+    metadata: dict  # tidy key -> value of every row
+
+    @classmethod
+    def from_config(cls, entry: dict, index: int) -> "TableSource":
+        return cls(f"data.tables[{index}]", entry["table"], dict(entry["columns"]),
+                   {k: {str(t): v for t, v in m.items()} for k, m in entry.get("values", {}).items()},
+                   dict(entry.get("metadata", {})))
+
+
+def from_table_csv(path, source: TableSource, vocab: Vocabulary, name: str) -> tuple[pd.DataFrame, dict]:
+    """Read a CSV of processed results (``source`` says how) into the tidy schema; every bad cell is an
+    error naming the file, its line and what was expected (the config key that says so)."""
+    try:
+        raw = pd.read_csv(path, dtype=str, keep_default_na=False, skip_blank_lines=False, skipinitialspace=True)
+    except pd.errors.EmptyDataError:
+        raise InputError(path, 1, "a header line naming the columns", "an empty file") from None
+    except pd.errors.ParserError as exc:  # e.g. a row with more cells than the header
+        raise InputError(path, None, "one cell per header column in every row", str(exc).strip()) from None
+    raw.columns = [str(c).strip() for c in raw.columns]
+    missing = [c for c in source.columns if c not in raw.columns]
+    if missing:
+        raise InputError(path, 1, f"the column {missing[0]!r} ({source.key}.columns)", ",".join(raw.columns))
+    lines = np.arange(2, len(raw) + 2, dtype="int64")
+    blank = (raw == "").all(axis=1).to_numpy()
+    raw, lines = raw[~blank].reset_index(drop=True), lines[~blank]
+    if raw.empty:
+        raise InputError(path, 2, "data rows after the header", "end of file")
+    df = pd.DataFrame({"line": lines})
+    for col, key in source.columns.items():
+        text = raw[col].str.strip()
+        if key in source.values:
+            table = source.values[key]
+            unknown = ~text.isin(list(table))
+            if unknown.any():
+                i = int(np.flatnonzero(unknown.to_numpy())[0])
+                raise InputError(path, int(lines[i]), f"a value of {source.key}.values.{key} in column {col!r} "
+                                 f"({', '.join(sorted(table))})", text.iloc[i])
+            mapped = text.map(table)
+            text = mapped.astype(str) if key in _INTEGRAL or key not in TEXT_KEYS else mapped
+        df[key] = text if key in TEXT_KEYS else _numbers(text.astype(str), key, col, path, lines)
+    for key, value in source.metadata.items():
+        df[key] = value
+    for key in ("channel", "mapping", "operation"):
+        if key in df:
+            allowed = {"channel": vocab.channels, "mapping": vocab.mappings, "operation": tuple(vocab.algorithms)}[key]
+            bad = ~df[key].isin(list(allowed))
+            if bad.any():
+                i = int(np.flatnonzero(bad.to_numpy())[0])
+                raise InputError(path, int(lines[i]), f"a {key} among {list(allowed)}", df[key].iloc[i])
+    if source.table == "collective":
+        known = {(op, a) for op, ids in vocab.algorithms.items() for a in ids}
+        bad = np.array([(op, a) not in known for op, a in zip(df["operation"], df["algorithm"])], bool)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            op = df["operation"].iloc[i]
+            raise InputError(path, int(lines[i]), f"a {op} algorithm among {sorted(vocab.algorithms[op])}",
+                             int(df["algorithm"].iloc[i]))
+        df["algorithm_name"] = [vocab.algorithms[op][a] for op, a in zip(df["operation"], df["algorithm"])]
+    out, collapsed = finalise(df, source.table, name, run_given=False)
+    quality = {
+        "source": name, "table": source.table, "benchmark": None, "osu_version": None, "datatype": None,
         "rows_read": len(raw), "duplicates_collapsed": collapsed, "rows": len(out),
         "runs": int(out["run"].max()) + 1, "skipped_lines": 0, "skipped_runs": "",
     }

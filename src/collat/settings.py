@@ -32,6 +32,34 @@ def _algorithm_ids(config: dict) -> dict[str, set[int]]:
     return out
 
 
+TABLE_KEYS = {  # what a row of each tidy table needs, from a column or the metadata
+    "collective": ("operation", "algorithm", "mapping", "P", "size", "avg"),
+    "nbft": ("operation", "channel", "P", "size", "avg"),
+    "pt2pt": ("channel", "size"),
+}
+
+
+def _tables(config: dict) -> None:
+    for i, entry in enumerate(config["data"].get("tables", [])):
+        key = f"data.tables[{i}]"
+        from_columns = list(entry["columns"].values())
+        metadata = entry.get("metadata", {})
+        twice = sorted({k for k in from_columns if from_columns.count(k) > 1} | (set(from_columns) & set(metadata)))
+        if twice:
+            raise ConfigError(f"{key}.columns", entry["columns"], f"each tidy key from one place only ({twice[0]!r} "
+                              "is given twice, by two columns or by a column and the metadata)")
+        have = set(from_columns) | set(metadata)
+        needed = [k for k in TABLE_KEYS[entry["table"]] if k not in have]
+        if entry["table"] == "pt2pt" and not have & {"avg", "bandwidth"}:
+            needed.append("avg or bandwidth")
+        if needed:
+            raise ConfigError(f"{key}.columns", entry["columns"], f"a column or {key}.metadata entry for "
+                              f"{', '.join(needed)} (a {entry['table']} row needs it)")
+        for k in entry.get("values", {}):
+            if k not in from_columns:
+                raise ConfigError(f"{key}.values.{k}", k, f"a tidy key one of {key}.columns maps to")
+
+
 def check(config: dict) -> None:
     """Raise :class:`ConfigError` for the first key that names something no other key defines."""
     channels = list(config["channels"])
@@ -46,6 +74,7 @@ def check(config: dict) -> None:
                           "mode's predictions)")
     if model["unpinned_channel"] not in channels:
         raise ConfigError("model.unpinned_channel", model["unpinned_channel"], f"one of channels {channels}")
+    _tables(config)
     ids = _algorithm_ids(config)
     for key, entries in (("model.openmpi.trees", model["openmpi"]["trees"]),
                          ("model.paper.algorithms", model["paper"]["algorithms"])):

@@ -31,6 +31,7 @@ wildcard_constraints:
     operation=r"bcast|reduce",
     size=r"\d+",
     log=r".+",
+    entry=r"\d+",
 
 
 def published_files():
@@ -61,9 +62,21 @@ def raw_logs():
     )
 
 
+def table_files():
+    """(entry index, file relative to its dir) of every file config data.tables names."""
+    out = []
+    for i, entry in enumerate(config["data"]["tables"]):
+        root = Path(entry["dir"])
+        if root.is_dir():
+            out += [(i, p.relative_to(root).as_posix()) for p in sorted(root.glob(entry["glob"])) if p.is_file()]
+    return out
+
+
 def ingest_parts():
-    return expand("results/ingest/published/{file}.parquet", file=published_files()) + expand(
-        "results/ingest/raw/{log}.parquet", log=raw_logs()
+    return (
+        expand("results/ingest/published/{file}.parquet", file=published_files())
+        + expand("results/ingest/raw/{log}.parquet", log=raw_logs())
+        + [f"results/ingest/tables/{i}/{name}.parquet" for i, name in table_files()]
     )
 
 

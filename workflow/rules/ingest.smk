@@ -62,6 +62,25 @@ rule ingest_raw:
         "../scripts/ingest_raw.py"
 
 
+rule ingest_table:
+    input:
+        lambda w: Path(config["data"]["tables"][int(w.entry)]["dir"]) / w.name,
+    output:
+        table="results/ingest/tables/{entry}/{name}.parquet",
+        quality="results/ingest/tables/{entry}/{name}.quality.json",
+    params:
+        entry=lambda w: config["data"]["tables"][int(w.entry)],
+        vocab=VOCAB,
+    log:
+        "logs/ingest/tables/{entry}/{name}.log",
+    benchmark:
+        "benchmarks/rules/ingest/tables/{entry}/{name}.tsv",
+    conda:
+        "../envs/collat.yaml"
+    script:
+        "../scripts/ingest_table.py"
+
+
 rule tidy:
     input:
         parts=ingest_parts(),

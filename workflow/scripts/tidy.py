@@ -14,7 +14,7 @@ from collat.tidy import atomic_write, write_parquet
 log = setup_log(snakemake.log)
 if not snakemake.input.parts:
     raise InputError(snakemake.params.raw_dir, None, f"at least one OSU log matching data.raw.glob "
-                     f"{snakemake.params.raw_glob!r} (or data.published.enabled: true)", "no file to ingest")
+                     f"{snakemake.params.raw_glob!r} (or data.published.enabled: true, or data.tables)", "no file to ingest")
 if snakemake.input.manifest:
     check_manifest_files(snakemake.input.manifest[0], set(snakemake.params.raw_logs), snakemake.params.raw_glob)
 parts = []

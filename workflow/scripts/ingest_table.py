@@ -1,0 +1,13 @@
+"""One CSV of processed results (config data.tables[i]) -> a tidy part and its quality record."""
+
+from collat.ingest import TableSource, from_table_csv
+from collat.runner import setup_log
+from collat.tidy import write_json, write_parquet
+
+log = setup_log(snakemake.log)
+w = snakemake.wildcards
+source = TableSource.from_config(snakemake.params.entry, int(w.entry))
+df, quality = from_table_csv(snakemake.input[0], source, snakemake.params.vocab, snakemake.input[0])
+write_parquet(df, snakemake.output.table, source.table)
+write_json(quality, snakemake.output.quality)
+log.info("%s", quality)
