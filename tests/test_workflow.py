@@ -5,6 +5,7 @@ import copy
 import re
 import shutil
 
+import numpy as np
 import pandas as pd
 import pytest
 
