@@ -449,13 +449,13 @@ def test_marker_lines_split_one_slurm_log_into_its_placements(tmp_path):
 def test_a_key_naming_an_undefined_channel_is_one_line(tmp_path):
     """issue 15: partitioned.channels naming a channel the config does not define stops the parse with
     the key, the value and what it must be, not a traceback pointing at the Snakefile."""
-    cfg = load_config()
-    cfg["partitioned"]["channels"] = ["core", "nic"]
+    cfg = thin_config(SYNTHETIC_RAW)  # channels core, socket, node: no cache
+    cfg["partitioned"]["channels"] = ["core", "cache"]
     wd = make_workdir(tmp_path / "wd", cfg)
     res = run_snakemake(wd, "-n", check=False)
     out = res.stdout + res.stderr
     assert res.returncode != 0
-    assert "config key partitioned.channels[1]: found 'nic', expected one of channels" in out
+    assert "config key partitioned.channels[1]: found 'cache', expected one of channels ['core', 'socket', 'node']" in out
     assert "Traceback" not in out
 
 
@@ -472,6 +472,7 @@ def test_processed_csvs_through_data_tables(tmp_path):
         "columns": {"Algorithm": "algorithm", "Allocation": "mapping", "Processes": "P", "MessageSize": "size",
                     "Avg Latency(us)": "avg"},
         "values": {"algorithm": {"def": 0, "linear": 1, "bintree": 5}}, "metadata": {"operation": "bcast"}}]
+    cfg["algorithms"] = load_config()["algorithms"]  # thin.yaml names the default only
     cfg["stages"] = ["pt2pt"]
     wd = make_workdir(tmp_path / "wd", cfg)
     run_snakemake(wd, "--cores", "2", "results/tidy/collective.parquet")
