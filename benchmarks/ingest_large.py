@@ -69,8 +69,8 @@ def main() -> int:
     (work / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     snakemake = Path(sys.executable).with_name("snakemake")
     t = time.perf_counter()
-    subprocess.run([str(snakemake), "-s", str(REPO / "Snakefile"), "-d", str(work), "--cores", "1", "-q", "rules",
-                    "results/tidy/quality.csv"], check=True)
+    subprocess.run([str(snakemake), "-s", str(REPO / "Snakefile"), "-d", str(work), "--cores", "1",
+                    "results/tidy/quality.csv", "--quiet", "rules"], check=True)
     wall = time.perf_counter() - t
     rows = []
     for tsv in sorted((work / "benchmarks" / "rules" / "ingest").rglob("*.tsv")):

@@ -12,6 +12,8 @@ At the ends of a series only one side exists and it alone decides.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -24,27 +26,30 @@ SERIES = {
     "collective": [(["operation", "algorithm", "mapping", "size", "iterations"], ["P", "run"]),
                    (["operation", "algorithm", "mapping", "P", "run", "source"], ["size"])],
 }
+CHUNK_CELLS = 1 << 20  # series cells flagged in one batch
 VALUES = {"pt2pt": ["avg"], "nbft": ["avg", "max"], "collective": ["avg", "max"]}
 
 
 def _window_median(windows: np.ndarray) -> np.ndarray:
-    """Median of each row, NaNs skipped, NaN for a row without values (rows sorted: NaNs go last)."""
-    v = np.sort(windows, axis=1)
-    k = np.isfinite(v).sum(axis=1)
-    lo = np.take_along_axis(v, np.maximum((k - 1) // 2, 0)[:, None], axis=1)[:, 0]
-    hi = np.take_along_axis(v, np.maximum(k // 2, 0)[:, None], axis=1)[:, 0]
+    """Median over the last axis, NaNs skipped, NaN where a window has no value (sorted: NaNs go last)."""
+    v = np.sort(windows, axis=-1)
+    k = np.isfinite(v).sum(axis=-1)
+    lo = np.take_along_axis(v, np.maximum((k - 1) // 2, 0)[..., None], axis=-1)[..., 0]
+    hi = np.take_along_axis(v, np.maximum(k // 2, 0)[..., None], axis=-1)[..., 0]
     return np.where(k > 0, (lo + hi) / 2, np.nan)
 
 
 def side_medians(x: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray]:
-    """Median of the up-to-``window`` values before and after each element, NaNs skipped (NaN where
-    none), over sliding windows of a NaN-padded copy."""
+    """Median of the up-to-``window`` values before and after each element along the last axis (each
+    row of a 2-D ``x`` a series of its own), NaNs skipped (NaN where none), over sliding windows of a
+    NaN-padded copy."""
     from numpy.lib.stride_tricks import sliding_window_view
 
     x = np.asarray(x, dtype=float)
-    pad = np.full(window, np.nan)
-    left = _window_median(sliding_window_view(np.concatenate([pad, x]), window)[: len(x)])
-    right = _window_median(sliding_window_view(np.concatenate([x, pad]), window)[1:])
+    n = x.shape[-1]
+    pad = np.full((*x.shape[:-1], window), np.nan)
+    left = _window_median(sliding_window_view(np.concatenate([pad, x], axis=-1), window, axis=-1)[..., :n, :])
+    right = _window_median(sliding_window_view(np.concatenate([x, pad], axis=-1), window, axis=-1)[..., 1:, :])
     return left, right
 
 
@@ -58,33 +63,47 @@ def series_flags(x: np.ndarray, window: int, z: float, min_relative: float,
     adds time); ``'both'`` flags either way. At a series end the single side must
     exceed ``edge_factor`` times the threshold.
     """
-    n = len(x)
-    flags = np.zeros(n, dtype=bool)
-    ok = np.isfinite(x) & (x > 0)
-    if ok.sum() < 3:
-        return flags
-    idx = np.flatnonzero(ok)
-    lx = np.log(x[idx])
-    excluded = np.zeros(len(idx), dtype=bool)
+    return batch_flags(np.asarray(x, dtype=float)[None, :], window, z, min_relative, direction, edge_factor)[0]
+
+
+def batch_flags(X: np.ndarray, window: int, z: float, min_relative: float, direction: str = "up",
+                edge_factor: float = 2.0) -> np.ndarray:
+    """:func:`series_flags` of every row of ``X`` [series, length] at once (a shorter series padded
+    with NaN at its end): the same flags, without a Python loop over series."""
+    m, n = X.shape
+    ok = np.isfinite(X) & (X > 0)
+    # move each row's valid values to its front, in order: neighbours skip what is not a value
+    order = np.argsort(~ok, axis=1, kind="stable")
+    valid = np.take_along_axis(ok, order, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lx = np.where(valid, np.log(np.where(valid, np.take_along_axis(X, order, axis=1), 1.0)), np.nan)
+    live = (ok.sum(axis=1) >= 3)[:, None]  # fewer than 3 values: nothing flagged
+    excluded = np.zeros((m, n), dtype=bool)
+    floor = np.log1p(min_relative)
     for _ in range(2):
         ref = np.where(excluded, np.nan, lx)
         left, right = side_medians(ref, window)
         rl, rr = lx - left, lx - right
-        finite = rl[np.isfinite(rl) & ~excluded]
-        scale = 1.4826 * np.median(np.abs(finite - np.median(finite))) if len(finite) else 0.0
-        thr = max(z * scale, np.log1p(min_relative))
+        finite = np.where(np.isfinite(rl) & ~excluded, rl, np.nan)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a row without values: NaN, as meant
+            centre = np.nanmedian(finite, axis=1, keepdims=True)
+            scale = 1.4826 * np.nanmedian(np.abs(finite - centre), axis=1, keepdims=True)
+        thr = np.maximum(z * np.nan_to_num(scale, nan=0.0), floor)
         if direction == "up":
             rl_, rr_ = np.where(np.isfinite(rl), np.maximum(rl, 0), np.nan), np.where(np.isfinite(rr), np.maximum(rr, 0), np.nan)
         else:
             rl_, rr_ = rl, rr
         both = np.isfinite(rl_) & np.isfinite(rr_)
         one = np.where(np.isfinite(rl_), rl_, rr_)
-        excluded = np.where(
-            both,
-            (np.sign(rl_) == np.sign(rr_)) & (np.minimum(np.abs(rl_), np.abs(rr_)) > thr),
-            np.abs(one) > edge_factor * thr,
-        )
-    flags[idx] = excluded
+        with np.errstate(invalid="ignore"):
+            excluded = np.where(
+                both,
+                (np.sign(rl_) == np.sign(rr_)) & (np.minimum(np.abs(rl_), np.abs(rr_)) > thr),
+                np.abs(one) > edge_factor * thr,
+            ) & valid & live
+    flags = np.zeros((m, n), dtype=bool)
+    np.put_along_axis(flags, order, excluded, axis=1)
     return flags
 
 
@@ -95,16 +114,29 @@ def flag_outliers(df: pd.DataFrame, table: str, window: int = 3, z: float = 6.0,
     if df.empty:
         return pd.Series(flags, index=df.index)
     work = df.reset_index(drop=True)
+    values = [work[col].to_numpy(dtype="float64", na_value=np.nan) for col in VALUES[table]]
     for keys, axis in SERIES[table]:
         keys = [k for k in keys if k in work]
         ordered = work.sort_values([*keys, *axis], kind="stable")
-        for _, grp in ordered.groupby(keys, sort=False, dropna=False):
-            if len(grp) < 3:
-                continue
-            pos = grp.index.to_numpy()
-            for col in VALUES[table]:
-                x = grp[col].to_numpy(dtype="float64", na_value=np.nan)
-                flags[pos] |= series_flags(x, window, z, min_relative, direction, edge_factor)
+        group = ordered.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()  # contiguous: sorted
+        pos = ordered.index.to_numpy()
+        starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+        lengths = np.diff(np.r_[starts, len(group)])
+        # series of similar length side by side: padding at most doubles a bucket
+        bucket = np.ceil(np.log2(np.maximum(lengths, 1))).astype(int)
+        for b in np.unique(bucket[lengths >= 3]):
+            in_bucket = np.flatnonzero((bucket == b) & (lengths >= 3))
+            width = int(lengths[in_bucket].max())
+            per_chunk = max(1, CHUNK_CELLS // width)  # bounds the memory of the window arrays
+            for first in range(0, len(in_bucket), per_chunk):
+                members = in_bucket[first:first + per_chunk]
+                row = np.repeat(np.arange(len(members)), lengths[members])
+                col_ = np.arange(len(row)) - np.repeat(np.cumsum(lengths[members]) - lengths[members], lengths[members])
+                take = pos[np.repeat(starts[members], lengths[members]) + col_]
+                for x in values:
+                    X = np.full((len(members), width), np.nan)
+                    X[row, col_] = x[take]
+                    flags[take] |= batch_flags(X, window, z, min_relative, direction, edge_factor)[row, col_]
     return pd.Series(flags, index=df.index)
 
 

@@ -90,6 +90,10 @@ rule tidy:
         nbft="results/tidy/nbft.parquet",
         collective="results/tidy/collective.parquet",
         quality=report("results/tidy/quality.csv", category="1. Ingest", caption="../report/quality.rst"),
+    resources:
+        # peak RSS is about 50 x the parquet parts (benchmarks/ingest_large.py: 2.3 GB for the 46 MB
+        # part of a 200 MB log); the study's 1.6 MB need the floor
+        mem_mb=lambda wildcards, input: max(1500, int(60 * input.size_mb)),
     params:
         outliers=config["quality"]["outliers"],
         raw_dir=RAW["dir"],
