@@ -257,3 +257,45 @@ def test_a_processed_csv_naming_an_algorithm_the_config_lacks():
     source = awk_source(values={"algorithm": {"def": 0, "linear": 1, "bintree": 7}})
     with pytest.raises(InputError, match=r"line 14: expected a bcast algorithm among \[0, 1, 5\], found 7"):
         from_table_csv(AWK, source, vocab(), "x")
+
+
+# ---------------------------------------------------------------- per-run manifest rows
+
+SLURM = REPO / "tests" / "fixtures" / "osu" / "slurm_markers_latency.out"
+
+
+def test_manifest_rows_per_run_give_each_placement_its_channel(tmp_path):
+    """A SLURM stdout with four runs (the last cut at the time limit) and no marker rule: the
+    manifest's `run` column (the file's runs from 0, the cut one included) names each run's channel."""
+    from collat.ingest import Vocabulary
+
+    (tmp_path / "slurm-4242.out").write_text(SLURM.read_text())
+    m = tmp_path / "manifest.csv"
+    m.write_text("file,run,benchmark,channel\nslurm-4242.out,,osu_latency,\nslurm-4242.out,0,,core\n"
+                 "slurm-4242.out,1,,node\nslurm-4242.out,2,,core\nslurm-4242.out,3,,node\n")
+    vocab = Vocabulary(("core", "socket", "node"), ("core",), {"bcast": {0: "default"}})
+    table, df, quality = ingest_raw_log(tmp_path / "slurm-4242.out", "slurm-4242.out", [], m, vocab,
+                                       on_bad_run="skip")
+    assert table == "pt2pt" and quality["runs"] == 3
+    by_run = df.groupby("run")["channel"].first()
+    assert set(df["channel"]) == {"core", "node"} and len(by_run) == 3
+    small = df[df["size"] == 1].set_index("channel")["avg"]
+    assert small["core"].max() < small["node"].min()  # the node runs are the slow ones
+
+
+@pytest.mark.parametrize("rows,line,words", [
+    ("slurm-4242.out,7,,core\n", 3, "a run of"),
+    ("slurm-4242.out,0,,core\nslurm-4242.out,0,,node\n", 4, "each run of a file listed once"),
+    ("slurm-4242.out,x,,core\n", 3, "a run number"),
+    ("slurm-4242.out,1,osu_bw,\n", 3, "a run row that agrees with the file's metadata (benchmark='osu_latency')"),
+])
+def test_a_bad_per_run_manifest_row_names_its_line(tmp_path, rows, line, words):
+    from collat.ingest import Vocabulary
+
+    (tmp_path / "slurm-4242.out").write_text(SLURM.read_text())
+    m = tmp_path / "manifest.csv"
+    m.write_text("file,run,benchmark,channel\nslurm-4242.out,,osu_latency,\n" + rows)
+    vocab = Vocabulary(("core", "socket", "node"), ("core",), {"bcast": {0: "default"}})
+    with pytest.raises(InputError) as err:
+        ingest_raw_log(tmp_path / "slurm-4242.out", "slurm-4242.out", [], m, vocab, on_bad_run="skip")
+    assert str(err.value).startswith(f"{m}, line {line}: expected ") and words in str(err.value), str(err.value)

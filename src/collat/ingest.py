@@ -115,13 +115,32 @@ def route(log: OsuLog, meta: dict, vocab: Vocabulary, where: str, line: int | No
     return "collective", meta
 
 
-def run_metadata(log: OsuLog, meta: dict) -> dict[int, tuple[dict, int]]:
-    """Per run: (the file's metadata with its marker's, the run's first line). A marker that
-    contradicts the path pattern or the manifest is an error naming the marker's line."""
+def run_metadata(log: OsuLog, meta: dict, manifest_runs: dict | None = None,
+                 manifest_path: str = "manifest") -> dict[int, tuple[dict, int]]:
+    """Per run: (the file's metadata with its marker's or its manifest row's, the run's first
+    line). A marker or a per-run manifest row that contradicts the path pattern or the file's
+    manifest row is an error naming its line; ``manifest_runs`` is
+    :func:`collat.metadata.read_manifest_runs` of this file (runs numbered as in the file,
+    truncated ones included)."""
     first = log.data.groupby("run")["line"].min()
+    skipped = {r["run"] for r in log.skipped_runs}
+    total = len(first) + len(skipped)
+    in_file = [r for r in range(total) if r not in skipped]  # kept run -> the file's run number
+    for run, (line, _) in sorted((manifest_runs or {}).items()):
+        if run >= total:
+            raise InputError(manifest_path, line, f"a run of {log.path} (it holds {total} OSU runs, numbered "
+                             "from 0)", run)
     out = {}
     for run, line in first.items():
         merged = dict(meta)
+        row = (manifest_runs or {}).get(in_file[int(run)])
+        if row is not None:
+            at, fields = row
+            for k, v in fields.items():
+                if k in meta and meta[k] != v:
+                    raise InputError(manifest_path, at, f"a run row that agrees with the file's metadata "
+                                     f"({k}={meta[k]!r})", f"{k}={v!r}")
+                merged[k] = v
         if run in log.run_markers:
             at, fields = log.run_markers[run]
             for k, v in fields.items():
@@ -155,9 +174,12 @@ def pooled_runs(df: pd.DataFrame, table: str, factor: float) -> str:
 
 
 def from_osu_log(log: OsuLog, meta: dict, vocab: Vocabulary, source: str,
-                 pooled_factor: float = np.inf) -> tuple[str, pd.DataFrame, dict]:
-    """Tidy rows of one raw OSU log with its metadata (the file's, and per run its marker line's)."""
-    per_run = run_metadata(log, meta) if log.run_markers else None
+                 pooled_factor: float = np.inf, manifest_runs: dict | None = None,
+                 manifest_path: str = "manifest") -> tuple[str, pd.DataFrame, dict]:
+    """Tidy rows of one raw OSU log with its metadata (the file's, and per run its marker line's or
+    its per-run manifest row's)."""
+    per_run = (run_metadata(log, meta, manifest_runs, manifest_path) if log.run_markers or manifest_runs
+               else None)
     if per_run is None:
         table, meta = route(log, meta, vocab, log.path)
         runs = {None: (meta, None)}
@@ -364,14 +386,15 @@ def ingest_raw_log(path, relpath: str, patterns: list[str], manifest_path, vocab
     """Parse one raw OSU log, attach its metadata (path pattern and/or manifest, marker lines per
     run: config ``data.raw.markers``), tidy it."""
     from .markers import compile_rules
-    from .metadata import read_manifest, resolve
+    from .metadata import read_manifest, read_manifest_runs, resolve
     from .osu import read_osu
 
     manifest = read_manifest(manifest_path) if manifest_path else None
+    per_run = read_manifest_runs(manifest_path).get(relpath) if manifest_path else None
     rules = compile_rules(markers or [])
-    meta = resolve(relpath, patterns, manifest, str(path), allow_partial=bool(rules))
+    meta = resolve(relpath, patterns, manifest, str(path), allow_partial=bool(rules) or bool(per_run))
     log = read_osu(path, on_bad_run=on_bad_run, markers=rules, machine=machine)
-    return from_osu_log(log, meta, vocab, relpath, pooled_factor)
+    return from_osu_log(log, meta, vocab, relpath, pooled_factor, per_run, str(manifest_path))
 
 
 def merge(parts: list[tuple[str, pd.DataFrame, dict]], outliers: dict) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:

@@ -69,18 +69,34 @@ def from_path(relpath: str, patterns: list[str]) -> dict | None:
 
 
 def read_manifest(path: Path) -> dict[str, dict]:
-    """Read ``manifest.csv``: a column ``file`` (path relative to the log directory) plus metadata columns."""
+    """Read ``manifest.csv``: a column ``file`` (path relative to the log directory) plus metadata
+    columns; the rows of the whole file (no ``run``, or ``run`` empty). Per-run rows:
+    :func:`read_manifest_runs`."""
+    return _read_manifest(path)[0]
+
+
+def read_manifest_runs(path: Path) -> dict[str, dict[int, tuple[int, dict]]]:
+    """The manifest's per-run rows: a ``run`` column numbering the OSU runs of the file from 0 in
+    file order (truncated runs included), for a file holding several placements without marker
+    lines. file -> run -> (manifest line, metadata)."""
+    return _read_manifest(path)[1]
+
+
+def _read_manifest(path: Path) -> tuple[dict, dict]:
     df = pd.read_csv(path, dtype=str, keep_default_na=False)
     if "file" not in df.columns:
         raise InputError(path, 1, "a header with a 'file' column", ",".join(df.columns))
-    unknown = [c for c in df.columns if c != "file" and c not in FIELDS]
+    unknown = [c for c in df.columns if c not in ("file", "run") and c not in FIELDS]
     if unknown:
-        raise InputError(path, 1, f"metadata columns among {', '.join(FIELDS)}", ",".join(unknown))
-    out = {}
+        raise InputError(path, 1, f"metadata columns among run, {', '.join(FIELDS)}", ",".join(unknown))
+    out, runs = {}, {}
     for i, row in enumerate(df.to_dict("records"), start=2):
         meta = {}
+        run = row.get("run", "").strip()
+        if run and not run.isdigit():
+            raise InputError(path, i, "a run number (0 for the file's first OSU run) in column 'run'", run)
         for k, v in row.items():
-            if k == "file" or v == "":
+            if k in ("file", "run") or v == "":
                 continue
             if k in INT_FIELDS:
                 if not v.strip().isdigit():
@@ -89,10 +105,15 @@ def read_manifest(path: Path) -> dict[str, dict]:
             elif k == "benchmark":
                 v = normalise_benchmark(v)
             meta[k] = v
+        if run:
+            if int(run) in runs.setdefault(row["file"], {}):
+                raise InputError(path, i, "each run of a file listed once", f"{row['file']} run {run}")
+            runs[row["file"]][int(run)] = (i, meta)
+            continue
         if row["file"] in out:
             raise InputError(path, i, "each file listed once", row["file"])
         out[row["file"]] = meta
-    return out
+    return out, runs
 
 
 def check_manifest_files(path, matched: set[str], glob: str) -> None:
