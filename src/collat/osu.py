@@ -160,7 +160,15 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
         if line.startswith("#"):
             m = _TITLE.match(line)
             if m:
-                name = BENCHMARKS.get(re.sub(r"\s+", " ", m["name"].lower()))
+                title = re.sub(r"\s+", " ", m["name"].lower())
+                name = BENCHMARKS.get(title)
+                if name is None and re.search(r"\b(persistent|non-blocking|nonblocking)\b", title):
+                    # MPI_Bcast_init / MPI_Ibcast run through OpenMPI's coll/libnbc, not the coll/tuned
+                    # algorithms this tool models: pooling them with osu_bcast would mislead every fit
+                    raise InputError(path, lineno, "a blocking collective (osu_bcast, osu_reduce): persistent and "
+                                     "non-blocking variants run other code paths (OpenMPI: its non-blocking "
+                                     "collectives, coll/libnbc by default, not the coll/tuned algorithms modelled "
+                                     "here) and are not read", line)
                 if name is None:
                     raise InputError(path, lineno, f"an OSU benchmark this tool reads ({', '.join(BENCHMARKS.values())})", line)
                 if benchmark is not None and name != benchmark:
