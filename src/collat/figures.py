@@ -259,8 +259,8 @@ def collective_grid(collective: pd.DataFrame, model_pred: pd.DataFrame, reg_pred
     """The study's Figures 3 and 4, per operation: latency against P, rows algorithms, columns mappings.
 
     Points: measured avg (median over runs); band: min..max over ranks (OSU -f); lines: the
-    point-to-point model in paper mode (avg) and openmpi mode (completion time, compare with the top
-    of the band), and the segmented model (study eq. 12, avg). Dotted verticals: a new socket or node
+    point-to-point model in paper mode (avg), openmpi mode (completion time, compare with the top
+    of the band) and calibrated mode (avg), and the segmented model (study eq. 12, avg). Dotted verticals: a new socket or node
     starts to fill under that mapping.
     """
     c = collective[(collective["operation"] == operation) & (collective["size"] == size) & ~collective["outlier"]]
@@ -279,7 +279,9 @@ def collective_grid(collective: pd.DataFrame, model_pred: pd.DataFrame, reg_pred
             m = model_pred[(model_pred["operation"] == operation) & (model_pred["algorithm"] == alg["id"])
                            & (model_pred["mapping"] == mapping) & (model_pred["size"] == size)]
             for mode, target, style, label in (("paper", "avg", "-", "p2p model, paper mode (avg)"),
-                                               ("openmpi", "max", "-", "p2p model, openmpi mode (completion)")):
+                                               ("openmpi", "max", "-", "p2p model, openmpi mode (completion)"),
+                                               ("calibrated", "avg", "-.", "p2p model, calibrated mode (avg; fitted "
+                                                "on every collective cell)")):
                 line = m[(m["mode"] == mode) & (m["target"] == target)].sort_values("P")
                 if len(line) and line["predicted"].notna().any():
                     ax.plot(line["P"], _positive(line["predicted"]), style, lw=1.3, color=MODEL_COLOURS[mode],
