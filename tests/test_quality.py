@@ -47,6 +47,66 @@ def test_every_series_at_once_equals_one_at_a_time(direction):
     assert got.any()
 
 
+def _plain(x, window, z, min_relative, direction, edge_factor):
+    """The rule written out for one series with Python loops (no shared code with the module)."""
+    import warnings
+
+    flags = np.zeros(len(x), dtype=bool)
+    idx = np.flatnonzero(np.isfinite(x) & (x > 0))
+    if len(idx) < 3:
+        return flags
+    lx = np.log(x[idx])
+    excluded = np.zeros(len(idx), dtype=bool)
+
+    def median(v):
+        v = v[np.isfinite(v)]
+        return float(np.median(v)) if len(v) else np.nan
+
+    for _ in range(2):
+        ref = np.where(excluded, np.nan, lx)
+        left = np.array([median(ref[max(0, i - window):i]) for i in range(len(lx))])
+        right = np.array([median(ref[i + 1:i + 1 + window]) for i in range(len(lx))])
+        rl, rr = lx - left, lx - right
+        finite = rl[np.isfinite(rl) & ~excluded]
+        scale = 1.4826 * np.median(np.abs(finite - np.median(finite))) if len(finite) else 0.0
+        thr = max(z * scale, np.log1p(min_relative))
+        new = np.zeros(len(lx), dtype=bool)
+        for i in range(len(lx)):
+            a, b = rl[i], rr[i]
+            if direction == "up":
+                a, b = (max(a, 0.0) if np.isfinite(a) else a), (max(b, 0.0) if np.isfinite(b) else b)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                if np.isfinite(a) and np.isfinite(b):
+                    new[i] = np.sign(a) == np.sign(b) and min(abs(a), abs(b)) > thr
+                elif np.isfinite(a) or np.isfinite(b):
+                    new[i] = abs(a if np.isfinite(a) else b) > edge_factor * thr
+        excluded = new
+    flags[idx] = excluded
+    return flags
+
+
+@pytest.mark.parametrize("direction", ["up", "both"])
+def test_every_series_at_once_equals_the_rule_written_out(direction):
+    rng = np.random.default_rng(11)
+    series = []
+    for _ in range(150):
+        n = int(rng.integers(1, 30))
+        x = np.exp(rng.normal(0, 0.05, n)) * np.geomspace(1, 50, n)
+        hit = rng.random(n)
+        x[hit < 0.1] *= rng.uniform(2, 30)
+        x[(hit > 0.1) & (hit < 0.15)] /= 10
+        x[hit > 0.96] = np.nan
+        series.append(x)
+    X = np.full((len(series), max(len(s) for s in series)), np.nan)
+    for i, s in enumerate(series):
+        X[i, :len(s)] = s
+    got = qu.batch_flags(X, 3, 4.0, 0.5, direction, 2.0)
+    for i, s in enumerate(series):
+        assert got[i, :len(s)].tolist() == _plain(s, 3, 4.0, 0.5, direction, 2.0).tolist(), i
+    assert got.any()
+
+
 def _reference(df, table, **options):
     """The rule one series at a time, as a loop over groups (the definition)."""
     flags = np.zeros(len(df), dtype=bool)

@@ -238,7 +238,7 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     se = np.full(len(x0), np.nan)
     try:
         se[free] = np.sqrt(np.clip(np.diag(np.linalg.pinv(J.T @ J) * s2), 0.0, None))
-    except np.linalg.LinAlgError:
+    except np.linalg.LinAlgError:  # the SVD did not converge: no error bars, the values stand
         pass
     rms = float(np.sqrt(np.mean(fit.fun[:n] ** 2)))
     names = [(c, q) for c in channels for q in PARAMETERS] + [("all", e) for e in extra]

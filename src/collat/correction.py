@@ -1,9 +1,10 @@
 """Nearest measurements in log latency: the naive baseline, and the hybrid mode's residual correction.
 
-Both regress a log quantity on the cell's coordinates with scikit-learn's distance-weighted
-k-nearest-neighbours: log2 P and log2 size, one unit per doubling, and one-hot operation,
-algorithm and mapping weighted so that any cell of the same (operation, algorithm, mapping) is
-nearer than a cell of another on this grid (:func:`features`).
+Both take the inverse-distance-weighted mean of a log quantity over the k nearest measured cells
+(:func:`knn_log`, every cell tied with the k-th included). The distance (:func:`features`): log2 P
+and log2 size, one unit per doubling, plus 10 units for another algorithm or mapping and 100 for
+another operation, so that a cell of the same (operation, algorithm, mapping) comes first unless it
+is more than 2^10 away in P or size, and another operation's cells last.
 
 * The baseline (:func:`nearest_neighbour`) regresses log latency itself: it interpolates the
   measurements and knows nothing about the machine.

@@ -120,7 +120,7 @@ def run_metadata(log: OsuLog, meta: dict, manifest_runs: dict | None = None,
     """Per run: (the file's metadata with its marker's or its manifest row's, the run's first
     line). A marker or a per-run manifest row that contradicts the path pattern or the file's
     manifest row is an error naming its line; ``manifest_runs`` is
-    :func:`collat.metadata.read_manifest_runs` of this file (runs numbered as in the file,
+    :func:`collat.metadata.read_manifest_rows` (its per-run rows) of this file (runs numbered as in the file,
     truncated ones included)."""
     first = log.data.groupby("run")["line"].min()
     skipped = {r["run"] for r in log.skipped_runs}
@@ -133,19 +133,14 @@ def run_metadata(log: OsuLog, meta: dict, manifest_runs: dict | None = None,
     out = {}
     for run, line in first.items():
         merged = dict(meta)
-        row = (manifest_runs or {}).get(in_file[int(run)])
-        if row is not None:
+        for where, what, row in ((manifest_path, "a run row", (manifest_runs or {}).get(in_file[int(run)])),
+                                 (log.path, "a marker", log.run_markers.get(run))):
+            if row is None:
+                continue
             at, fields = row
             for k, v in fields.items():
                 if k in meta and meta[k] != v:
-                    raise InputError(manifest_path, at, f"a run row that agrees with the file's metadata "
-                                     f"({k}={meta[k]!r})", f"{k}={v!r}")
-                merged[k] = v
-        if run in log.run_markers:
-            at, fields = log.run_markers[run]
-            for k, v in fields.items():
-                if k in meta and meta[k] != v:
-                    raise InputError(log.path, at, f"a marker that agrees with the file's metadata ({k}={meta[k]!r})",
+                    raise InputError(where, at, f"{what} that agrees with the file's metadata ({k}={meta[k]!r})",
                                      f"{k}={v!r}")
                 merged[k] = v
         out[int(run)] = (merged, int(line))
@@ -348,8 +343,7 @@ def from_table_csv(path, source: TableSource, vocab: Vocabulary, name: str) -> t
                 i = int(np.flatnonzero(unknown.to_numpy())[0])
                 raise InputError(path, int(lines[i]), f"a value of {source.key}.values.{key} in column {col!r} "
                                  f"({', '.join(sorted(table))})", text.iloc[i])
-            mapped = text.map(table)
-            text = mapped.astype(str) if key in _INTEGRAL or key not in TEXT_KEYS else mapped
+            text = text.map(table)
         df[key] = text if key in TEXT_KEYS else _numbers(text.astype(str), key, col, path, lines)
     for key, value in source.metadata.items():
         df[key] = value
@@ -386,11 +380,11 @@ def ingest_raw_log(path, relpath: str, patterns: list[str], manifest_path, vocab
     """Parse one raw OSU log, attach its metadata (path pattern and/or manifest, marker lines per
     run: config ``data.raw.markers``), tidy it."""
     from .markers import compile_rules
-    from .metadata import read_manifest, read_manifest_runs, resolve
+    from .metadata import read_manifest_rows, resolve
     from .osu import read_osu
 
-    manifest = read_manifest(manifest_path) if manifest_path else None
-    per_run = read_manifest_runs(manifest_path).get(relpath) if manifest_path else None
+    manifest, runs = read_manifest_rows(manifest_path) if manifest_path else (None, {})
+    per_run = runs.get(relpath)
     rules = compile_rules(markers or [])
     meta = resolve(relpath, patterns, manifest, str(path), allow_partial=bool(rules) or bool(per_run))
     log = read_osu(path, on_bad_run=on_bad_run, markers=rules, machine=machine)

@@ -70,19 +70,15 @@ def from_path(relpath: str, patterns: list[str]) -> dict | None:
 
 def read_manifest(path: Path) -> dict[str, dict]:
     """Read ``manifest.csv``: a column ``file`` (path relative to the log directory) plus metadata
-    columns; the rows of the whole file (no ``run``, or ``run`` empty). Per-run rows:
-    :func:`read_manifest_runs`."""
-    return _read_manifest(path)[0]
+    columns; the rows of the whole file (no ``run``, or ``run`` empty). With the per-run rows too:
+    :func:`read_manifest_rows`."""
+    return read_manifest_rows(path)[0]
 
 
-def read_manifest_runs(path: Path) -> dict[str, dict[int, tuple[int, dict]]]:
-    """The manifest's per-run rows: a ``run`` column numbering the OSU runs of the file from 0 in
-    file order (truncated runs included), for a file holding several placements without marker
-    lines. file -> run -> (manifest line, metadata)."""
-    return _read_manifest(path)[1]
-
-
-def _read_manifest(path: Path) -> tuple[dict, dict]:
+def read_manifest_rows(path: Path) -> tuple[dict[str, dict], dict[str, dict[int, tuple[int, dict]]]]:
+    """(file -> metadata of the whole file, file -> run -> (manifest line, metadata)): a ``run``
+    column numbers the OSU runs of a file from 0 in file order (truncated runs included), for a
+    file holding several placements without marker lines."""
     df = pd.read_csv(path, dtype=str, keep_default_na=False)
     if "file" not in df.columns:
         raise InputError(path, 1, "a header with a 'file' column", ",".join(df.columns))

@@ -24,6 +24,19 @@ CELL = ["operation", "mapping", "P", "size"]
 CHOOSERS = ("model", "rules_file", "default")
 
 
+def _latency(lat: pd.Series, cells: pd.DataFrame, algorithm) -> np.ndarray:
+    """Measured latency of ``algorithm`` (a column of ids or one id) at each of ``cells``; NaN where
+    it was not measured."""
+    return lat.reindex(pd.MultiIndex.from_frame(cells[CELL].assign(algorithm=algorithm))).to_numpy()
+
+
+def _within_and_geomean(r: pd.Series) -> tuple[float, float]:
+    """Share of regrets within 10 % of the best and their geometric mean (NaN without any)."""
+    if not len(r):
+        return np.nan, np.nan
+    return float((r <= 1.1).mean()), float(np.exp(np.log(r).mean()))
+
+
 def predicted_best(predictions: pd.DataFrame, candidates: dict | None = None, mode: str = "openmpi",
                    target: str = "max", default: bool = False) -> pd.DataFrame:
     """Per cell, the algorithm with the smallest prediction (ties: the smaller id, so the default
@@ -78,13 +91,10 @@ def regret(predictions: pd.DataFrame, collective: pd.DataFrame, target: str = "a
                         .rename(columns={"predicted_best": "file_pick"}), on=CELL, how="left")
     lat = measured.set_index(CELL + ["algorithm"])["measured"]
 
-    def latency_of(column):
-        return lat.reindex(pd.MultiIndex.from_frame(cells[CELL].assign(algorithm=cells[column]))).to_numpy()
-
     cells["mode"] = mode
-    cells["model_latency"] = latency_of("predicted_best")
-    cells["rules_file_latency"] = latency_of("file_pick")
-    cells["default_latency"] = lat.reindex(pd.MultiIndex.from_frame(cells[CELL].assign(algorithm=0))).to_numpy()
+    cells["model_latency"] = _latency(lat, cells, cells["predicted_best"])
+    cells["rules_file_latency"] = _latency(lat, cells, cells["file_pick"])
+    cells["default_latency"] = _latency(lat, cells, 0)
     for chooser in CHOOSERS:
         cells[f"regret_{chooser}"] = cells[f"{chooser}_latency"] / cells["best_latency"]
     rows = []
@@ -93,11 +103,10 @@ def regret(predictions: pd.DataFrame, collective: pd.DataFrame, target: str = "a
         for chooser in CHOOSERS:
             r = g[f"regret_{chooser}"].dropna()
             chose_default = (g[picks[chooser]] == 0).mean() if chooser in picks else 1.0
+            within, geomean = _within_and_geomean(r)
             rows.append({"operation": op, "mapping": mapping, "chooser": chooser, "target": target, "mode": mode,
                          "cells": len(r), "unmeasured_share": float(1 - len(r) / len(g)),
-                         "default_share": float(chose_default),
-                         "within_10pct": float((r <= 1.1).mean()) if len(r) else np.nan,
-                         "geomean_regret": float(np.exp(np.log(r).mean())) if len(r) else np.nan,
+                         "default_share": float(chose_default), "within_10pct": within, "geomean_regret": geomean,
                          "median_regret": float(r.median()) if len(r) else np.nan,
                          "max_regret": float(r.max()) if len(r) else np.nan})
     return cells, pd.DataFrame(rows)
@@ -149,14 +158,13 @@ def regret_unseen_algorithm(folds: pd.DataFrame, collective: pd.DataFrame, targe
         op, left_out = fold.split()[0], int(fold.split()[1])
         pick = g.sort_values(CELL + ["predicted", "algorithm"], kind="stable").drop_duplicates(CELL)
         cells = best.merge(pick[CELL + ["algorithm"]].rename(columns={"algorithm": "pick"}), on=CELL)
-        cells["regret"] = lat.reindex(pd.MultiIndex.from_frame(
-            cells[CELL].assign(algorithm=cells["pick"]))).to_numpy() / cells["best_latency"]
+        cells["regret"] = _latency(lat, cells, cells["pick"]) / cells["best_latency"]
         for mapping, c in cells.groupby("mapping", sort=True):
             r = c["regret"].dropna()
             is_best = c["measured_best"] == left_out
+            within, geomean = _within_and_geomean(r)
             rows.append({"operation": op, "mapping": mapping, "left_out": left_out, "target": target, "model": model,
-                         "cells": len(r), "within_10pct": float((r <= 1.1).mean()) if len(r) else np.nan,
-                         "geomean_regret": float(np.exp(np.log(r).mean())) if len(r) else np.nan,
+                         "cells": len(r), "within_10pct": within, "geomean_regret": geomean,
                          "left_out_best": int(is_best.sum()), "left_out_picked": int((c["pick"] == left_out).sum()),
                          "left_out_found": float((c.loc[is_best, "pick"] == left_out).mean()) if is_best.any()
                          else np.nan})
@@ -193,16 +201,13 @@ def regret_sparse_P(folds: pd.DataFrame, collective: pd.DataFrame, target: str =
             .drop_duplicates(CELL)[CELL + ["algorithm"]].rename(columns={"algorithm": "pick"}))
     cells = best.merge(pick, on=CELL)
     lat = measured.set_index(CELL + ["algorithm"])["measured"]
-    cells["regret"] = lat.reindex(pd.MultiIndex.from_frame(
-        cells[CELL].assign(algorithm=cells["pick"]))).to_numpy() / cells["best_latency"]
-    cells["default_regret"] = lat.reindex(pd.MultiIndex.from_frame(
-        cells[CELL].assign(algorithm=0))).to_numpy() / cells["best_latency"]
+    cells["regret"] = _latency(lat, cells, cells["pick"]) / cells["best_latency"]
+    cells["default_regret"] = _latency(lat, cells, 0) / cells["best_latency"]
     rows = []
     for (op, mapping), c in cells.groupby(["operation", "mapping"], sort=True):
         r, d = c["regret"].dropna(), c["default_regret"].dropna()
+        (within, geomean), (d_within, d_geomean) = _within_and_geomean(r), _within_and_geomean(d)
         rows.append({"operation": op, "mapping": mapping, "target": target, "model": model, "cells": len(r),
-                     "within_10pct": float((r <= 1.1).mean()) if len(r) else np.nan,
-                     "geomean_regret": float(np.exp(np.log(r).mean())) if len(r) else np.nan,
-                     "default_within_10pct": float((d <= 1.1).mean()) if len(d) else np.nan,
-                     "default_geomean_regret": float(np.exp(np.log(d).mean())) if len(d) else np.nan})
+                     "within_10pct": within, "geomean_regret": geomean, "default_within_10pct": d_within,
+                     "default_geomean_regret": d_geomean})
     return pd.DataFrame(rows, columns=SPARSE_COLUMNS)

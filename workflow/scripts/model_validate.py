@@ -23,11 +23,12 @@ if "calibrated" in p.config["model"]["modes"]:  # recalibrated on the training p
     start = start_costs(read_parquet(snakemake.input.pt2pt, "pt2pt"), pd.read_parquet(snakemake.input.hockney),
                         pd.read_csv(snakemake.input.nbft_fits), read_parquet(snakemake.input.nbft, "nbft"), p.config,
                         np.sort(collective["size"].unique()), cores - 1)
-    hybrid = HybridOptions.from_config(p.config["model"]["hybrid"]) if "hybrid" in p.config["model"]["modes"] else None
+    neighbours = (HybridOptions.from_config(p.config["model"]["hybrid"]).neighbours
+                  if "hybrid" in p.config["model"]["modes"] else None)  # None: no hybrid refit
     fitted["calibrated"] = partial(fit_predict, start=start, options=p.config["model"],
                                    placements=Placements(p.machine),
                                    opts=CalibrationOptions.from_config(p.config["model"]["calibrated"]),
-                                   max_receivers=cores - 1, hybrid_neighbours=hybrid and hybrid.neighbours)
+                                   max_receivers=cores - 1, hybrid_neighbours=neighbours)
 scores, table = validate(collective, predictions, p.machine, p.forms, ValidationOptions.from_config(p.options),
                          fitted, snakemake.threads)
 atomic_write(snakemake.output.scores, lambda tmp: scores.to_csv(tmp, index=False))
