@@ -1,6 +1,7 @@
 """Speed of the point-to-point model: the whole ORFEO grid and one curve up to P = 16384.
 
-Run after the default pipeline (it reads results/tidy and results/pt2pt, results/nbft):
+Run after the default pipeline (it reads results/tidy/collective.parquet, results/pt2pt,
+results/nbft and results/model/calibration.csv):
 
     .venv/bin/python benchmarks/model_speed.py [--repeat 3]
 
@@ -24,6 +25,8 @@ import yaml  # noqa: E402
 
 from collat import model as md  # noqa: E402
 from collat import trees  # noqa: E402
+from collat.model import forest as fo  # noqa: E402
+from collat.model import openmpi_mode as om  # noqa: E402
 from collat.tidy import read_parquet  # noqa: E402
 
 
@@ -45,36 +48,35 @@ def main():
     cfg = yaml.safe_load(open(f"{r}/config/config.yaml"))
     collective = read_parquet(f"{r}/results/tidy/collective.parquet", "collective")
     sizes = np.sort(collective["size"].unique())
-    hockney = pd.read_parquet(f"{r}/results/pt2pt/hockney.parquet")
-    fits = pd.read_csv(f"{r}/results/nbft/fits.csv")
-    nbft = read_parquet(f"{r}/results/tidy/nbft.parquet", "nbft")
-    pt2pt = read_parquet(f"{r}/results/tidy/pt2pt.parquet", "pt2pt")
-    options = dict(cfg["model"], mappings=cfg["mappings"])
-
-    costs = md.build_costs(pt2pt, hockney, fits, nbft, cfg, sizes, 255)
+    stage = (pd.read_parquet(f"{r}/results/pt2pt/hockney.parquet"),
+             pd.read_parquet(f"{r}/results/pt2pt/hockney_study.parquet"), pd.read_csv(f"{r}/results/nbft/fits.csv"),
+             pd.read_parquet(f"{r}/results/nbft/medians.parquet"), pd.read_csv(f"{r}/results/model/calibration.csv"))
+    options = md.ModelOptions.from_config(cfg["model"], cfg["mappings"])
+    modes = md.build_modes(options, cfg["channels"], sizes, 255, *stage)
     P_grid = range(2, 257)
 
     def grid():  # fresh caches: placements and censuses are part of the cost
-        md.predict_all(costs, cfg["machine"], options, cfg["algorithms"], sizes, P_grid)
+        return md.predict_all(modes, md.Placements(cfg["machine"]), cfg["algorithms"], P_grid)
 
-    n_points = len(md.predict_all(costs, cfg["machine"], options, cfg["algorithms"], sizes, P_grid))
+    n_points = len(grid())
     t_grid = best(grid, args.repeat)
-    print(f"ORFEO grid: modes {cfg['model']['modes']}, 2 operations, all modelled algorithms, 3 mappings, "
+    print(f"ORFEO grid: modes {[m.name for m in modes]}, 2 operations, all modelled algorithms, 3 mappings, "
           f"P = 2..256, {len(sizes)} sizes, both targets: {n_points} predictions in {t_grid:.2f} s")
 
     # baseline in the same run: the same binary-tree curve, one tree per call
-    om = costs[("openmpi", "bcast")]
+    openmpi = next(m for m in modes if m.name == "openmpi")
+    costs = openmpi.costs["bcast"]
     pl = md.Placements(cfg["machine"])
 
     def tree_by_tree():
         for P in P_grid:
             parent = trees.binary(P)
-            links = md.link_channels(parent, pl(P, "core"), om.index, options["unpinned_channel"])
-            counts = md.census(parent, None, om.index, options["unpinned_channel"], links)
-            md.evaluate_tree(parent, counts, om, "bcast", "openmpi", links=links)
+            links = fo.link_channels(parent, pl(P, "core"), costs.index, options.unpinned_channel)
+            counts = fo.census(parent, None, costs.index, options.unpinned_channel, links)
+            om.evaluate_tree(parent, counts, costs, "bcast", links)
 
     def forest_curve():
-        md.predict_curve("bcast", 5, "core", P_grid, om, options, md.Placements(cfg["machine"]), "openmpi")
+        openmpi.curve("bcast", 5, "core", P_grid, md.Placements(cfg["machine"]))
 
     t_base, t_forest = best(tree_by_tree, args.repeat), best(forest_curve, args.repeat)
     print(f"one binary curve P = 2..256: tree by tree {t_base:.3f} s, as one forest {t_forest:.3f} s "
@@ -82,12 +84,12 @@ def main():
 
     # a bigger machine: 64 nodes x 2 sockets x 64 cores = 8192 x 2 = 16384 cores
     big = dict(cfg["machine"], nodes=128)
-    big_costs = md.build_costs(pt2pt, hockney, fits, nbft, cfg, sizes, 16383)
+    big_mode = md.OpenMPIMode(md.openmpi_costs(stage[0], stage[2], stage[3], options.openmpi, cfg["channels"], sizes,
+                                               16383), options)
     P_big = sorted({int(p) for k in range(1, 15) for p in (2 ** k, 3 * 2 ** (k - 1)) if p <= 16384})
 
     def curve16384():
-        md.predict_curve("bcast", 5, "node", P_big, big_costs[("openmpi", "bcast")], options,
-                         md.Placements(big), "openmpi")
+        big_mode.curve("bcast", 5, "node", P_big, md.Placements(big))
 
     t_big = best(curve16384, args.repeat)
     print(f"binary bcast, map-by node, 128 nodes x 128 cores: {len(P_big)} P values from 2 to 16384 "

@@ -7,14 +7,17 @@ import pytest
 from collat import calibration as cal
 from collat import model as md
 from collat import validation as va
+from collat.model.openmpi_mode import predict_arrays
 
 # 2 nodes x 2 sockets x 2 cores, no shared L3 (as tests/test_model.py): map-by core at P = 8 puts
 # ranks 0-1 on one socket (core), 2-3 on the other (socket), 4-7 on the second node (node)
 TINY = {"nodes": 2, "sockets_per_node": 2, "cores_per_socket": 2, "cores_per_l3": 1, "numa_per_socket": 1}
 CHANNELS = ["core", "socket", "node"]
-OPTIONS = {
-    "unpinned_channel": "core",
+OPTIONS = md.ModelOptions.from_config({
+    "modes": ["openmpi", "calibrated"], "unpinned_channel": "core", "grid_step": 1, "cleanings": ["robust"],
+    "paper": {"hockney_weighting": "none", "nbft_target": "avg", "algorithms": [], "max_P": []},
     "openmpi": {
+        "nbft_target": "max",
         "trees": [{"operation": op, "algorithm": a, "tree": t} for op in ("bcast", "reduce")
                   for a, t in ((1, "linear"), (2, "binary"), (3, "pipeline"))],
         "default_rules": {"bcast": [{"P_below": None, "sizes": [[None, 2]]}],
@@ -22,7 +25,7 @@ OPTIONS = {
         "contention": {"links": [], "trees": []},
         "eager_limit": 4096,
     },
-}
+})
 TRUE = np.array([[0.3, 2e-4, 0.2, 1e-4], [0.8, 3e-4, 0.5, 2e-4], [2.0, 5e-4, 0.9, 4e-4]])
 
 
@@ -48,9 +51,9 @@ def test_a_batch_prices_every_parameter_set_as_if_alone():
     assert batch.sizes.tolist() == [1, 1000, 1, 1000]
     for operation in ("bcast", "reduce"):
         for algorithm in (1, 2, 3):
-            got = md.predict_arrays(operation, algorithm, "core", [2, 5, 8], batch, OPTIONS, md.Placements(TINY))[0]
+            got = predict_arrays(operation, algorithm, "core", [2, 5, 8], batch, OPTIONS, md.Placements(TINY))[0]
             for b, costs in enumerate(alone):
-                want = md.predict_arrays(operation, algorithm, "core", [2, 5, 8], costs, OPTIONS,
+                want = predict_arrays(operation, algorithm, "core", [2, 5, 8], costs, OPTIONS,
                                          md.Placements(TINY))[0]
                 for target in ("avg", "max"):
                     assert got[target][:, 2 * b:2 * b + 2] == pytest.approx(want[target], rel=1e-12)

@@ -8,13 +8,13 @@ COLLAT_OPENMPI_BUILD; without it the tests are skipped.
   P = 2..300, roots 0 and P - 1.
 * Fixed rules: decide.c asks coll/tuned's own decision functions, on a communicator that pretends
   to have P ranks, what they run for P = 2..1023 and every size bound of the rules +- 1 and every
-  power of two up to 4 MiB; collat.model.default_algorithms must give the same algorithm everywhere.
+  power of two up to 4 MiB; collat.openmpi.default_algorithms must give the same algorithm everywhere.
 * Choices: colls.c runs one MPI_Bcast and one MPI_Reduce per communicator size 2..16 and size, with
   record.so (LD_PRELOAD) noting which ompi_coll_base_*_intra_* function ran with which segment size
   and fan-out: with each rules file the pipeline wrote, the file's algorithm (or, where it says 0,
-  the fixed rules'); without a file, what collat.model.default_algorithms predicts; fall-backs
+  the fixed rules'); without a file, what collat.openmpi.default_algorithms predicts; fall-backs
   (Rabenseifner -> linear, scatter-allgather -> linear, split binary -> pipeline) where
-  collat.model.runs_fallback says.
+  collat.openmpi.runs_fallback says.
 * Negative control: a rules file whose first message size is not 0 is dropped by OpenMPI without a
   word (the fixed rules run); collat.rulesfile.validate refuses it.
 """
@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 from collat import InputError, trees
-from collat import model as md
+from collat import openmpi as md
 from collat.rulesfile import lookup, validate
 from conftest import load_config, make_workdir, run_snakemake
 

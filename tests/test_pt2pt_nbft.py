@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from collat.hockney import detect_breaks, fit_channel, fit_hockney, ols_line, q_ratios, regimes, t_p2p
-from collat.nbft import gamma_hat, nbft_factors, nbft_line
+from collat.hockney import detect_breaks, fit_hockney, ols_line, q_ratios, regimes, t_p2p
+from collat.nbft import gamma_hat, median_table, nbft_factors, nbft_line
 
 SIZES = np.array([2**k for k in range(23)])
 
@@ -61,6 +61,25 @@ def test_nbft_line_and_gamma_exact():
     f = nbft_line(P, 1.0 + 0.25 * (P - 1))
     assert (f["a"], f["b"]) == pytest.approx((1.0, 0.25))
     assert gamma_hat([2.0, 4.0], 0.5).tolist() == [4.0, 8.0]
+
+
+def test_median_table_by_hand():
+    """Median over runs per (operation, channel, size, P), outliers and missing values left out."""
+    nbft = pd.DataFrame({
+        "operation": ["bcast"] * 6 + ["reduce"],
+        "channel": ["core"] * 7,
+        "size": [1, 1, 1, 1, 1, 8, 1],
+        "P": [4, 4, 4, 4, 8, 4, 4],
+        "avg": [1.0, 3.0, 2.0, 100.0, 5.0, 7.0, 0.5],
+        "max": [2.0, np.nan, 6.0, 200.0, 9.0, 8.0, 0.7],
+        "outlier": [False, False, False, True, False, False, False],
+    })
+    t = median_table(nbft).set_index(["operation", "size", "P", "target"])["latency"]
+    assert t[("bcast", 1, 4, "avg")] == 2.0  # 1, 3, 2 (100 is an outlier)
+    assert t[("bcast", 1, 4, "max")] == 4.0  # 2, 6 (NaN left out)
+    assert t[("bcast", 1, 8, "avg")] == 5.0 and t[("bcast", 8, 4, "max")] == 8.0
+    assert t[("reduce", 1, 4, "avg")] == 0.5 and len(t) == 8
+    assert median_table(nbft, ("avg",))["target"].unique().tolist() == ["avg"]
 
 
 def test_nbft_poor_fit_kept_as_measured_lookup():

@@ -6,8 +6,10 @@ tidy tables), ``tidy`` (the table schemas), ``quality`` (duplicates, outliers, c
 ``fetch`` (checksummed data download), ``settings`` (config checks across keys), ``hockney``
 (point-to-point fits), ``nbft`` (parallelisation factors), ``placement`` (where ranks sit, which
 channel joins two), ``trees`` (OpenMPI's tree shapes), ``schedules`` (OpenMPI's algorithms that
-move parts of the message in rounds), ``model`` (the point-to-point model of bcast and reduce),
-``calibration`` (its costs fitted on collective measurements), ``correction`` (nearest
+move parts of the message in rounds), ``openmpi`` (OpenMPI's collective ids, fixed decision rules
+and fall-backs), ``model`` (the point-to-point model of bcast and reduce: a package with one module
+per mode, see its docstring), ``calibration`` (the calibrated mode's costs fitted on collective
+measurements), ``correction`` (nearest
 measurements: the naive baseline and the hybrid mode), ``validation`` (splits, noise floor,
 leaderboard), ``regression`` (segmented fits), ``selection`` (the algorithm choice and its regret),
 ``rulesfile`` (OpenMPI's dynamic-rules files), ``tables`` and ``figures`` (results),
@@ -21,13 +23,13 @@ communication paper (Gillis 2023, ../shared/papers/gillis-2023-partitioned-commu
 Where each equation lives:
 
 =================  =================================================================
-study eq. 1        ``model.fanout_costs`` (never below one message on the slowest channel)
-study eq. 2-3      ``model.staged_forest`` / ``model.staged`` (stages, n_s segments)
+study eq. 1        ``model.openmpi_mode.sequential_fanout`` (never below one message on the slowest channel)
+study eq. 2-3      ``model.paper_mode.staged_forest`` / ``staged`` (stages, n_s segments)
 study eq. 4, 7     ``nbft.gamma_hat`` (gamma = T_NBFT / T_p2p)
 study eq. 5        ``hockney.fit_channel``, ``hockney.t_p2p`` (T = alpha + beta m)
 study eq. 6        ``nbft.nbft_line`` (T_NBFT = alpha + beta (P - 1))
 study eq. 10       ``hockney.q_ratios`` (Q between channels)
-study eq. 11       ``model.fanout_costs`` mode ``paper`` (folding onto the highest channel)
+study eq. 11       ``model.paper_mode.folded_fanout`` (folding onto the highest channel)
 study eq. 12       ``regression.design`` / ``regression.fit`` (segmented regression)
 Gillis eq. 2       ``partitioned.t_bulk``
 Gillis eq. 3       ``partitioned.t_pipelined``

@@ -1,26 +1,16 @@
-"""The calibrated mode: OpenMPI's schedules priced with channel costs fitted on collective measurements.
+"""The calibrated mode's fit: channel costs fitted on collective measurements (rule model_calibrate).
 
-The openmpi mode prices every tree and schedule from the point-to-point and NBFT measurements alone
-(:mod:`collat.model`). The calibrated mode keeps those shapes, their placement on the machine and
-their evaluation (critical path, per-rank times, the shared node link) and replaces the measured
-costs by a small parameter vector per (operation, target): for every channel c
+The calibrated mode (:mod:`collat.model.calibrated_mode`) keeps the openmpi mode's shapes, their
+placement on the machine and their evaluation (critical path, per-rank times, the shared node link)
+and replaces the measured costs by a small parameter vector per (operation, target), listed there.
+The parameters start at the point-to-point/NBFT values (:func:`start`) and are fitted by robust
+nonlinear least squares on log latency (scipy's ``least_squares``, soft-L1 loss) to calibration
+cells, with a weak Gaussian prior on each log parameter around its start, so that a channel no
+calibration cell exercises keeps its measured cost (:func:`calibrate`).
 
-* ``latency_us`` L_c and ``us_per_byte`` G_c: a message's flight, the tail of a fan-out
-  (the NBFT line's intercept, study eq. 6, alpha_c(m) = L_c + G_c m);
-* ``gap_us`` g_c and ``gap_us_per_byte`` g'_c: what each further receiver adds at the sender
-  (the NBFT line's slope, beta_c(m) = g_c + g'_c m);
-
-so that a fan-out of N_c receivers per channel costs sum_c beta_c N_c + max_c alpha_c (see
-:func:`collat.model.fanout_costs`), one message alpha_c + beta_c, and a queue of n messages on a
-shared link alpha_c + n beta_c; plus ``overhead_us``, a per-call constant of the library and the
-benchmark loop. The parameters start at the point-to-point/NBFT values (:func:`start`) and are
-fitted by robust nonlinear least squares on log latency (scipy's ``least_squares``, soft-L1 loss)
-to calibration cells, with a weak Gaussian prior on each log parameter around its start, so that a
-channel no calibration cell exercises keeps its measured cost (:func:`calibrate`).
-
-It is a fitted model: :mod:`collat.validation` scores it on cells outside its calibration data.
+It is a fitted model: :mod:`collat.validation` scores it on cells outside its calibration data
+(:func:`fit_predict` refits it on each split's training part).
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -28,12 +18,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .model import ChannelCosts, Placements, predict_arrays
+from .model.calibrated_mode import MEMORY, OVERHEAD, PARAMETERS, WAITS, costs_from_table, parametric_costs
+from .model.costs import ChannelCosts
+from .model.forest import Placements
+from .model.openmpi_mode import predict_arrays
+from .model.options import ModelOptions
 
-PARAMETERS = ("latency_us", "us_per_byte", "gap_us", "gap_us_per_byte")
-OVERHEAD = "overhead_us"
-WAITS = ("wait_eager", "wait_rendezvous")  # reduce only: the share of the wait for the receiver a sender sees
-MEMORY = "memory_us_per_byte"  # shared_memory: per byte per concurrent message in one socket
 CALIBRATION_COLUMNS = ["operation", "target", "channel", "parameter", "value", "start", "fitted", "se_log", "low",
                        "high", "cells", "rms_log_residual"]
 _FLOOR = {"latency_us": 1e-3, "us_per_byte": 1e-7, "gap_us": 1e-3, "gap_us_per_byte": 1e-7, OVERHEAD: 1e-2,
@@ -60,49 +50,6 @@ class CalibrationOptions:
         return cls(int(cfg["points_per_curve"]), int(cfg["sizes_per_curve"]), str(cfg["loss"]),
                    float(cfg["f_scale"]), float(cfg["prior_sd"]), int(cfg["max_nfev"]), float(cfg["tolerance"]),
                    tuple(cfg["targets"]))
-
-
-def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receivers: int,
-                     overhead=0.0, eager_limit: float = np.inf, waits=(0.0, 1.0), memory=0.0) -> ChannelCosts:
-    """:class:`ChannelCosts` from parameters ``values`` [K, 4] in the order of :data:`PARAMETERS`,
-    the per-call ``overhead`` and a reduce sender's ``waits`` (eager, rendezvous) around ``eager_limit``.
-
-    A batch of B parameter sets (``values`` [B, K, 4]; ``overhead``, ``memory`` [B]; ``waits``
-    [B, 2]) is priced in one pass: the size axis then holds the sizes of set 0, then of set 1, ...
-    (B x S columns, each column with its own parameters), which every evaluation in
-    :mod:`collat.model` treats column by column. :func:`calibrate` differentiates that way.
-    """
-    sizes = np.asarray(sizes, dtype=float)
-    v = np.asarray(values, dtype=float)
-    batch = v.ndim == 3
-    v = v if batch else v[None]
-    B, K, S = v.shape[0], v.shape[1], len(sizes)
-
-    def columns(a):  # one value per parameter set -> one per column (a scalar when not batched)
-        a = np.asarray(a, dtype=float).reshape(B)
-        return np.repeat(a, S) if batch else float(a[0])
-
-    per = [np.repeat(v[:, :, q].T, S, axis=1) if batch else v[0, :, q:q + 1] for q in range(4)]  # [K, B S]
-    m = np.tile(sizes, B)
-    alpha = per[0] + per[1] * m[None, :]
-    beta = per[2] + per[3] * m[None, :]
-    n = np.arange(max_receivers + 1, dtype=float)
-    table = alpha[:, :, None] + beta[:, :, None] * n[None, None, :]
-    table[:, :, 0] = 0.0
-
-    def curve(k):  # T_p2p at any sizes whose last axis is the columns' (any shape when not batched)
-        flat, per_byte = per[0][k] + per[2][k], per[1][k] + per[3][k]
-        if not batch:
-            flat, per_byte = float(flat[0]), float(per_byte[0])
-        return lambda size: flat + per_byte * np.asarray(size, dtype=float)
-
-    costs = ChannelCosts(channels, m, alpha + beta, alpha, beta, table, [curve(k) for k in range(K)])
-    costs.overhead = columns(overhead)
-    costs.eager_limit = float(eager_limit)
-    w = np.asarray(waits, dtype=float).reshape(B, 2)
-    costs.wait_eager, costs.wait_rendezvous = columns(w[:, 0]), columns(w[:, 1])
-    costs.memory_contention = columns(memory)
-    return costs
 
 
 def start(openmpi: ChannelCosts) -> np.ndarray:
@@ -149,7 +96,7 @@ class Problem:
         self.cells = pd.concat(frames, ignore_index=True) if frames else c.iloc[:0]
         self.log_measured = np.log(self.cells["measured"].to_numpy(float))
 
-    def predict(self, costs: ChannelCosts, options: dict, placements: Placements) -> np.ndarray:
+    def predict(self, costs: ChannelCosts, options: ModelOptions, placements: Placements) -> np.ndarray:
         """Predictions of the cells, [B, cells] for costs of B parameter sets (:func:`parametric_costs`)."""
         S = len(self.sizes)
         B = len(costs.sizes) // S
@@ -176,12 +123,12 @@ def free_parameters(start_values: np.ndarray, largest_size: float, extra: tuple)
     return np.r_[free.ravel(), tail]
 
 
-def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: ChannelCosts, options: dict,
+def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: ChannelCosts, options: ModelOptions,
               placements: Placements, opts: CalibrationOptions, max_receivers: int) -> pd.DataFrame:
     """Fit the parameters of one (operation, target) on ``cells`` (measured cells: operation,
     algorithm, mapping, P, size, measured); rows of :data:`CALIBRATION_COLUMNS`.
 
-    ``options`` is config ``model`` (the openmpi mode's shapes and rules); ``openmpi`` that mode's
+    ``options`` the model's options (the openmpi mode's shapes and rules); ``openmpi`` that mode's
     costs of the operation, the start. The parameters of :func:`free_parameters` are fitted, the
     others keep their start. Standard errors of the fitted log parameters from the Gauss-Newton
     Hessian of the robust cost at the solution (scipy's scaled Jacobian), residual variance
@@ -251,26 +198,14 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     }, columns=CALIBRATION_COLUMNS)
 
 
-def costs_from_table(table: pd.DataFrame, operation: str, target: str, channels: list[str], sizes,
-                     max_receivers: int, eager_limit: float) -> ChannelCosts:
-    """The :class:`ChannelCosts` of one (operation, target) from rows of :func:`calibrate`."""
-    t = table[(table["operation"] == operation) & (table["target"] == target)]
-    value = t.set_index(["channel", "parameter"])["value"]
-    have = [c for c in channels if c in set(t["channel"])]
-    values = np.array([[value[(c, q)] for q in PARAMETERS] for c in have])
-    waits = tuple(value[("all", w)] for w in WAITS) if ("all", WAITS[0]) in value.index else (0.0, 1.0)
-    return parametric_costs(values, have, sizes, max_receivers, value[("all", OVERHEAD)], eager_limit, waits,
-                            value[("all", MEMORY)])
-
-
-def predict_cells(table: pd.DataFrame, cells: pd.DataFrame, target: str, channels: list[str], options: dict,
+def predict_cells(table: pd.DataFrame, cells: pd.DataFrame, target: str, channels: list[str], options: ModelOptions,
                   placements: Placements, max_receivers: int) -> np.ndarray:
     """Calibrated predictions of ``cells`` (operation, algorithm, mapping, P, size) for one target."""
     out = np.full(len(cells), np.nan)
     for (op, alg, mapping), g in cells.groupby(["operation", "algorithm", "mapping"], sort=True):
         sizes = np.sort(g["size"].unique()).astype(float)
         costs = costs_from_table(table, op, target, channels, sizes, max_receivers,
-                                 float(options["openmpi"]["eager_limit"]))
+                                 options.openmpi.eager_limit)
         Pv = np.unique(g["P"].to_numpy())
         pred = predict_arrays(op, int(alg), mapping, Pv, costs, options, placements,
                               with_average=target == "avg")[0][target]
@@ -279,7 +214,7 @@ def predict_cells(table: pd.DataFrame, cells: pd.DataFrame, target: str, channel
     return out
 
 
-def calibrate_all(cells_of: dict, openmpi_costs: dict, options: dict, placements: Placements,
+def calibrate_all(cells_of: dict, openmpi_costs: dict, options: ModelOptions, placements: Placements,
                   opts: CalibrationOptions, max_receivers: int, processes: int = 1) -> pd.DataFrame:
     """:func:`calibrate` for every operation with cells and every target of ``opts`` (in up to
     ``processes`` worker processes): ``cells_of`` maps a target to its measured cells,
@@ -293,28 +228,7 @@ def calibrate_all(cells_of: dict, openmpi_costs: dict, options: dict, placements
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=CALIBRATION_COLUMNS)
 
 
-def calibrated_costs(table: pd.DataFrame, channels: list[str], sizes, max_receivers: int,
-                     eager_limit: float) -> dict:
-    """{("calibrated", operation): {target: ChannelCosts}} from a calibration table, for
-    :func:`collat.model.predict_all`."""
-    out: dict = {}
-    for (operation, target), _ in table.groupby(["operation", "target"], sort=True):
-        out.setdefault(("calibrated", operation), {})[target] = costs_from_table(
-            table, operation, target, channels, sizes, max_receivers, eager_limit)
-    return out
-
-
-def start_costs(pt2pt: pd.DataFrame, hockney: pd.DataFrame, nbft_fits: pd.DataFrame, nbft: pd.DataFrame,
-                config: dict, sizes, max_receivers: int) -> dict:
-    """operation -> the openmpi mode's :class:`ChannelCosts` (the calibration's start), from the
-    pt2pt and nbft stages' outputs."""
-    from .model import build_costs
-
-    only = {**config, "model": {**config["model"], "modes": ["openmpi"]}}
-    return {op: c for (_, op), c in build_costs(pt2pt, hockney, nbft_fits, nbft, only, sizes, max_receivers).items()}
-
-
-def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, start: dict, options: dict,
+def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, start: dict, options: ModelOptions,
                 placements: Placements, opts: CalibrationOptions, max_receivers: int,
                 hybrid_neighbours: int | None = None) -> dict[str, np.ndarray]:
     """Calibrate on the ``train`` cells of ``target`` only and predict the ``test`` cells (NaN for a

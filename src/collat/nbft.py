@@ -59,3 +59,21 @@ def nbft_factors(nbft: pd.DataFrame, hockney: pd.DataFrame, targets=("avg", "max
                                         "t_p2p_us": tp, "method": method}))
     gamma = pd.concat(gammas, ignore_index=True) if gammas else pd.DataFrame(columns=GAMMA_COLUMNS)
     return pd.DataFrame(fits, columns=FIT_COLUMNS), gamma[GAMMA_COLUMNS]
+
+
+MEDIAN_COLUMNS = ["operation", "channel", "size", "P", "target", "latency"]
+
+
+def median_table(nbft: pd.DataFrame, targets=("avg", "max")) -> pd.DataFrame:
+    """T_NBFT as measured: the median over runs (flagged outliers left out) per (operation, channel,
+    size, P) of every target, one row each (``latency`` in us). The model prices a fan-out from it
+    where it was measured (:class:`collat.model.costs.ChannelCosts`)."""
+    data = nbft[~nbft["outlier"]]
+    frames = []
+    for target in targets:
+        d = data[data[target].notna()]
+        med = d.groupby(["operation", "channel", "size", "P"], as_index=False, observed=True)[target].median()
+        frames.append(med.rename(columns={target: "latency"}).assign(target=target))
+    if not frames:
+        return pd.DataFrame(columns=MEDIAN_COLUMNS)
+    return pd.concat(frames, ignore_index=True)[MEDIAN_COLUMNS]

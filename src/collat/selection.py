@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .rulesfile import COLLECTIVE_IDS, lookup, parse_rules, write_rules  # noqa: F401 (the stage's API)
+from .openmpi import COLLECTIVE_IDS  # noqa: F401 (the stage's API)
+from .rulesfile import lookup, parse_rules, write_rules  # noqa: F401 (the stage's API)
 
 CELL = ["operation", "mapping", "P", "size"]
 CHOOSERS = ("model", "rules_file", "default")

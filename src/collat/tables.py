@@ -116,7 +116,7 @@ def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
     sparse = (unseen_P.set_index(["operation", "mapping", "target"]) if unseen_P is not None and len(unseen_P)
               else None)
     for (op, mapping, target), _ in regret.groupby(["operation", "mapping", "target"], sort=True):
-        m, d = r.loc[(op, mapping, target, "model")], r.loc[(op, mapping, target, "default")]
+        m = r.loc[(op, mapping, target, "model")]
         fold = folds.get((op, mapping, target), np.nan) if folds is not None else np.nan
         if sparse is not None and (op, mapping, target) in sparse.index:
             q = sparse.loc[(op, mapping, target)]

@@ -106,10 +106,9 @@ def calibration_start_input(wildcards):
     if "calibrated" not in config["model"]["modes"]:
         return {}
     return {
-        "pt2pt": "results/tidy/pt2pt.parquet",
-        "nbft": "results/tidy/nbft.parquet",
         "hockney": "results/pt2pt/hockney.parquet",
         "nbft_fits": "results/nbft/fits.csv",
+        "nbft_medians": "results/nbft/medians.parquet",
     }
 
 

@@ -1,15 +1,16 @@
-# Stage: model. The point-to-point stage model of bcast and reduce (eq. 2-4, 8-11) in two modes,
-# `paper` (the study's model) and `openmpi` (what OpenMPI 4.1.5 ran), predicted on every P and size
-# and scored against the measurements.
+# Stage: model. The point-to-point stage model of bcast and reduce (study eq. 2-4, 8-11), one interface
+# per mode (src/collat/model/): `paper` (the collective study's model), `openmpi` (what OpenMPI 4.1.5
+# ran, priced from the measurements), `calibrated` (the same shapes, costs fitted by model_calibrate)
+# and `hybrid` (the calibrated grid corrected by its residuals), predicted on every P and size from the
+# pt2pt and nbft stages' outputs, scored in sample (model_predict) and out of sample (model_validate).
 
 
 rule model_calibrate:
     input:
-        pt2pt="results/tidy/pt2pt.parquet",
-        nbft="results/tidy/nbft.parquet",
         collective="results/tidy/collective.parquet",
         hockney="results/pt2pt/hockney.parquet",
         nbft_fits="results/nbft/fits.csv",
+        nbft_medians="results/nbft/medians.parquet",
     output:
         calibration=report(
             "results/model/calibration.csv",
@@ -32,11 +33,11 @@ rule model_calibrate:
 rule model_predict:
     input:
         unpack(calibration_input),
-        pt2pt="results/tidy/pt2pt.parquet",
-        nbft="results/tidy/nbft.parquet",
         collective="results/tidy/collective.parquet",
         hockney="results/pt2pt/hockney.parquet",
+        hockney_study="results/pt2pt/hockney_study.parquet",
         nbft_fits="results/nbft/fits.csv",
+        nbft_medians="results/nbft/medians.parquet",
     output:
         predictions="results/model/predictions.parquet",
         scores=report(
@@ -45,7 +46,8 @@ rule model_predict:
             caption="../report/model_scores.rst",
         ),
     params:
-        config={key: config[key] for key in ("machine", "channels", "mappings", "algorithms", "pt2pt", "paper", "model")},
+        config={key: config[key] for key in ("machine", "channels", "mappings", "algorithms", "model")},
+        paper_cleaning=config["paper"]["cleaning"],
     log:
         "logs/model/predict.log",
     benchmark:

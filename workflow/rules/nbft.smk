@@ -1,4 +1,5 @@
-# Stage 3, nbft: NBFT lines T(P) = alpha + beta (P - 1) (eq. 6) and gamma(P, m) (eq. 7).
+# Stage 3, nbft: NBFT lines T(P) = alpha + beta (P - 1) (study eq. 6), gamma(P, m) (study eq. 7) and the
+# measured medians per receiver count that the model prices fan-outs with.
 
 
 rule nbft_gamma:
@@ -8,6 +9,7 @@ rule nbft_gamma:
     output:
         gamma="results/nbft/gamma.parquet",
         fits=report("results/nbft/fits.csv", category="3. NBFT", caption="../report/nbft_fits.rst"),
+        medians="results/nbft/medians.parquet",
     params:
         targets=config["nbft"]["targets"],
         min_r2=config["nbft"]["min_r2"],

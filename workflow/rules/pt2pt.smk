@@ -1,4 +1,5 @@
-# Stage 2, pt2pt: piecewise Hockney fits per channel (eq. 5), channel ratios Q (eq. 10), Figure 2.
+# Stage 2, pt2pt: piecewise Hockney fits per channel (study eq. 5), channel ratios Q (study eq. 10), Figure 2;
+# and the fit with the collective study's own weighting and breaks, for the model's paper mode.
 
 
 rule pt2pt_hockney:
@@ -8,9 +9,11 @@ rule pt2pt_hockney:
         csv=report("results/pt2pt/hockney.csv", category="2. Point-to-point", caption="../report/hockney.rst"),
         parquet="results/pt2pt/hockney.parquet",
         q="results/pt2pt/q_ratios.parquet",
+        study="results/pt2pt/hockney_study.parquet",
     params:
         channels=config["channels"],
         options=config["pt2pt"],
+        study_weighting=config["model"]["paper"]["hockney_weighting"],
     log:
         "logs/pt2pt/hockney.log",
     benchmark:

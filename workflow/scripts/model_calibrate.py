@@ -3,8 +3,8 @@
 import numpy as np
 import pandas as pd
 
-from collat.calibration import CalibrationOptions, calibrate_all, start_costs
-from collat.model import Placements
+from collat.calibration import CalibrationOptions, calibrate_all
+from collat.model import ModelOptions, Placements, openmpi_costs
 from collat.placement import total_cores
 from collat.runner import setup_log
 from collat.tidy import atomic_write, read_parquet
@@ -12,15 +12,15 @@ from collat.validation import measured_cells
 
 log = setup_log(snakemake.log)
 cfg = snakemake.params.config
+options = ModelOptions.from_config(cfg["model"])
 opts = CalibrationOptions.from_config(cfg["model"]["calibrated"])
 collective = read_parquet(snakemake.input.collective, "collective")
 cores = total_cores(cfg["machine"])
-sizes = np.sort(collective["size"].unique())
-start = start_costs(read_parquet(snakemake.input.pt2pt, "pt2pt"), pd.read_parquet(snakemake.input.hockney),
-                    pd.read_csv(snakemake.input.nbft_fits), read_parquet(snakemake.input.nbft, "nbft"), cfg, sizes,
-                    cores - 1)
+start = openmpi_costs(pd.read_parquet(snakemake.input.hockney), pd.read_csv(snakemake.input.nbft_fits),
+                      pd.read_parquet(snakemake.input.nbft_medians), options.openmpi, cfg["channels"],
+                      np.sort(collective["size"].unique()), cores - 1)
 cells = {target: measured_cells(collective, target) for target in opts.targets}
-table = calibrate_all(cells, start, cfg["model"], Placements(cfg["machine"]), opts, cores - 1, snakemake.threads)
+table = calibrate_all(cells, start, options, Placements(cfg["machine"]), opts, cores - 1, snakemake.threads)
 atomic_write(snakemake.output.calibration, lambda tmp: table.to_csv(tmp, index=False))
 for (op, target), g in table.groupby(["operation", "target"]):
     log.info("%s %s: %d cells, rms log residual %.3f", op, target, g["cells"].iloc[0], g["rms_log_residual"].iloc[0])

@@ -3,9 +3,8 @@
 import numpy as np
 import pandas as pd
 
-from collat.calibration import calibrated_costs
 from collat.correction import HybridOptions, hybrid_predictions
-from collat.model import build_costs, predict_all, score
+from collat.model import ModelOptions, Placements, build_modes, predict_all, score
 from collat.placement import total_cores
 from collat.runner import setup_log
 from collat.tidy import atomic_write, read_parquet
@@ -13,20 +12,17 @@ from collat.validation import measured_cells
 
 log = setup_log(snakemake.log)
 cfg = snakemake.params.config
+options = ModelOptions.from_config(cfg["model"], cfg["mappings"])
 collective = read_parquet(snakemake.input.collective, "collective")
 cores = total_cores(cfg["machine"])
 sizes = np.sort(collective["size"].unique()) if len(collective) else 2 ** np.arange(0, 21)
-costs = build_costs(read_parquet(snakemake.input.pt2pt, "pt2pt"), pd.read_parquet(snakemake.input.hockney),
-                    pd.read_csv(snakemake.input.nbft_fits), read_parquet(snakemake.input.nbft, "nbft"),
-                    cfg, sizes, cores - 1)
-if "calibrated" in cfg["model"]["modes"]:
-    costs.update(calibrated_costs(pd.read_csv(snakemake.input.calibration), cfg["channels"], sizes, cores - 1,
-                                  float(cfg["model"]["openmpi"]["eager_limit"])))
-options = {**cfg["model"], "mappings": cfg["mappings"]}
-predictions = predict_all(costs, cfg["machine"], options, cfg["algorithms"], sizes,
-                          range(2, cores + 1, cfg["model"]["grid_step"]))
-scores = score(predictions, collective, cfg["model"], cfg["paper"]["cleaning"])
-if "hybrid" in cfg["model"]["modes"]:  # the calibrated grid corrected by its residuals on the measured cells;
+calibration = pd.read_csv(snakemake.input.calibration) if "calibrated" in options.modes else None
+modes = build_modes(options, cfg["channels"], sizes, cores - 1, pd.read_parquet(snakemake.input.hockney),
+                    pd.read_parquet(snakemake.input.hockney_study), pd.read_csv(snakemake.input.nbft_fits),
+                    pd.read_parquet(snakemake.input.nbft_medians), calibration)
+predictions = predict_all(modes, Placements(cfg["machine"]), cfg["algorithms"], range(2, cores + 1, options.grid_step))
+scores = score(predictions, collective, options, snakemake.params.paper_cleaning)
+if "hybrid" in options.modes:  # the calibrated grid corrected by its residuals on the measured cells;
     # not in scores.csv: at a measured cell it returns the measurement (its scores are the validation's)
     k = HybridOptions.from_config(cfg["model"]["hybrid"]).neighbours
     cal = predictions[predictions["mode"] == "calibrated"]

@@ -5,9 +5,9 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from collat.calibration import CalibrationOptions, fit_predict, start_costs
+from collat.calibration import CalibrationOptions, fit_predict
 from collat.correction import HybridOptions
-from collat.model import Placements
+from collat.model import ModelOptions, Placements, openmpi_costs
 from collat.placement import total_cores
 from collat.runner import setup_log
 from collat.tidy import atomic_write, read_parquet
@@ -15,18 +15,18 @@ from collat.validation import ValidationOptions, validate
 
 log = setup_log(snakemake.log)
 p = snakemake.params
+options = ModelOptions.from_config(p.config["model"])
 collective = read_parquet(snakemake.input.collective, "collective")
 predictions = pd.read_parquet(snakemake.input.predictions)
 fitted = {}
-if "calibrated" in p.config["model"]["modes"]:  # recalibrated on the training part of every split
+if "calibrated" in options.modes:  # recalibrated on the training part of every split
     cores = total_cores(p.machine)
-    start = start_costs(read_parquet(snakemake.input.pt2pt, "pt2pt"), pd.read_parquet(snakemake.input.hockney),
-                        pd.read_csv(snakemake.input.nbft_fits), read_parquet(snakemake.input.nbft, "nbft"), p.config,
-                        np.sort(collective["size"].unique()), cores - 1)
+    start = openmpi_costs(pd.read_parquet(snakemake.input.hockney), pd.read_csv(snakemake.input.nbft_fits),
+                          pd.read_parquet(snakemake.input.nbft_medians), options.openmpi, p.config["channels"],
+                          np.sort(collective["size"].unique()), cores - 1)
     neighbours = (HybridOptions.from_config(p.config["model"]["hybrid"]).neighbours
-                  if "hybrid" in p.config["model"]["modes"] else None)  # None: no hybrid refit
-    fitted["calibrated"] = partial(fit_predict, start=start, options=p.config["model"],
-                                   placements=Placements(p.machine),
+                  if "hybrid" in options.modes else None)  # None: no hybrid refit
+    fitted["calibrated"] = partial(fit_predict, start=start, options=options, placements=Placements(p.machine),
                                    opts=CalibrationOptions.from_config(p.config["model"]["calibrated"]),
                                    max_receivers=cores - 1, hybrid_neighbours=neighbours)
 scores, table = validate(collective, predictions, p.machine, p.forms, ValidationOptions.from_config(p.options),

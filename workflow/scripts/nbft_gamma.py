@@ -1,8 +1,9 @@
-"""NBFT fits (eq. 6) and parallelisation factors gamma (eq. 7) for every operation, channel, size, target."""
+"""NBFT fits (study eq. 6), parallelisation factors gamma (study eq. 7) and the measured medians the model
+prices fan-outs with, for every operation, channel, size, target."""
 
 import pandas as pd
 
-from collat.nbft import nbft_factors
+from collat.nbft import median_table, nbft_factors
 from collat.runner import setup_log
 from collat.tidy import atomic_write, read_parquet
 
@@ -12,4 +13,6 @@ hockney = pd.read_parquet(snakemake.input.fits)
 fits, gamma = nbft_factors(nbft, hockney, snakemake.params.targets, snakemake.params.min_r2)
 atomic_write(snakemake.output.gamma, lambda tmp: gamma.to_parquet(tmp, index=False))
 atomic_write(snakemake.output.fits, lambda tmp: fits.to_csv(tmp, index=False))
+medians = median_table(nbft, snakemake.params.targets)
+atomic_write(snakemake.output.medians, lambda tmp: medians.to_parquet(tmp, index=False))
 log.info("%d NBFT fits, %d kept as measured lookups", len(fits), int((fits["method"] == "measured").sum()))

@@ -1,4 +1,5 @@
-"""Hockney fits per channel and Q ratios from the tidy point-to-point table."""
+"""Hockney fits per channel and Q ratios from the tidy point-to-point table; beside them the collective
+study's own fit (its weighting, its fixed breaks), which the paper mode prices with."""
 
 from collat.hockney import fit_hockney, q_ratios
 from collat.runner import setup_log
@@ -13,6 +14,8 @@ if fits.empty:
     raise ValueError(f"{snakemake.input[0]}: no point-to-point latency rows for the channels {snakemake.params.channels}")
 atomic_write(snakemake.output.csv, lambda tmp: fits.to_csv(tmp, index=False))
 atomic_write(snakemake.output.parquet, lambda tmp: fits.to_parquet(tmp, index=False))
+study = fit_hockney(pt2pt, snakemake.params.channels, opt["breaks"], weighting=snakemake.params.study_weighting)
+atomic_write(snakemake.output.study, lambda tmp: study.to_parquet(tmp, index=False))
 q = q_ratios(fits, pt2pt["size"].unique())
 atomic_write(snakemake.output.q, lambda tmp: q.to_parquet(tmp, index=False))
 log.info("\n%s", fits.to_string())

@@ -1,0 +1,124 @@
+"""The calibrated mode: OpenMPI's shapes (:mod:`.openmpi_mode`) priced with channel costs fitted on
+collective measurements (rule ``model_calibrate``, :mod:`collat.calibration`).
+
+A small parameter vector per (operation, target) replaces the measured costs: for every channel c
+
+* ``latency_us`` L_c and ``us_per_byte`` G_c: a message's flight, the tail of a fan-out
+  (the NBFT line's intercept, study eq. 6, alpha_c(m) = L_c + G_c m);
+* ``gap_us`` g_c and ``gap_us_per_byte`` g'_c: what each further receiver adds at the sender
+  (the NBFT line's slope, beta_c(m) = g_c + g'_c m);
+
+so that a fan-out of N_c receivers per channel costs sum_c beta_c N_c + max_c alpha_c
+(:func:`~collat.model.openmpi_mode.sequential_fanout`), one message alpha_c + beta_c, and a queue
+of n messages on a shared link alpha_c + n beta_c; plus ``overhead_us``, a per-call constant of the
+library and the benchmark loop, a socket's memory contention ``memory_us_per_byte``, and (reduce)
+the share of the wait for its receiver a sender sees, eager and rendezvous (``wait_eager``,
+``wait_rendezvous``). The values are read from ``results/model/calibration.csv``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .costs import ChannelCosts
+from .forest import Placements
+from .openmpi_mode import predict_arrays
+from .options import ModelOptions
+from .predict import curve_frame
+
+PARAMETERS = ("latency_us", "us_per_byte", "gap_us", "gap_us_per_byte")
+OVERHEAD = "overhead_us"
+WAITS = ("wait_eager", "wait_rendezvous")  # reduce only: the share of the wait for the receiver a sender sees
+MEMORY = "memory_us_per_byte"  # shared_memory: per byte per concurrent message in one socket
+
+
+def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receivers: int,
+                     overhead=0.0, eager_limit: float = np.inf, waits=(0.0, 1.0), memory=0.0) -> ChannelCosts:
+    """:class:`ChannelCosts` from parameters ``values`` [K, 4] in the order of :data:`PARAMETERS`,
+    the per-call ``overhead`` and a reduce sender's ``waits`` (eager, rendezvous) around ``eager_limit``.
+
+    A batch of B parameter sets (``values`` [B, K, 4]; ``overhead``, ``memory`` [B]; ``waits``
+    [B, 2]) is priced in one pass: the size axis then holds the sizes of set 0, then of set 1, ...
+    (B x S columns, each column with its own parameters), which every evaluation in
+    :mod:`collat.model` treats column by column. :func:`collat.calibration.calibrate` differentiates that way.
+    """
+    sizes = np.asarray(sizes, dtype=float)
+    v = np.asarray(values, dtype=float)
+    batch = v.ndim == 3
+    v = v if batch else v[None]
+    B, K, S = v.shape[0], v.shape[1], len(sizes)
+
+    def columns(a):  # one value per parameter set -> one per column (a scalar when not batched)
+        a = np.asarray(a, dtype=float).reshape(B)
+        return np.repeat(a, S) if batch else float(a[0])
+
+    per = [np.repeat(v[:, :, q].T, S, axis=1) if batch else v[0, :, q:q + 1] for q in range(4)]  # [K, B S]
+    m = np.tile(sizes, B)
+    alpha = per[0] + per[1] * m[None, :]
+    beta = per[2] + per[3] * m[None, :]
+    n = np.arange(max_receivers + 1, dtype=float)
+    table = alpha[:, :, None] + beta[:, :, None] * n[None, None, :]
+    table[:, :, 0] = 0.0
+
+    def curve(k):  # T_p2p at any sizes whose last axis is the columns' (any shape when not batched)
+        flat, per_byte = per[0][k] + per[2][k], per[1][k] + per[3][k]
+        if not batch:
+            flat, per_byte = float(flat[0]), float(per_byte[0])
+        return lambda size: flat + per_byte * np.asarray(size, dtype=float)
+
+    costs = ChannelCosts(channels, m, alpha + beta, alpha, beta, table, [curve(k) for k in range(K)])
+    costs.overhead = columns(overhead)
+    costs.eager_limit = float(eager_limit)
+    w = np.asarray(waits, dtype=float).reshape(B, 2)
+    costs.wait_eager, costs.wait_rendezvous = columns(w[:, 0]), columns(w[:, 1])
+    costs.memory_contention = columns(memory)
+    return costs
+
+
+def costs_from_table(table: pd.DataFrame, operation: str, target: str, channels: list[str], sizes,
+                     max_receivers: int, eager_limit: float) -> ChannelCosts:
+    """The :class:`ChannelCosts` of one (operation, target) from rows of :func:`collat.calibration.calibrate`."""
+    t = table[(table["operation"] == operation) & (table["target"] == target)]
+    value = t.set_index(["channel", "parameter"])["value"]
+    have = [c for c in channels if c in set(t["channel"])]
+    values = np.array([[value[(c, q)] for q in PARAMETERS] for c in have])
+    waits = tuple(value[("all", w)] for w in WAITS) if ("all", WAITS[0]) in value.index else (0.0, 1.0)
+    return parametric_costs(values, have, sizes, max_receivers, value[("all", OVERHEAD)], eager_limit, waits,
+                            value[("all", MEMORY)])
+
+
+class CalibratedMode:
+    """Predictions of OpenMPI's shapes with calibrated costs (``costs``: operation -> target ->
+    :class:`ChannelCosts`, one parameter set per target)."""
+
+    name = "calibrated"
+
+    def __init__(self, costs: dict[str, dict[str, ChannelCosts]], options: ModelOptions):
+        self.costs, self.options = costs, options
+
+    @classmethod
+    def from_table(cls, table: pd.DataFrame, channels: list[str], sizes, max_receivers: int,
+                   options: ModelOptions) -> "CalibratedMode":
+        """From a calibration table (rows of :func:`collat.calibration.calibrate`)."""
+        costs: dict = {}
+        for (operation, target), _ in table.groupby(["operation", "target"], sort=True):
+            costs.setdefault(operation, {})[target] = costs_from_table(
+                table, operation, target, channels, sizes, max_receivers, options.openmpi.eager_limit)
+        return cls(costs, options)
+
+    def algorithms(self, operation: str) -> list[int]:
+        """The openmpi mode's: every shape of config ``model.openmpi.trees`` and the default, 0."""
+        return sorted({int(s["algorithm"]) for s in self.options.openmpi.trees if s["operation"] == operation} | {0})
+
+    def curve(self, operation: str, algorithm: int, mapping: str, P_values, placements: Placements) -> pd.DataFrame:
+        """Each calibrated target of one (operation, algorithm, mapping), priced with its own parameters."""
+        Pv = np.asarray([int(p) for p in P_values])
+        if len(Pv) == 0:
+            return pd.DataFrame()
+        frames = []
+        for target, costs in self.costs[operation].items():
+            targets, names, chosen = predict_arrays(operation, algorithm, mapping, Pv, costs, self.options,
+                                                    placements, with_average=target != "max")
+            frames.append(curve_frame(Pv, costs.sizes, {target: targets[target]}, names, 1, chosen))
+        return pd.concat(frames, ignore_index=True)

@@ -1,0 +1,130 @@
+"""What one fan-out costs on each channel, read from the earlier stages' outputs.
+
+Nothing is fitted here: the point-to-point lines are the pt2pt stage's Hockney fits (one file per
+weighting: ``results/pt2pt/hockney.parquet`` and the study's OLS fit ``hockney_study.parquet``), the
+NBFT lines are the nbft stage's fits (study eq. 6, ``results/nbft/fits.csv``) and the measured NBFT
+cost per receiver count is the nbft stage's median table (``results/nbft/medians.parquet``,
+:func:`collat.nbft.median_table`). The model only evaluates them at its sizes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..hockney import t_p2p, t_p2p_curve
+
+
+class ChannelCosts:
+    """What one fan-out costs on each channel, at a list of sizes (arrays over [K channels, S sizes]).
+
+    ``p2p[k, s]`` = T_p2p^k(size_s) (study eq. 5); ``alpha``, ``beta``: the NBFT line of channel k
+    (study eq. 6), T_NBFT^k(n + 1, m) = alpha + beta n for n receivers. ``table`` (given as [K, S, n])
+    holds T_NBFT^k with n receivers as measured (median over runs, interpolated over the measured P)
+    up to the largest measured NBFT, the line beyond, 0 for n = 0; it is kept as
+    ``table_by_receivers`` [K, n, S] so that the rows of one receiver count are contiguous.
+    ``link_table`` [K, n, S] prices n messages on a shared link (openmpi mode's ``shared_link``).
+    """
+
+    def __init__(self, channels: list[str], sizes, p2p, alpha, beta, table=None, curves=None):
+        self.channels = list(channels)
+        self.curves = curves  # T_p2p of each channel at any size (the Hockney fits), for schedules
+        self.index = {c: i for i, c in enumerate(self.channels)}
+        self.sizes = np.asarray(sizes, dtype=float)
+        self.p2p, self.alpha, self.beta = (np.asarray(a, dtype=float) for a in (p2p, alpha, beta))
+        self.table_by_receivers = None if table is None else np.ascontiguousarray(np.transpose(table, (0, 2, 1)))
+        self.link_table = None
+        self.overhead = 0.0  # a per-call constant added to every prediction (the calibrated mode's)
+        # a reduce sender's wait for its receiver (osu_rank_times): eager up to eager_limit bytes
+        self.eager_limit, self.wait_eager, self.wait_rendezvous = np.inf, 0.0, 1.0
+        self.memory_contention = 0.0  # us per byte per concurrent message in one socket (shared_memory)
+
+    @classmethod
+    def from_stage_outputs(cls, hockney: pd.DataFrame, nbft_fits: pd.DataFrame, operation: str, target: str,
+                           channels: list[str], sizes, medians: pd.DataFrame | None = None,
+                           max_receivers: int = 0) -> "ChannelCosts":
+        """From the pt2pt stage's Hockney fits, the nbft stage's lines and (optionally) its median
+        table (:func:`collat.nbft.median_table`), for one operation and target (avg or max)."""
+        sizes = np.asarray(sizes, dtype=float)
+        f = nbft_fits[(nbft_fits["operation"] == operation) & (nbft_fits["target"] == target)]
+        have = [c for c in channels if c in set(f["channel"]) and c in set(hockney["channel"])]
+        p2p = np.vstack([t_p2p(hockney, c, sizes) for c in have])
+        alpha, beta = np.empty_like(p2p), np.empty_like(p2p)
+        nearest = []
+        for k, c in enumerate(have):
+            g = f[f["channel"] == c].sort_values("size")
+            measured = g["size"].to_numpy(float)
+            # the NBFT line of the nearest measured size at or below (the smallest for tiny sizes),
+            # scaled by T_p2p(m) / T_p2p(m~): gamma(P, m~) T_p2p(m), exact at measured sizes
+            j = np.clip(np.searchsorted(measured, sizes, side="right") - 1, 0, len(measured) - 1)
+            scale = p2p[k] / t_p2p(hockney, c, measured[j])
+            alpha[k] = g["alpha_us"].to_numpy()[j] * scale
+            beta[k] = g["beta_us"].to_numpy()[j] * scale
+            nearest.append((measured[j], scale))
+        table = None
+        if medians is not None and max_receivers > 0:
+            table = receiver_table(alpha, beta, max_receivers)
+            d = medians[(medians["operation"] == operation) & (medians["target"] == target)]
+            n = np.arange(max_receivers + 1, dtype=float)
+            for k, c in enumerate(have):
+                med = d[d["channel"] == c].set_index(["size", "P"])["latency"].sort_index()
+                for si, (m_near, scale) in enumerate(zip(*nearest[k])):
+                    if m_near not in med.index.get_level_values(0):
+                        continue
+                    series = med.loc[m_near]
+                    recv = series.index.to_numpy(float) - 1.0
+                    inside = n <= recv.max()
+                    table[k, si, inside] = np.interp(n[inside], recv, series.to_numpy()) * scale
+            table[:, :, 0] = 0.0
+        return cls(have, sizes, p2p, alpha, beta, table, [t_p2p_curve(hockney, c) for c in have])
+
+    def p2p_at(self, k: np.ndarray, size: np.ndarray) -> np.ndarray:
+        """T_p2p of channel index k[i] at sizes size[i, :] (any sizes, from the Hockney fits)."""
+        if self.curves is None:
+            raise ValueError("these channel costs carry no Hockney fits: message schedules cannot be priced")
+        out = np.empty(size.shape)
+        for kk in np.unique(k):
+            rows = k == kk
+            out[rows] = self.curves[kk](size[rows])
+        return out
+
+    def scaled(self, factor: float) -> "ChannelCosts":
+        """NBFT costs multiplied by ``factor`` (same point-to-point times, so the same Q)."""
+        out = ChannelCosts(self.channels, self.sizes, self.p2p, self.alpha * factor, self.beta * factor,
+                           curves=self.curves)
+        out.eager_limit, out.wait_eager, out.wait_rendezvous = self.eager_limit, self.wait_eager, self.wait_rendezvous
+        for name in ("table_by_receivers", "link_table"):
+            value = getattr(self, name)
+            setattr(out, name, None if value is None else value * factor)
+        return out
+
+
+def receiver_table(alpha: np.ndarray, beta: np.ndarray, max_receivers: int) -> np.ndarray:
+    """T_NBFT with n = 0 .. max_receivers receivers on the line alpha + max(beta, 0) n, [K, S, n]
+    (study eq. 6; a negative slope is taken as flat)."""
+    n = np.arange(max_receivers + 1, dtype=float)
+    return alpha[:, :, None] + np.maximum(beta, 0.0)[:, :, None] * n[None, None, :]
+
+
+def paper_costs(hockney_study: pd.DataFrame, nbft_fits: pd.DataFrame, target: str, channels: list[str],
+                sizes) -> dict[str, ChannelCosts]:
+    """operation -> the paper mode's costs: the study's OLS Hockney fit and NBFT lines of ``target``."""
+    return {op: ChannelCosts.from_stage_outputs(hockney_study, nbft_fits, op, target, channels, sizes)
+            for op in ("bcast", "reduce")}
+
+
+def openmpi_costs(hockney: pd.DataFrame, nbft_fits: pd.DataFrame, medians: pd.DataFrame, options,
+                  channels: list[str], sizes, max_receivers: int) -> dict[str, ChannelCosts]:
+    """operation -> the openmpi mode's costs (``options``: :class:`~collat.model.options.OpenMPIOptions`):
+    the pt2pt stage's fit, the NBFT of ``nbft_target`` measured where measured, and a shared link's
+    queue priced with ``link_target``."""
+    out = {}
+    for op in ("bcast", "reduce"):
+        c = ChannelCosts.from_stage_outputs(hockney, nbft_fits, op, options.nbft_target, channels, sizes, medians,
+                                            max_receivers)
+        c.eager_limit = options.eager_limit
+        if options.link_target != options.nbft_target:
+            c.link_table = ChannelCosts.from_stage_outputs(hockney, nbft_fits, op, options.link_target, channels,
+                                                           sizes, medians, max_receivers).table_by_receivers
+        out[op] = c
+    return out

@@ -1,0 +1,230 @@
+"""The openmpi mode: what OpenMPI 4.1.5 runs, priced from the point-to-point and NBFT measurements.
+
+Every forced algorithm is the shape OpenMPI's coll/base builds (config ``model.openmpi.trees``:
+a tree of fan-outs, or rounds of messages, :mod:`collat.schedules`), with its fall-back below a
+message count; algorithm 0 is whatever the fixed decision rules pick (:mod:`collat.openmpi`). A
+parent's fan-out costs every receiver's per-message gap plus the longest single-channel tail
+(:func:`sequential_fanout`); fan-outs of one tree level that leave through one node's link, or
+copy within one socket, contend (:func:`shared_link`, :func:`shared_memory`); each rank's time is
+taken as OSU times it (:func:`collat.model.forest.osu_rank_times`): avg = the mean over ranks, max
+= the slowest.
+
+:func:`predict_arrays` is shared with the calibrated mode, which prices the same shapes with fitted
+channel costs (:mod:`.calibrated_mode`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .. import schedules
+from ..openmpi import as_run, default_algorithms, runs_fallback, tree_spec
+from ..placement import LEVELS, channel_codes
+from .costs import ChannelCosts
+from .forest import Forest, Placements, node_costs, osu_rank_times
+from .options import ModelOptions
+from .predict import curve_frame
+
+
+def sequential_fanout(counts: np.ndarray, costs: ChannelCosts) -> np.ndarray:
+    """Cost in us of each parent's fan-out, [n_parents, S], from its children per channel [n_parents, K].
+
+    The parent issues its sends one after another, so every receiver on channel c costs that
+    channel's per-receiver gap beta_c (the NBFT slope, study eq. 6), and the fan-out ends with the
+    longest remaining tail of one channel: cost = sum_c beta_c N_c + max_c [T_NBFT^c(N_c) - beta_c N_c]
+    (one channel alone: exactly its NBFT; the collective study's eq. 11 with Q_max,j = beta_max /
+    beta_j taken from the NBFT instead of the latency ratio), never below one message on the
+    slowest channel present (study eq. 1). T_NBFT^c comes from the measured table (measured where
+    measured) when present, else the line.
+    """
+    counts = np.asarray(counts)
+    n, K = counts.shape
+    S = costs.p2p.shape[1]
+    present = counts > 0
+    gap = np.maximum(costs.beta, 0.0)  # [K, S]
+    total = counts.astype(float) @ gap  # [n, S]
+    tail = np.full((n, S), -np.inf)
+    floor = np.zeros((n, S))
+    table = costs.table_by_receivers
+    for k in range(K):
+        rows = np.flatnonzero(present[:, k])
+        if rows.size == 0:
+            continue
+        nk = counts[rows, k]
+        if table is not None:
+            if nk.max() >= table.shape[1]:
+                raise ValueError(f"a fan-out of {nk.max()} receivers exceeds the cost table ({table.shape[1] - 1})")
+            part = table[k][nk]  # [rows, S]
+        else:
+            part = costs.alpha[k][None, :] + costs.beta[k][None, :] * nk[:, None]
+        tail[rows] = np.maximum(tail[rows], part - gap[k][None, :] * nk[:, None])
+        floor[rows] = np.maximum(floor[rows], costs.p2p[k][None, :])
+    out = np.maximum(total + tail, floor)
+    return np.where(present.any(axis=1)[:, None], out, 0.0)
+
+
+def shared_link(forest: Forest, counts: np.ndarray, costs: ChannelCosts, w: np.ndarray, channel: str) -> np.ndarray:
+    """Contention on a shared link: the fan-outs of one tree level run concurrently, and every
+    message they send over ``channel`` (node: the node's network interface; socket: the
+    inter-socket link) leaves through the sender's node (socket). Those messages queue like the
+    receivers of one NBFT, so a fan-out using the link lasts at least T_NBFT^channel(C), with C
+    the messages over that link from the same node (socket) at the same level.
+    """
+    link = costs.link_table if costs.link_table is not None else costs.table_by_receivers
+    if channel not in costs.index or link is None:
+        return w
+    k = costs.index[channel]
+    uses = counts[:, k]
+    senders = np.flatnonzero(uses > 0)
+    if senders.size == 0:
+        return w
+    where = forest.where["node" if channel == "node" else "socket"][senders]
+    depth = forest.depth[senders]
+    key = (forest.tree_id[senders] * (int(depth.max()) + 1) + depth) * (int(where.max()) + 1) + where
+    _, inverse = np.unique(key, return_inverse=True)
+    load = np.bincount(inverse.ravel(), weights=uses[senders]).astype(np.int64)
+    table = link[k]
+    load = np.minimum(load, table.shape[0] - 1)
+    out = w.copy()
+    out[senders] = np.maximum(w[senders], table[load[inverse.ravel()]])
+    return out
+
+
+def shared_memory(forest: Forest, counts: np.ndarray, costs: ChannelCosts, w: np.ndarray) -> np.ndarray:
+    """Contention for a socket's memory: the fan-outs of one tree level run concurrently, and every
+    message another parent of the same socket sends at that level adds ``costs.memory_contention``
+    microseconds per byte to a fan-out (the copies share the socket's memory bandwidth)."""
+    if np.all(np.asarray(costs.memory_contention) <= 0):
+        return w
+    sent = counts.sum(axis=1)
+    senders = np.flatnonzero(sent > 0)
+    if senders.size == 0:
+        return w
+    socket = forest.where["socket"][senders]
+    depth = forest.depth[senders]
+    key = (forest.tree_id[senders] * (int(depth.max()) + 1) + depth) * (int(socket.max()) + 1) + socket
+    _, inverse = np.unique(key, return_inverse=True)
+    inverse = inverse.ravel()
+    others = np.bincount(inverse, weights=sent[senders])[inverse] - sent[senders]
+    out = w.copy()
+    out[senders] += costs.memory_contention * others[:, None] * costs.sizes[None, :]
+    return out
+
+
+def evaluate(forest: Forest, counts: np.ndarray, costs: ChannelCosts, operation: str, with_average: bool = True,
+             contention: tuple = ()):
+    """(completion [T, S], mean rank time [T, S] or None) of every tree of a forest: sequential
+    fan-outs, the shared links of ``contention`` (:func:`shared_link`) and the socket's memory
+    (:func:`shared_memory`), then per-rank times."""
+    w = node_costs(counts, costs, sequential_fanout)
+    for channel in contention:
+        w = shared_link(forest, counts, costs, w, channel)
+    w = shared_memory(forest, counts, costs, w)
+    times = osu_rank_times(forest, w, costs, operation)
+    return forest.per_tree_max(times), forest.per_tree_mean(times) if with_average else None
+
+
+def evaluate_tree(parent, counts, costs: ChannelCosts, operation: str, links, send_key=None):
+    """(slowest rank [S], mean rank time [S]) of one tree from its census and the channel of every
+    link (:func:`collat.model.forest.link_channels`)."""
+    forest = Forest([np.asarray(parent)])
+    forest.link = None if links is None else np.asarray(links)
+    forest.send_key = None if send_key is None else np.asarray(send_key)
+    done, mean = evaluate(forest, counts, costs, operation)
+    return done[0], mean[0]
+
+
+def predict_arrays(operation: str, algorithm: int, mapping: str, Pv, costs: ChannelCosts, options: ModelOptions,
+                   placements: Placements, with_average: bool = True):
+    """The openmpi-shaped prediction of one (operation, algorithm, mapping) as arrays [P, size]:
+    (targets {"max": completion, "avg": mean rank time (with_average)}, shape names, the algorithm
+    OpenMPI ran). Shared by the openmpi and calibrated modes; a ``costs.overhead`` (calibrated
+    mode: a per-call constant) is added to both targets.
+    """
+    sizes = costs.sizes
+    S, Pv = len(sizes), np.asarray([int(p) for p in Pv])
+    unpinned = options.unpinned_channel
+    specs = options.openmpi.trees
+    if algorithm == 0:
+        chosen = default_algorithms(operation, Pv, sizes, options.openmpi.default_rules)
+    else:
+        chosen = np.full((len(Pv), S), int(algorithm))
+    done, mean = np.full((len(Pv), S), np.nan), np.full((len(Pv), S), np.nan)
+    names = np.full((len(Pv), S), "", dtype=object)
+    for alg in np.unique(chosen):
+        spec = tree_spec(specs, operation, int(alg))
+        if spec is None:
+            continue
+        spec = as_run(spec, by_default=algorithm == 0)
+        fallback = runs_fallback(spec, Pv, sizes)
+        variants = [(spec, ~fallback)]
+        if spec.get("fallback"):
+            variants.append(({"tree": spec["fallback"]}, fallback))
+        for shape, where in variants:
+            ok = (chosen == alg) & where
+            rows = np.flatnonzero(ok.any(axis=1))
+            if rows.size == 0:
+                continue
+            links = options.openmpi.contention.links_for(shape)
+            c, a = price_shape(shape, operation, Pv[rows], mapping, costs, placements, unpinned,
+                               with_average, links)
+            done[rows] = np.where(ok[rows], c, done[rows])
+            names[ok] = shape.get("tree") or shape.get("schedule")
+            if with_average:
+                mean[rows] = np.where(ok[rows], a, mean[rows])
+    targets = {"max": done + costs.overhead}
+    if with_average:
+        targets["avg"] = mean + costs.overhead
+    return targets, names, chosen
+
+
+def price_shape(shape: dict, operation: str, Pv, mapping: str, costs: ChannelCosts, placements: Placements,
+                unpinned: str, with_average: bool = True, contention: tuple = ()):
+    """(completion [T, S], mean rank time [T, S]) of one OpenMPI shape at every P of ``Pv``.
+
+    ``{tree: ...}``: fan-outs along a tree (:func:`evaluate`); the in-order binary tree is rooted at
+    P - 1, whose result then travels to the root (one more message of the whole vector; rank 0,
+    a leaf of that tree, waits for it). ``{schedule: ...}``: rounds of messages
+    (:mod:`collat.schedules`), priced from the point-to-point fits.
+    """
+    if "schedule" in shape:
+        build = schedules.BUILDERS[shape["schedule"]]
+        out = [schedules.run(build(int(P)), int(P), placements(int(P), mapping), costs.index, costs.p2p_at,
+                             costs.sizes, unpinned) for P in Pv]
+        return np.vstack([o[0] for o in out]), np.vstack([o[1] for o in out])
+    forest, counts = placements.census(shape, Pv, mapping, costs.index, unpinned)
+    done, mean = evaluate(forest, counts, costs, operation, with_average, contention)
+    if shape["tree"] == "in_order_binary":
+        lookup = np.array([costs.index.get(c, -1) for c in LEVELS])
+        k = np.array([lookup[channel_codes(placements(int(P), mapping), [int(P) - 1], [0], unpinned)[0]]
+                      for P in Pv])
+        relay = costs.p2p_at(k, np.broadcast_to(costs.sizes, (len(Pv), len(costs.sizes))))
+        relay[np.asarray(Pv) < 2] = 0.0
+        new_done = done + relay
+        if mean is not None:  # rank 0 now finishes last instead of as a leaf (taken at the mean)
+            mean = mean + (new_done - mean) / np.asarray(Pv, dtype=float)[:, None]
+        done = new_done
+    return done, mean
+
+
+class OpenMPIMode:
+    """Predictions of what OpenMPI runs, priced with ``costs`` (operation -> :class:`ChannelCosts`)."""
+
+    name = "openmpi"
+
+    def __init__(self, costs: dict[str, ChannelCosts], options: ModelOptions):
+        self.costs, self.options = costs, options
+
+    def algorithms(self, operation: str) -> list[int]:
+        """Every algorithm with a shape in config ``model.openmpi.trees``, and the default, 0."""
+        return sorted({int(s["algorithm"]) for s in self.options.openmpi.trees if s["operation"] == operation} | {0})
+
+    def curve(self, operation: str, algorithm: int, mapping: str, P_values, placements: Placements) -> pd.DataFrame:
+        """max and avg of one (operation, algorithm, mapping) at every P and size."""
+        costs = self.costs[operation]
+        Pv = np.asarray([int(p) for p in P_values])
+        if len(Pv) == 0:
+            return pd.DataFrame()
+        targets, names, chosen = predict_arrays(operation, algorithm, mapping, Pv, costs, self.options, placements)
+        return curve_frame(Pv, costs.sizes, targets, names, 1, chosen)

@@ -1,0 +1,70 @@
+"""The model stage's options as frozen objects, built once from the validated config ``model``
+(schema: workflow/schemas/config.schema.yaml, which fills the defaults)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Contention:
+    """Shared resources priced by the openmpi-shaped modes (config ``model.openmpi.contention``)."""
+
+    links: tuple[str, ...]  # channels whose link the concurrent fan-outs of one tree level share
+    trees: tuple[str, ...]  # tree shapes the shared links are priced for
+
+    def links_for(self, shape: dict) -> tuple[str, ...]:
+        return self.links if shape.get("tree") in self.trees else ()
+
+
+@dataclass(frozen=True)
+class PaperOptions:
+    """The collective study's model as its code ran it (config ``model.paper``)."""
+
+    hockney_weighting: str     # the point-to-point fit it prices with (the pt2pt stage writes both)
+    nbft_target: str           # the NBFT column its lines are fitted to
+    algorithms: tuple[dict, ...]  # tree shapes, with the study's n_s per mapping (``segments``)
+    max_P: tuple[dict, ...]       # largest P the study scored per (operation, algorithm, mapping)
+
+    def segments(self, spec: dict, mapping: str) -> int:
+        return int(spec.get("segments", {}).get(mapping, 1))
+
+
+@dataclass(frozen=True)
+class OpenMPIOptions:
+    """What OpenMPI 4.1.5 runs and how its fan-outs are priced (config ``model.openmpi``)."""
+
+    nbft_target: str           # NBFT column that prices a fan-out
+    link_target: str           # NBFT column that prices a shared link's queue
+    eager_limit: float         # bytes up to which a reduce sender does not wait for its receiver
+    contention: Contention
+    trees: tuple[dict, ...]    # the shape of every forced algorithm
+    default_rules: dict        # operation -> the fixed decision rules' blocks
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """Config ``model`` (and the top-level ``mappings`` predicted)."""
+
+    modes: tuple[str, ...]
+    unpinned_channel: str      # channel between ranks no placement pins apart
+    grid_step: int             # the prediction grid's step in P
+    mappings: tuple[str, ...]
+    cleanings: tuple[str, ...]  # cleanings the scores are computed for
+    paper: PaperOptions
+    openmpi: OpenMPIOptions
+
+    @classmethod
+    def from_config(cls, model: dict, mappings=("core", "socket", "node")) -> "ModelOptions":
+        p, o = model["paper"], model["openmpi"]
+        contention = o.get("contention") or {"links": [], "trees": []}
+        return cls(
+            modes=tuple(model["modes"]), unpinned_channel=str(model["unpinned_channel"]),
+            grid_step=int(model["grid_step"]), mappings=tuple(mappings), cleanings=tuple(model["cleanings"]),
+            paper=PaperOptions(str(p["hockney_weighting"]), str(p["nbft_target"]), tuple(p["algorithms"]),
+                               tuple(p["max_P"])),
+            openmpi=OpenMPIOptions(str(o["nbft_target"]), str(o.get("link_target") or o["nbft_target"]),
+                                   float(o.get("eager_limit", 4096)),
+                                   Contention(tuple(contention["links"]), tuple(contention["trees"])),
+                                   tuple(o["trees"]), dict(o["default_rules"])),
+        )

@@ -1,0 +1,54 @@
+"""The prediction grid: every mode x operation x algorithm x mapping x P x size.
+
+A mode (:class:`~collat.model.paper_mode.PaperMode`, :class:`~collat.model.openmpi_mode.OpenMPIMode`,
+:class:`~collat.model.calibrated_mode.CalibratedMode`) has ``name``, ``costs`` (per operation),
+``options``, ``algorithms(operation)`` and ``curve(operation, algorithm, mapping, P_values,
+placements)``, which returns the rows of :func:`curve_frame` for every size of its costs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+PREDICTION_COLUMNS = ["mode", "operation", "algorithm", "algorithm_name", "mapping", "P", "size", "target",
+                      "predicted", "tree", "segments", "runs"]
+
+
+def curve_frame(Pv, sizes, targets: dict, names, segments, runs) -> pd.DataFrame:
+    """One curve's rows: P, size, target, predicted, tree, segments, runs (the algorithm OpenMPI ran;
+    differs from the algorithm asked for where that is the default, 0), one block per target."""
+    T, S = len(Pv), len(sizes)
+    frames = []
+    for target, value in targets.items():
+        frames.append(pd.DataFrame({
+            "P": np.repeat(Pv, S), "size": np.tile(np.asarray(sizes, dtype=np.int64), T), "target": target,
+            "predicted": value.ravel(), "tree": names.ravel(), "segments": segments, "runs": runs.ravel(),
+        }))
+    return pd.concat(frames, ignore_index=True)
+
+
+def predict_all(modes: list, placements, algorithms: dict, P_values) -> pd.DataFrame:
+    """Predictions of every mode for every operation, algorithm it models, mapping of its options,
+    P of ``P_values`` and size of its costs (:data:`PREDICTION_COLUMNS`); ``placements`` is a
+    :class:`~collat.model.forest.Placements` of the machine, ``algorithms`` config ``algorithms``
+    (operation -> [{id, name}])."""
+    frames = []
+    for mode in modes:
+        for operation in mode.costs:
+            names = {int(a["id"]): a["name"] for a in algorithms[operation]}
+            for alg in mode.algorithms(operation):
+                for mapping in mode.options.mappings:
+                    curve = mode.curve(operation, alg, mapping, P_values, placements)
+                    if curve.empty:
+                        continue
+                    frames.append(curve.assign(mode=mode.name, operation=operation, algorithm=alg,
+                                               algorithm_name=names.get(alg, f"alg{alg}"), mapping=mapping))
+    if not frames:
+        return pd.DataFrame({c: pd.Series(dtype=float) for c in PREDICTION_COLUMNS})
+    out = pd.concat(frames, ignore_index=True)
+    for col in ("mode", "operation", "algorithm_name", "mapping", "target"):
+        out[col] = out[col].astype("string")
+    out["runs"] = out["runs"].astype("int64")
+    out["tree"] = out["tree"].astype("string")
+    return out[PREDICTION_COLUMNS]
