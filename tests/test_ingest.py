@@ -299,3 +299,52 @@ def test_a_bad_per_run_manifest_row_names_its_line(tmp_path, rows, line, words):
     with pytest.raises(InputError) as err:
         ingest_raw_log(tmp_path / "slurm-4242.out", "slurm-4242.out", [], m, vocab, on_bad_run="skip")
     assert str(err.value).startswith(f"{m}, line {line}: expected ") and words in str(err.value), str(err.value)
+
+
+# ------------------------------------------------------------------ which MPI
+
+def _latency_part(source, mpi, avg=1.0):
+    from collat.tidy import conform
+
+    df = pd.DataFrame({"channel": "core", "size": [1, 2], "avg": avg, "run": 0, "source": source, "line": [2, 3],
+                       "copies": 1, "outlier": False, "mpi": mpi})
+    quality = {"source": source, "table": "pt2pt", "benchmark": "osu_latency", "osu_version": "7.3",
+               "datatype": "MPI_CHAR", "rows_read": 2, "duplicates_collapsed": 0, "rows": 2, "runs": 1,
+               "skipped_lines": 0, "skipped_runs": "", "mpi": "" if pd.isna(mpi) else mpi}
+    return "pt2pt", conform(df, "pt2pt"), quality
+
+
+def test_mpi_from_pattern_manifest_and_version_line(tmp_path, vocab):
+    assert from_path("openmpi-4.1.5/lat-core.txt", ["{mpi}/lat-{channel}.txt"]) == {"mpi": "openmpi-4.1.5",
+                                                                                   "channel": "core"}
+    log = tmp_path / "lat-core.txt"
+    log.write_text("mpirun (Open MPI) 4.1.5\n# OSU MPI Latency Test v7.3\n# Size Latency (us)\n1 0.2\n2 0.3\n")
+    table, df, q = ingest_raw_log(log, "lat-core.txt", ["lat-{channel}.txt"], None, vocab)
+    assert set(df["mpi"]) == {"openmpi-4.1.5"} and q["mpi"] == "openmpi-4.1.5"
+    manifest = tmp_path / "manifest.csv"
+    manifest.write_text("file,mpi\nlat-core.txt,mpich-4.0.2\n")
+    with pytest.raises(InputError) as err:  # the manifest and the log's own version line disagree
+        ingest_raw_log(log, "lat-core.txt", ["lat-{channel}.txt"], manifest, vocab)
+    assert str(err.value).startswith(f"{log}, line 1: expected an MPI version line that agrees with the file's "
+                                     "metadata (mpi='mpich-4.0.2')")
+
+
+def test_two_mpi_implementations_are_not_merged():
+    from collat.ingest import merge
+
+    parts = [_latency_part("a.out", "openmpi-4.1.5"), _latency_part("b.out", "mpich-4.0.2", 9.0),
+             _latency_part("c.out", pd.NA, 5.0)]
+    with pytest.raises(InputError) as err:
+        merge(parts, {"window": 3, "z": 6.0, "min_relative": 1.0})
+    assert str(err.value) == ("data.mpi: expected logs of one MPI implementation, or data.mpi naming the one to "
+                              "read (another implementation needs its own config), found "
+                              "'mpich-4.0.2 (b.out); openmpi-4.1.5 (a.out)'")
+    tables, quality = merge(parts, {"window": 3, "z": 6.0, "min_relative": 1.0}, mpi="mpich-4.0.2")
+    t = tables["pt2pt"]
+    assert sorted(t["source"].unique()) == ["b.out", "c.out"]  # c.out names no implementation: kept
+    assert quality.set_index("source").loc["a.out", "rows"] == 0
+    with pytest.raises(InputError, match=r"data.mpi: expected an MPI implementation the logs name \(mpich-4.0.2, "
+                                         r"openmpi-4.1.5\), found 'mpich-4.1'"):
+        merge(parts, {"window": 3, "z": 6.0, "min_relative": 1.0}, mpi="mpich-4.1")
+    tables, _ = merge(parts[:1] + parts[2:], {"window": 3, "z": 6.0, "min_relative": 1.0})  # one and unknown
+    assert len(tables["pt2pt"]) == 4

@@ -161,3 +161,31 @@ def test_job_killed_at_its_time_limit():
     assert "DUE TO TIME LIMIT" in cut["reason"]
     with pytest.raises(InputError, match=r"slurm-821238.out, line \d+: expected OSU output, not MPI launcher"):
         parse_osu(text, "slurm-821238.out")
+
+
+@pytest.mark.parametrize("line,expected", [
+    ("mpirun (Open MPI) 4.1.5", "openmpi-4.1.5"),
+    ("                Open MPI: 4.1.4", "openmpi-4.1.4"),
+    ("MPICH Version:      4.0.2", "mpich-4.0.2"),
+    ("MVAPICH2 Version:     \t2.3.7", "mvapich2-2.3.7"),
+    ("Intel(R) MPI Library for Linux* OS, Version 2021.6 Build 20220227 (id: 28877f3f32)", "intelmpi-2021.6"),
+    ("Open MPI repo revision: v4.1.5", None),
+    ("# OSU MPI Latency Test v7.3", None),
+])
+def test_mpi_version_lines(line, expected):
+    from collat.osu import mpi_version
+
+    assert mpi_version(line) == expected
+
+
+def test_a_version_line_names_the_implementation_of_the_runs_after_it():
+    """`mpirun --version` printed by the job script is not launcher error text; it names the MPI of
+    the runs that follow it, up to the next version line."""
+    run = "# Size          Latency (us)\n1 0.25\n2 0.26\n"
+    text = ("mpirun (Open MPI) 4.1.5\n\nReport bugs to http://www.open-mpi.org/community/help/\n"
+            "# OSU MPI Latency Test v7.3\n" + run + run + "MPICH Version:      4.0.2\n" + run)
+    log = parse_osu(text, "slurm.out")
+    assert log.n_runs == 3 and log.run_markers == {}
+    assert log.run_mpi == {0: (1, {"mpi": "openmpi-4.1.5"}), 1: (1, {"mpi": "openmpi-4.1.5"}),
+                           2: (11, {"mpi": "mpich-4.0.2"})}
+    assert parse_osu("# OSU MPI Latency Test v7.3\n" + run, "plain.txt").run_mpi == {}

@@ -486,3 +486,32 @@ def test_processed_csvs_through_data_tables(tmp_path):
     out = res.stdout + res.stderr
     assert res.returncode != 0 and "bcast_awk.csv, line 14: expected a value of data.tables[0].values.algorithm" in out
     assert "found 'bintree'" in out and "Traceback" not in out
+
+
+def test_logs_of_two_mpi_implementations_stop_the_ingest_until_one_is_chosen(tmp_path):
+    """issue 15: an Open MPI and an MPICH SLURM stdout side by side (each names its library in the
+    version line the job printed) are not fitted as one machine: one line names both and a file of
+    each; data.mpi then reads one, and the tidy table records which."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copy(REPO / "tests" / "fixtures" / "osu" / "slurm_openmpi_latency.out", raw / "slurm-5101.out")
+    shutil.copy(REPO / "tests" / "fixtures" / "osu" / "slurm_mpich_latency.out", raw / "slurm-5102.out")
+    (raw / "manifest.csv").write_text("file,benchmark,channel\nslurm-5101.out,osu_latency,core\n"
+                                      "slurm-5102.out,osu_latency,node\n")
+    cfg = thin_config(raw)
+    cfg["data"]["raw"].update(glob="*.out", patterns=[], manifest="manifest.csv")
+    cfg["stages"] = ["pt2pt"]
+    wd = make_workdir(tmp_path / "wd", cfg)
+    res = run_snakemake(wd, "--cores", "2", "results/tidy/pt2pt.parquet", check=False)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0 and "Traceback" not in out
+    assert ("data.mpi: expected logs of one MPI implementation, or data.mpi naming the one to read (another "
+            "implementation needs its own config), found 'mpich-4.0.2 (slurm-5102.out); openmpi-4.1.5 "
+            "(slurm-5101.out)'") in out
+    cfg["data"]["mpi"] = "openmpi-4.1.5"
+    wd = make_workdir(tmp_path / "wd", cfg)
+    run_snakemake(wd, "--cores", "2", "results/tidy/pt2pt.parquet")
+    t = pd.read_parquet(wd / "results/tidy/pt2pt.parquet")
+    assert set(t["mpi"]) == {"openmpi-4.1.5"} and set(t["channel"]) == {"core"} and len(t) == 4 * 23
+    q = pd.read_csv(wd / "results/tidy/quality.csv").set_index("source")
+    assert q.loc["slurm-5101.out", "mpi"] == "openmpi-4.1.5" and q.loc["slurm-5102.out", "rows"] == 0

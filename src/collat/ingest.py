@@ -117,9 +117,9 @@ def route(log: OsuLog, meta: dict, vocab: Vocabulary, where: str, line: int | No
 
 def run_metadata(log: OsuLog, meta: dict, manifest_runs: dict | None = None,
                  manifest_path: str = "manifest") -> dict[int, tuple[dict, int]]:
-    """Per run: (the file's metadata with its marker's or its manifest row's, the run's first
-    line). A marker or a per-run manifest row that contradicts the path pattern or the file's
-    manifest row is an error naming its line; ``manifest_runs`` is
+    """Per run: (the file's metadata with its marker's, its manifest row's or its MPI version line's,
+    the run's first line). A marker, a per-run manifest row or a version line that contradicts the
+    path pattern or the file's manifest row is an error naming its line; ``manifest_runs`` is
     :func:`collat.metadata.read_manifest_rows` (its per-run rows) of this file (runs numbered as in the file,
     truncated ones included)."""
     first = log.data.groupby("run")["line"].min()
@@ -134,7 +134,8 @@ def run_metadata(log: OsuLog, meta: dict, manifest_runs: dict | None = None,
     for run, line in first.items():
         merged = dict(meta)
         for where, what, row in ((manifest_path, "a run row", (manifest_runs or {}).get(in_file[int(run)])),
-                                 (log.path, "a marker", log.run_markers.get(run))):
+                                 (log.path, "a marker", log.run_markers.get(run)),
+                                 (log.path, "an MPI version line", log.run_mpi.get(run))):
             if row is None:
                 continue
             at, fields = row
@@ -173,8 +174,8 @@ def from_osu_log(log: OsuLog, meta: dict, vocab: Vocabulary, source: str,
                  manifest_path: str = "manifest") -> tuple[str, pd.DataFrame, dict]:
     """Tidy rows of one raw OSU log with its metadata (the file's, and per run its marker line's or
     its per-run manifest row's)."""
-    per_run = (run_metadata(log, meta, manifest_runs, manifest_path) if log.run_markers or manifest_runs
-               else None)
+    per_run = (run_metadata(log, meta, manifest_runs, manifest_path)
+               if log.run_markers or manifest_runs or log.run_mpi else None)
     if per_run is None:
         table, meta = route(log, meta, vocab, log.path)
         runs = {None: (meta, None)}
@@ -210,9 +211,14 @@ def from_osu_log(log: OsuLog, meta: dict, vocab: Vocabulary, source: str,
         "rows_read": len(log.data), "duplicates_collapsed": collapsed, "rows": len(out),
         "runs": log.n_runs, "skipped_lines": len(log.skipped_lines),
         "skipped_runs": "; ".join(f"run {r['run']} at line {r['line']}: {r['reason']}" for r in log.skipped_runs),
-        "marker_runs": len(log.run_markers), "pooled_runs": pooled,
+        "marker_runs": len(log.run_markers), "pooled_runs": pooled, "mpi": mpi_names(out),
     }
     return table, out, quality
+
+
+def mpi_names(df: pd.DataFrame) -> str:
+    """The MPI implementations a part's rows name, joined by ', ' ('' when none)."""
+    return ", ".join(sorted(df["mpi"].dropna().unique())) if "mpi" in df else ""
 
 
 # ---------------------------------------------------------------- published CSVs
@@ -286,14 +292,14 @@ def from_published_csv(path, table: str, meta: dict, vocab: Vocabulary, source: 
     quality = {
         "source": source, "table": table, "benchmark": None, "osu_version": None, "datatype": None,
         "rows_read": len(raw), "duplicates_collapsed": collapsed, "rows": len(out),
-        "runs": int(out["run"].max()) + 1, "skipped_lines": 0, "skipped_runs": "",
+        "runs": int(out["run"].max()) + 1, "skipped_lines": 0, "skipped_runs": "", "mpi": mpi_names(out),
     }
     return out, quality
 
 
 # ---------------------------------------------------------------- processed CSVs of one's own
 
-TEXT_KEYS = ("operation", "mapping", "channel")
+TEXT_KEYS = ("operation", "mapping", "channel", "mpi")
 
 
 @dataclass(frozen=True)
@@ -367,7 +373,7 @@ def from_table_csv(path, source: TableSource, vocab: Vocabulary, name: str) -> t
     quality = {
         "source": name, "table": source.table, "benchmark": None, "osu_version": None, "datatype": None,
         "rows_read": len(raw), "duplicates_collapsed": collapsed, "rows": len(out),
-        "runs": int(out["run"].max()) + 1, "skipped_lines": 0, "skipped_runs": "",
+        "runs": int(out["run"].max()) + 1, "skipped_lines": 0, "skipped_runs": "", "mpi": mpi_names(out),
     }
     return out, quality
 
@@ -391,11 +397,42 @@ def ingest_raw_log(path, relpath: str, patterns: list[str], manifest_path, vocab
     return from_osu_log(log, meta, vocab, relpath, pooled_factor, per_run, str(manifest_path))
 
 
-def merge(parts: list[tuple[str, pd.DataFrame, dict]], outliers: dict) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
-    """Concatenate per-file tidy frames into the three tables, flag outliers, build the quality table."""
+def one_mpi(parts: list[tuple[str, pd.DataFrame, dict]], mpi: str | None = None,
+            where: str = "data.mpi") -> list[tuple[str, pd.DataFrame, dict]]:
+    """The parts of one MPI implementation: with ``mpi`` (config ``data.mpi``) the rows that name it
+    or name none; without, every part, provided no two name different implementations (their
+    channels and algorithms would be fitted as one machine). Rows that name no implementation are
+    kept either way."""
+    if mpi is not None:
+        kept = []
+        for table, df, q in parts:
+            if "mpi" in df and df["mpi"].notna().any():
+                df = df[df["mpi"].isna() | (df["mpi"] == mpi)]
+            kept.append((table, df, {**q, "rows": len(df)}))
+        if not any("mpi" in df and (df["mpi"] == mpi).any() for _, df, _ in kept):
+            found = sorted({m for _, df, _ in parts if "mpi" in df for m in df["mpi"].dropna().unique()})
+            raise InputError(where, None, f"an MPI implementation the logs name ({', '.join(found) or 'none'})", mpi)
+        return kept
+    first: dict[str, str] = {}  # implementation -> the first source that names it
+    for _, df, q in parts:
+        if "mpi" in df:
+            for name in df["mpi"].dropna().unique():
+                first.setdefault(str(name), q["source"])
+    if len(first) > 1:
+        found = "; ".join(f"{name} ({source})" for name, source in sorted(first.items()))
+        raise InputError(where, None, "logs of one MPI implementation, or data.mpi naming the one to read "
+                         "(another implementation needs its own config)", found)
+    return parts
+
+
+def merge(parts: list[tuple[str, pd.DataFrame, dict]], outliers: dict,
+          mpi: str | None = None) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+    """Concatenate per-file tidy frames into the three tables (of one MPI implementation,
+    :func:`one_mpi`), flag outliers, build the quality table."""
     from .quality import flag_outliers, quality_table
     from .tidy import TABLES, empty
 
+    parts = one_mpi(parts, mpi)
     tables = {}
     for table in TABLES:
         frames = [df for t, df, _ in parts if t == table and len(df)]

@@ -8,6 +8,7 @@ benchmark     osu_latency, osu_bw, osu_bcast, osu_reduce (``osu_`` optional)
 operation     bcast or reduce
 channel       a channel name from config (point-to-point and NBFT logs)
 mapping       a mapping name from config (collective logs)
+mpi           MPI implementation and version, e.g. openmpi-4.1.5 (any text without a slash)
 algorithm     OpenMPI algorithm number (integer)
 P             number of processes (integer)
 receiver      receiving core of a point-to-point log (integer)
@@ -25,7 +26,7 @@ import pandas as pd
 from . import InputError
 
 INT_FIELDS = ("algorithm", "P", "receiver")
-TEXT_FIELDS = ("benchmark", "operation", "channel", "mapping")
+TEXT_FIELDS = ("benchmark", "operation", "channel", "mapping", "mpi")
 FIELDS = TEXT_FIELDS + INT_FIELDS
 
 

@@ -53,6 +53,26 @@ _COLUMNS = [
 KNOWN_COLUMNS = ("Size", "Latency (us)", "Avg Latency(us)", "Min Latency(us)", "Max Latency(us)",
                  "Iterations", "P50/P90/P95/P99 Tail Lat(us)", "Bandwidth (MB/s)")
 
+# Version lines of MPI implementations a job script may print (``mpirun --version``, ``ompi_info``,
+# ``mpichversion``, ``mpiexec -V``): the implementation of the runs that follow, named as
+# ``<implementation>-<version>``. Matched before the launch-error check ("mpirun (Open MPI) ...").
+_MPI_VERSION = [
+    (re.compile(r"\bOpen\s?MPI\)?:?\s+v?(\d+(?:\.\d+)+\w*)", re.I), "openmpi"),
+    (re.compile(r"\bMVAPICH2?\s+Version:?\s+v?(\d+(?:\.\d+)+\w*)", re.I), "mvapich2"),
+    (re.compile(r"\bMPICH\s+Version:?\s+v?(\d+(?:\.\d+)+\w*)", re.I), "mpich"),
+    (re.compile(r"\bIntel\(R\) MPI Library\b.*?\bVersion\s+(\d+(?:\.\d+)*\w*)", re.I), "intelmpi"),
+]
+
+
+def mpi_version(line: str) -> str | None:
+    """``openmpi-4.1.5`` for ``mpirun (Open MPI) 4.1.5`` and the like (:data:`_MPI_VERSION`), else None."""
+    for regex, name in _MPI_VERSION:
+        m = regex.search(line)
+        if m:
+            return f"{name}-{m[1]}"
+    return None
+
+
 # Text a failed or aborted launch prints; it is never skipped silently.
 _LAUNCH_ERROR = re.compile(
     r"^(mpirun|mpiexec|orterun|prterun|srun|slurmstepd)\b|MPI_ABORT|\bORTE\b|\bPRTE\b|"
@@ -74,6 +94,7 @@ class OsuLog:
     skipped_lines: list[int] = field(default_factory=list)
     skipped_runs: list[dict] = field(default_factory=list)
     run_markers: dict = field(default_factory=dict)  # run -> (line, metadata) of the marker before it
+    run_mpi: dict = field(default_factory=dict)  # run -> (line, {"mpi": ...}) of the MPI version line before it
 
     @property
     def n_runs(self) -> int:
@@ -119,7 +140,8 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
     output or an iterable of its lines (an open file: read as a stream, one run in memory as text at
     a time, the values as float arrays). ``markers``
     (:func:`collat.markers.compile_rules`) read the lines between runs as the metadata of the runs
-    that follow (``run_markers``)."""
+    that follow (``run_markers``); an MPI version line (:func:`mpi_version`) names the implementation
+    of the runs that follow (``run_mpi``)."""
     from . import markers as mk
 
     benchmark = version = datatype = None
@@ -131,6 +153,8 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
     aborted: dict[int, tuple[int, str]] = {}  # run index -> (line, text) of launcher text that ended it
     marker: tuple[int, dict] | None = None  # the last marker line seen: (line, metadata)
     run_marker: list = []  # per closed run: the marker in effect when it started
+    mpi: tuple[int, dict] | None = None  # the last MPI version line seen: (line, {"mpi": ...})
+    run_mpi: list = []  # per closed run: the version line in effect when it started
     last_line = 0
 
     def close_run():
@@ -139,6 +163,7 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
             runs.append(np.array(current, dtype=float))
             run_cols.append(cols)
             run_marker.append(current_marker)
+            run_mpi.append(current_mpi)
         current = []
 
     def read_marker(line, lineno):
@@ -147,7 +172,7 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
         except ValueError as exc:  # says what it expected and what it found
             raise InputError(path, lineno, str(exc)) from None
 
-    current_marker = None
+    current_marker = current_mpi = None
 
     first_text = last_raw = ""
     for lineno, raw in enumerate(io.StringIO(text) if isinstance(text, str) else text, start=1):
@@ -184,6 +209,11 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
                 close_run()
                 cols = parse_header(line, path, lineno)
                 continue
+            version_line = mpi_version(line)
+            if version_line is not None:
+                close_run()
+                mpi = (lineno, {"mpi": version_line})
+                continue
             found = read_marker(line, lineno) if markers else None
             if found is not None:
                 close_run()
@@ -217,8 +247,14 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
                     else:
                         raise InputError(path, lineno, f"sizes in increasing order (previous size {prev})", line)
             if not current:
-                current_marker = marker
+                current_marker, current_mpi = marker, mpi
             current.append((lineno, *values))
+            continue
+        version_line = mpi_version(line)
+        if version_line is not None:  # e.g. 'mpirun (Open MPI) 4.1.5': the implementation of the runs that follow
+            close_run()
+            mpi = (lineno, {"mpi": version_line})
+            skipped.append(lineno)
             continue
         found = read_marker(line, lineno) if markers else None
         if found is not None:  # a marker the job script printed: metadata of the runs that follow
@@ -278,11 +314,13 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
         if latency and not run[:, latency].any():
             raise InputError(path, int(run[0][0]), f"latencies above 0 (every latency of run {i} is 0)")
 
-    kept_markers, by_columns = {}, {}  # one frame per column set, not per run (a log may hold 10^5 runs)
+    kept_markers, kept_mpi, by_columns = {}, {}, {}  # one frame per column set, not per run (10^5 runs)
     for new_index, (original, run) in enumerate(kept):
         by_columns.setdefault(tuple(run_cols[original]), []).append((new_index, run))
         if run_marker[original] is not None:
             kept_markers[new_index] = run_marker[original]
+        if run_mpi[original] is not None:
+            kept_mpi[new_index] = run_mpi[original]
     frames = []
     for columns, items in by_columns.items():
         values = np.concatenate([run for _, run in items])
@@ -293,7 +331,7 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
         df["run"] = np.repeat([i for i, _ in items], [len(run) for _, run in items])
         frames.append(df)
     data = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True).sort_values("line", ignore_index=True)
-    return OsuLog(path, benchmark, version, datatype, data, skipped, skipped_runs, kept_markers)
+    return OsuLog(path, benchmark, version, datatype, data, skipped, skipped_runs, kept_markers, kept_mpi)
 
 
 def read_osu(path, on_bad_run: str = "error", markers: tuple = (), machine: dict | None = None) -> OsuLog:

@@ -40,6 +40,8 @@ _PROVENANCE = [
     Column("iterations", "Int64", "1", True, "OSU iterations per size"),
     Column("run", "int64", "1", False, "run index within the source file (0-based, in file order)"),
     Column("source", "string", "", False, "source file name (relative to its data directory)"),
+    Column("mpi", "string", "", True, "MPI implementation and version (e.g. openmpi-4.1.5): path pattern, manifest, "
+           "marker, the log's version line or data.published.mpi; null where nothing names it"),
     Column("line", "int64", "1", False, "line of the source file the row was read from (1-based)"),
     Column("copies", "int64", "1", False, "how many byte-identical rows were collapsed into this one"),
     Column("outlier", "bool", "", False, "flagged by the robust outlier rule (config quality.outliers); never removed"),

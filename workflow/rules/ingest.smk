@@ -26,7 +26,7 @@ rule ingest_published:
         table="results/ingest/published/{file}.parquet",
         quality="results/ingest/published/{file}.quality.json",
     params:
-        entry=lambda w: PUBLISHED["files"][w.file],
+        entry=lambda w: {**PUBLISHED["files"][w.file], **({"mpi": PUBLISHED["mpi"]} if PUBLISHED["mpi"] else {})},
         vocab=VOCAB,
     log:
         "logs/ingest/published/{file}.log",
@@ -96,6 +96,7 @@ rule tidy:
         mem_mb=lambda wildcards, input: max(1500, int(60 * input.size_mb)),
     params:
         outliers=config["quality"]["outliers"],
+        mpi=config["data"]["mpi"],
         raw_dir=RAW["dir"],
         raw_glob=RAW["glob"],
         raw_logs=raw_logs(),

@@ -21,7 +21,7 @@ parts = []
 for path in snakemake.input.parts:
     quality = json.loads(Path(path).with_suffix(".quality.json").read_text())
     parts.append((quality["table"], pd.read_parquet(path), quality))
-tables, quality = merge(parts, snakemake.params.outliers)
+tables, quality = merge(parts, snakemake.params.outliers, snakemake.params.mpi)
 for name, df in tables.items():
     write_parquet(df, snakemake.output[name], name)
     log.info("%s: %d rows, %d flagged as outliers", name, len(df), int(df["outlier"].sum()))
