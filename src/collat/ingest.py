@@ -397,48 +397,172 @@ def ingest_raw_log(path, relpath: str, patterns: list[str], manifest_path, vocab
     return from_osu_log(log, meta, vocab, relpath, pooled_factor, per_run, str(manifest_path))
 
 
-def one_mpi(parts: list[tuple[str, pd.DataFrame, dict]], mpi: str | None = None,
-            where: str = "data.mpi") -> list[tuple[str, pd.DataFrame, dict]]:
-    """The parts of one MPI implementation: with ``mpi`` (config ``data.mpi``) the rows that name it
-    or name none; without, every part, provided no two name different implementations (their
-    channels and algorithms would be fitted as one machine). Rows that name no implementation are
-    kept either way."""
+def check_one_mpi(named: list[tuple[str, list[str]]], mpi: str | None = None, where: str = "data.mpi") -> None:
+    """``named``: (source, the MPI implementations its rows name) per part. Without ``mpi`` (config
+    ``data.mpi``) no two parts may name different implementations (their channels and algorithms
+    would be fitted as one machine); with it, some part must name it."""
     if mpi is not None:
-        kept = []
-        for table, df, q in parts:
-            if "mpi" in df and df["mpi"].notna().any():
-                df = df[df["mpi"].isna() | (df["mpi"] == mpi)]
-            kept.append((table, df, {**q, "rows": len(df)}))
-        if not any("mpi" in df and (df["mpi"] == mpi).any() for _, df, _ in kept):
-            found = sorted({m for _, df, _ in parts if "mpi" in df for m in df["mpi"].dropna().unique()})
+        if not any(mpi in names for _, names in named):
+            found = sorted({n for _, names in named for n in names})
             raise InputError(where, None, f"an MPI implementation the logs name ({', '.join(found) or 'none'})", mpi)
-        return kept
+        return
     first: dict[str, str] = {}  # implementation -> the first source that names it
-    for _, df, q in parts:
-        if "mpi" in df:
-            for name in df["mpi"].dropna().unique():
-                first.setdefault(str(name), q["source"])
+    for source, names in named:
+        for name in names:
+            first.setdefault(str(name), source)
     if len(first) > 1:
         found = "; ".join(f"{name} ({source})" for name, source in sorted(first.items()))
         raise InputError(where, None, "logs of one MPI implementation, or data.mpi naming the one to read "
                          "(another implementation needs its own config)", found)
-    return parts
+
+
+ROW_GROUP = 1 << 20  # rows per row group of a tidy table file (pyarrow's default)
+STRING_COLUMNS = ("operation", "channel", "mapping", "algorithm_name", "source", "mpi")  # read dictionary-encoded
+
+
+def _of_mpi(piece, mpi: str | None):
+    """The rows of an Arrow table that name ``mpi`` or no implementation (all rows when None)."""
+    import pyarrow.compute as pc
+
+    if mpi is None or piece.num_rows == 0 or "mpi" not in piece.column_names:  # not read: null everywhere
+        return piece
+    return piece.filter(pc.or_kleene(pc.is_null(piece["mpi"]), pc.equal(piece["mpi"], mpi)))
+
+
+def _one_table(read, n: int, table: str, outliers: dict, mpi: str | None, absent=frozenset()):
+    """The tidy table from its ``n`` parts, ``read(i, columns)`` giving part i's columns as an Arrow
+    table (strings may come dictionary-encoded): the rows of ``mpi`` (and rows naming none) when
+    given, sorted by the table's keys, source and run (stable, nulls last), outliers flagged.
+    Returns (Arrow table without the columns ``absent``, which hold no value in any part, rows kept
+    per part, per-row source and outlier flag as a frame).
+
+    Two passes bound the memory: the sort order and the flags from the columns they need, then
+    every column, permuted one at a time (about one copy of the table, not two)."""
+    import pyarrow as pa
+
+    from .quality import SERIES, VALUES, _rank_codes, flag_outliers
+    from .tidy import arrow_schema
+
+    schema = arrow_schema(table)
+    order_by = [*KEYS[table], "source", "run"]
+    # a column without a value anywhere sorts and groups nothing: left out (and out of the keys)
+    order_by = [c for c in order_by if c not in absent]
+    needed = [c for c in dict.fromkeys([*order_by, "mpi", *(c for k, a in SERIES[table] for c in (*k, *a)),
+                                        *VALUES[table]]) if c not in absent]
+    pieces = [_of_mpi(read(i, needed), mpi) for i in range(n)]
+    rows = [p.num_rows for p in pieces]
+    if not sum(rows):
+        return schema.empty_table(), rows, pd.DataFrame({"source": [], "outlier": []})
+    merged = pa.concat_tables([p for p in pieces if p.num_rows], promote_options="permissive")
+    del pieces
+    frame = merged.to_pandas(self_destruct=True, split_blocks=True)  # one block per column, Arrow's freed
+    del merged
+    release = pa.default_memory_pool().release_unused  # the pool keeps freed memory from the OS otherwise
+    release()
+    order = np.lexsort([_rank_codes(frame[c]) for c in order_by][::-1])  # = sort_values(order_by, kind="stable")
+    frame = pd.DataFrame({c: frame.pop(c).take(order).reset_index(drop=True) for c in list(frame.columns)})
+    flags = flag_outliers(frame, table, **outliers).to_numpy()
+    counts = pd.DataFrame({"source": frame["source"], "outlier": flags})  # categorical when read so
+    del frame
+    release()
+    present = [c for c in schema.names if c not in absent]
+    kept = [p for p in (_of_mpi(read(i, present), mpi) for i in range(n)) if p.num_rows]
+    merged = pa.concat_tables(kept, promote_options="permissive")
+    kept.clear()
+    arrays, names = list(merged.columns), merged.column_names
+    del merged
+    for i in range(len(arrays)):
+        arrays[i] = pa.array(flags) if names[i] == "outlier" else arrays[i].take(order)  # frees the unsorted one
+        release()
+    merged = pa.Table.from_arrays(arrays, names=names)
+    return merged, rows, counts
+
+
+def _parts_by_table(parts: list) -> dict[str, list[int]]:
+    from .tidy import TABLES
+
+    return {table: [i for i, part in enumerate(parts) if part[0] == table] for table in TABLES}
+
+
+def _quality(parts: list, kept_rows: dict, counts: dict) -> pd.DataFrame:
+    """The quality table of the merged parts (``counts``: per table, each row's source and flag)."""
+    from .quality import quality_table
+
+    records = [dict(q) for _, _, q in parts]
+    for i, n in kept_rows.items():
+        records[i]["rows"] = n
+    return quality_table(records, {name: c for name, c in counts.items() if len(c)})
 
 
 def merge(parts: list[tuple[str, pd.DataFrame, dict]], outliers: dict,
           mpi: str | None = None) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
     """Concatenate per-file tidy frames into the three tables (of one MPI implementation,
-    :func:`one_mpi`), flag outliers, build the quality table."""
-    from .quality import flag_outliers, quality_table
-    from .tidy import TABLES, empty
+    :func:`check_one_mpi`), flag outliers, build the quality table. :func:`merge_files` does the
+    same from part files to table files."""
+    import pyarrow as pa
 
-    parts = one_mpi(parts, mpi)
-    tables = {}
-    for table in TABLES:
-        frames = [df for t, df, _ in parts if t == table and len(df)]
-        df = pd.concat(frames, ignore_index=True) if frames else empty(table)
-        df = df.sort_values([*KEYS[table], "source", "run"], kind="stable").reset_index(drop=True)
-        df["outlier"] = flag_outliers(df, table, **outliers).to_numpy()
-        tables[table] = conform(df, table)
-    records = [q for _, _, q in parts]
-    return tables, quality_table(records, tables)
+    from .tidy import arrow_schema, conform
+
+    check_one_mpi([(q["source"], sorted(df["mpi"].dropna().unique()) if "mpi" in df else [])
+                   for _, df, q in parts], mpi)
+    tables, kept_rows, counts = {}, {}, {}
+    for table, members in _parts_by_table(parts).items():
+        pieces = [pa.Table.from_pandas(conform(parts[i][1], table), schema=arrow_schema(table), preserve_index=False)
+                  for i in members]
+        merged, rows, counts[table] = _one_table(lambda i, cols: pieces[i].select(cols), len(pieces), table,
+                                                 outliers, mpi)
+        tables[table] = conform(merged.to_pandas(), table)
+        kept_rows.update(zip(members, rows))
+    return tables, _quality(parts, kept_rows, counts)
+
+
+def merge_files(parts: list[tuple[str, str, dict]], outputs: dict[str, str], outliers: dict,
+                mpi: str | None = None) -> pd.DataFrame:
+    """:func:`merge` from part files (table, parquet path, quality record) to the tidy table files
+    ``outputs`` (table -> path), with the memory of about one copy of the largest table: the parts
+    stay Arrow tables and only the columns the outlier rule reads become pandas. Returns the quality table."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from .tidy import arrow_schema, atomic_write, empty, write_parquet
+
+    check_one_mpi([(q["source"], sorted(pc.unique(pq.read_table(path, columns=["mpi"])["mpi"]).drop_null()
+                                        .to_pylist())) for _, path, q in parts], mpi)
+
+    def null_columns(path) -> set[str]:  # columns without a value in a part file (its statistics)
+        m = pq.ParquetFile(path).metadata
+        groups = [m.row_group(g) for g in range(m.num_row_groups)]
+        return {m.schema.column(j).name for j in range(m.num_columns)
+                if all(g.column(j).statistics is not None and g.column(j).statistics.has_null_count
+                       and g.column(j).statistics.null_count == g.num_rows for g in groups)}
+
+    kept_rows, counts = {}, {}
+    for table, members in _parts_by_table(parts).items():
+        paths = [parts[i][1] for i in members]
+
+        def read(i, cols):
+            return pq.read_table(paths[i], columns=cols, read_dictionary=[c for c in cols if c in STRING_COLUMNS])
+
+        absent = set.intersection(*(null_columns(p) for p in paths)) if paths else set()
+        merged, rows, counts[table] = _one_table(read, len(paths), table, outliers, mpi, absent)
+        kept_rows.update(zip(members, rows))
+        if merged.num_rows == 0:
+            write_parquet(empty(table), outputs[table], table)
+            continue
+        # the pandas metadata of a part, so that pandas reads the dtypes back (Int64, string); strings
+        # decoded and the columns without a value filled a slice at a time
+        schema = arrow_schema(table).with_metadata(pq.read_schema(paths[0]).metadata)
+
+        def write(tmp, t=merged, schema=schema):
+            with pq.ParquetWriter(tmp, schema) as writer:
+                for start in range(0, t.num_rows, ROW_GROUP):
+                    part = t.slice(start, ROW_GROUP)
+                    columns = [part[f.name] if f.name in part.column_names else pa.nulls(part.num_rows, f.type)
+                               for f in schema]
+                    writer.write_table(pa.Table.from_arrays(columns, names=schema.names).cast(schema),
+                                       row_group_size=ROW_GROUP)
+
+        atomic_write(outputs[table], write)
+        del merged
+    return _quality(parts, kept_rows, counts)

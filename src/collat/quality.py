@@ -107,21 +107,38 @@ def batch_flags(X: np.ndarray, window: int, z: float, min_relative: float, direc
     return flags
 
 
+def _rank_codes(s: pd.Series) -> np.ndarray:
+    """Integer codes in the sort order of the values, nulls last (one code): sorting by the codes
+    orders rows as sorting by the values does, with a fraction of the memory of a string sort."""
+    if isinstance(s.dtype, pd.CategoricalDtype):  # e.g. read dictionary-encoded: categories in any order
+        categories = np.asarray(s.cat.categories, dtype=object)
+        rank = np.empty(len(categories), dtype=np.int64)
+        rank[np.argsort(categories, kind="stable")] = np.arange(len(categories))
+        codes = s.cat.codes.to_numpy()
+        return np.where(codes < 0, len(categories), rank[np.maximum(codes, 0)]).astype(np.int32)
+    codes, uniques = pd.factorize(s, sort=True, use_na_sentinel=True)
+    return np.where(codes < 0, len(uniques), codes).astype(np.int32)
+
+
 def flag_outliers(df: pd.DataFrame, table: str, window: int = 3, z: float = 6.0,
                   min_relative: float = 1.0, direction: str = "up", edge_factor: float = 2.0) -> pd.Series:
     """Boolean Series (aligned with ``df``): outlier along any series, in any value column."""
     flags = np.zeros(len(df), dtype=bool)
     if df.empty:
         return pd.Series(flags, index=df.index)
-    work = df.reset_index(drop=True)
-    values = [work[col].to_numpy(dtype="float64", na_value=np.nan) for col in VALUES[table]]
+    values = [df[col].to_numpy(dtype="float64", na_value=np.nan) for col in VALUES[table]]
     for keys, axis in SERIES[table]:
-        keys = [k for k in keys if k in work]
-        ordered = work.sort_values([*keys, *axis], kind="stable")
-        group = ordered.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()  # contiguous: sorted
-        pos = ordered.index.to_numpy()
-        starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
-        lengths = np.diff(np.r_[starts, len(group)])
+        keys = [k for k in keys if k in df]  # a column left out holds no value: it groups nothing
+        codes = [_rank_codes(df[c]) for c in (*keys, *axis) if c in df]
+        pos = np.lexsort(codes[::-1])  # stable, by keys then axis: as sort_values(kind="stable")
+        change = np.zeros(len(pos), dtype=bool)
+        change[0] = True
+        for c in codes[:len(keys)]:  # a series: consecutive rows with the same keys
+            sorted_codes = c[pos]
+            change[1:] |= sorted_codes[1:] != sorted_codes[:-1]
+        del codes
+        starts = np.flatnonzero(change)
+        lengths = np.diff(np.r_[starts, len(pos)])
         # series of similar length side by side: padding at most doubles a bucket
         bucket = np.ceil(np.log2(np.maximum(lengths, 1))).astype(int)
         for b in np.unique(bucket[lengths >= 3]):

@@ -91,9 +91,9 @@ rule tidy:
         collective="results/tidy/collective.parquet",
         quality=report("results/tidy/quality.csv", category="1. Ingest", caption="../report/quality.rst"),
     resources:
-        # peak RSS is about 50 x the parquet parts (benchmarks/ingest_large.py: 2.3 GB for the 46 MB
-        # part of a 200 MB log); the study's 1.6 MB need the floor
-        mem_mb=lambda wildcards, input: max(1500, int(60 * input.size_mb)),
+        # peak RSS is about 17 x the parquet parts (benchmarks/ingest_large.py: 0.77 GB for the 46 MB
+        # part of a 200 MB log), requested with a margin; the study's 1.6 MB need the floor
+        mem_mb=lambda wildcards, input: max(1000, int(30 * input.size_mb)),
     params:
         outliers=config["quality"]["outliers"],
         mpi=config["data"]["mpi"],

@@ -3,13 +3,11 @@
 import json
 from pathlib import Path
 
-import pandas as pd
-
 from collat import InputError
-from collat.ingest import merge
+from collat.ingest import merge_files
 from collat.metadata import check_manifest_files
 from collat.runner import setup_log
-from collat.tidy import atomic_write, write_parquet
+from collat.tidy import atomic_write
 
 log = setup_log(snakemake.log)
 if not snakemake.input.parts:
@@ -20,9 +18,9 @@ if snakemake.input.manifest:
 parts = []
 for path in snakemake.input.parts:
     quality = json.loads(Path(path).with_suffix(".quality.json").read_text())
-    parts.append((quality["table"], pd.read_parquet(path), quality))
-tables, quality = merge(parts, snakemake.params.outliers, snakemake.params.mpi)
-for name, df in tables.items():
-    write_parquet(df, snakemake.output[name], name)
-    log.info("%s: %d rows, %d flagged as outliers", name, len(df), int(df["outlier"].sum()))
+    parts.append((quality["table"], path, quality))
+outputs = {name: snakemake.output[name] for name in ("pt2pt", "nbft", "collective")}
+quality = merge_files(parts, outputs, snakemake.params.outliers, snakemake.params.mpi)
+for name, g in quality.groupby("table"):
+    log.info("%s: %d rows, %d flagged as outliers", name, g["rows"].sum(), g["outliers_flagged"].sum())
 atomic_write(snakemake.output.quality, lambda tmp: quality.to_csv(tmp, index=False))
