@@ -348,3 +348,30 @@ def test_two_mpi_implementations_are_not_merged():
         merge(parts, {"window": 3, "z": 6.0, "min_relative": 1.0}, mpi="mpich-4.1")
     tables, _ = merge(parts[:1] + parts[2:], {"window": 3, "z": 6.0, "min_relative": 1.0})  # one and unknown
     assert len(tables["pt2pt"]) == 4
+
+
+def test_merge_files_equals_merge(tmp_path, study_tables):
+    """The tidy rule's merge from part files (Arrow, two passes, columns without a value left out)
+    gives the tables and quality of the in-memory merge, on the study's parts and a raw log."""
+    from collat.ingest import merge, merge_files
+    from collat.tidy import write_parquet
+
+    tables, _ = study_tables
+    parts = []
+    for name, df in tables.items():  # each tidy table cut into two parts by source
+        for k, (_, g) in enumerate(df.groupby(df["source"].str.len() % 2)):
+            path = tmp_path / f"{name}{k}.parquet"
+            write_parquet(g, path, name)
+            q = {"source": f"{name}{k}", "table": name, "benchmark": None, "osu_version": None, "datatype": None,
+                 "rows_read": len(g), "duplicates_collapsed": 0, "rows": len(g), "runs": 1, "skipped_lines": 0,
+                 "skipped_runs": "", "mpi": ""}
+            parts.append((name, path, q, g))
+    outliers = {"window": 3, "z": 6.0, "min_relative": 1.0}
+    want, want_q = merge([(t, g, q) for t, _, q, g in parts], outliers)
+    outputs = {name: tmp_path / f"out_{name}.parquet" for name in tables}
+    got_q = merge_files([(t, str(p), q) for t, p, q, _ in parts], outputs, outliers)
+    for name in tables:
+        got = read_parquet(outputs[name], name)
+        assert got.equals(want[name]), name
+        assert int(got["outlier"].sum()) == {"pt2pt": 2, "nbft": 43, "collective": 1005}[name]
+    assert got_q.equals(want_q)
