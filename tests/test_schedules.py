@@ -71,3 +71,20 @@ def test_hand_computed_prices():
     ranks = place(4, "node", TWO)
     done, mean = sc.run(sc.rabenseifner(4), 4, ranks, index, cost, m)
     assert done[0] == pytest.approx(9.5) and mean[0] == pytest.approx(35.0 / 4)
+
+
+def test_many_schedules_at_once_equal_one_at_a_time():
+    """run_many (every P in one clock array, the ring's repeats dropping out per P) gives run's
+    numbers exactly, on two nodes with two channels."""
+    index = {"core": 0, "node": 1}
+    cost = p2p_at([1.0, 3.0], [0.01, 0.02])
+    m = np.array([1.0, 100.0, 4096.0])
+    machine = {"nodes": 2, "sockets_per_node": 1, "cores_per_socket": 8, "cores_per_l3": 1, "numa_per_socket": 1}
+    Pv = [2, 3, 5, 8, 13, 16]
+    for name, build in sc.BUILDERS.items():
+        for mapping in ("core", "node"):
+            ranks = [place(P, mapping, machine) for P in Pv]
+            done, mean = sc.run_many([build(P) for P in Pv], Pv, ranks, index, cost, m)
+            for i, P in enumerate(Pv):
+                d1, m1 = sc.run(build(P), P, ranks[i], index, cost, m)
+                assert done[i].tolist() == d1.tolist() and mean[i].tolist() == m1.tolist(), (name, mapping, P)

@@ -17,7 +17,8 @@ the reduction is left out (as in the tree model).
 
 Each builder returns the rounds for P ranks; OpenMPI's fall-backs (linear bcast when count < P,
 linear reduce when count < 2^floor(log2 P), a pipeline when the split binary tree cannot split)
-are the caller's business (:data:`FALLBACKS` in :mod:`collat.model`).
+are the caller's business (:func:`collat.openmpi.runs_fallback`). :func:`run_many` prices one schedule per
+communicator size in one pass.
 """
 
 from __future__ import annotations
@@ -221,3 +222,57 @@ def run(rounds: list[Round], P: int, ranks, channel_index: dict, p2p_at, sizes, 
                 clock[a] = end
                 clock[b] = np.maximum(clock[b], end)
     return clock.max(axis=0), clock.mean(axis=0)
+
+
+def run_many(schedules: list, P_values, placements: list, channel_index: dict, p2p_at, sizes,
+             unpinned_channel: str = "core"):
+    """:func:`run` of several schedules at once, one per communicator size of ``P_values`` on its
+    placement: (completion [T, S], mean rank time [T, S]).
+
+    The ranks of every schedule share one clock array; step j of every schedule is taken together
+    (their ranks are disjoint), a step repeated r times (the ring) for the schedules that still
+    repeat it. Each schedule's clocks see exactly the operations :func:`run` applies, in its order.
+    """
+    sizes = np.asarray(sizes, dtype=float)
+    P_values = [int(P) for P in P_values]
+    offsets = np.concatenate([[0], np.cumsum(P_values)[:-1]]).astype(np.int64)
+    lookup = np.array([channel_index.get(c, -1) for c in LEVELS])
+    srcs, dsts, times, steps_of, base = [], [], [], [], 0
+    for rounds, P, ranks, off in zip(schedules, P_values, placements, offsets):
+        src, dst, share, steps = _compiled(rounds)
+        k = lookup[channel_codes(ranks, src, dst, unpinned_channel)]
+        if (k < 0).any():
+            raise ValueError("the schedule uses a channel with no point-to-point costs")
+        pairs, inverse = np.unique(np.stack([k.astype(float), share]), axis=1, return_inverse=True)
+        nbytes = np.maximum(np.ceil(pairs[1][:, None] * sizes[None, :]), 1.0)
+        times.append(p2p_at(pairs[0].astype(np.int64), nbytes)[inverse.ravel()])
+        srcs.append(src + off)
+        dsts.append(dst + off)
+        steps_of.append([(lo + base, hi + base, exchange, repeat) for lo, hi, exchange, repeat in steps])
+        base += len(src)
+    src, dst = np.concatenate(srcs), np.concatenate(dsts)
+    t_all = np.vstack(times) if times else np.zeros((0, len(sizes)))
+    clock = np.zeros((int(sum(P_values)), len(sizes)))
+    for j in range(max((len(s) for s in steps_of), default=0)):
+        for exchange in (True, False):
+            blocks = [s[j] for s in steps_of if j < len(s) and s[j][2] == exchange]
+            if not blocks:
+                continue
+            idx = np.concatenate([np.arange(lo, hi) for lo, hi, _, _ in blocks])
+            left = np.concatenate([np.full(hi - lo, repeat) for lo, hi, _, repeat in blocks])
+            a, b, t = src[idx], dst[idx], t_all[idx]
+            for it in range(int(left.max())):
+                if it and (left <= it).any():  # schedules whose repeats are over drop out
+                    live = left > it
+                    a, b, t, left = a[live], b[live], t[live], left[live]
+                if exchange:
+                    end = np.maximum(clock[a], clock[b]) + t
+                    clock[a] = end
+                    clock[b] = end
+                else:
+                    end = clock[a] + t
+                    clock[a] = end
+                    clock[b] = np.maximum(clock[b], end)
+    done = np.vstack([clock[o:o + P].max(axis=0) for o, P in zip(offsets, P_values)])
+    mean = np.vstack([clock[o:o + P].mean(axis=0) for o, P in zip(offsets, P_values)])
+    return done, mean

@@ -190,9 +190,8 @@ def price_shape(shape: dict, operation: str, Pv, mapping: str, costs: ChannelCos
     """
     if "schedule" in shape:
         build = schedules.BUILDERS[shape["schedule"]]
-        out = [schedules.run(build(int(P)), int(P), placements(int(P), mapping), costs.index, costs.p2p_at,
-                             costs.sizes, unpinned) for P in Pv]
-        return np.vstack([o[0] for o in out]), np.vstack([o[1] for o in out])
+        return schedules.run_many([build(int(P)) for P in Pv], Pv, [placements(int(P), mapping) for P in Pv],
+                                  costs.index, costs.p2p_at, costs.sizes, unpinned)
     forest, counts = placements.census(shape, Pv, mapping, costs.index, unpinned)
     done, mean = evaluate(forest, counts, costs, operation, with_average, contention)
     if shape["tree"] == "in_order_binary":
