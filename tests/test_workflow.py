@@ -164,6 +164,20 @@ def test_forcerun_single_rule(study_run):
                          "selection", "selection_figures", "all"}
 
 
+def test_a_deleted_study_copy_is_fetched_again(study_run):
+    """issue 15: deleting a checksummed copy of the study's data after a run plans its fetch (and the
+    re-ingest of what it feeds) instead of 'Nothing to be done'."""
+    copy_ = study_run / "resources" / "study" / "p2p.csv"
+    kept = copy_.with_name(".p2p.csv.kept")
+    copy_.rename(kept)
+    try:
+        jobs = planned_jobs(run_snakemake(study_run, "-n"))
+        assert jobs["fetch_published"] == 1 and jobs["ingest_published"] == 1 and jobs["tidy"] == 1
+    finally:
+        kept.rename(copy_)  # its old mtime: the shared run stays complete
+    assert planned_jobs(run_snakemake(study_run, "-n")) == {}
+
+
 def thin_config(raw_dir):
     import yaml
 

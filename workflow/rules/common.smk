@@ -166,7 +166,8 @@ def stage_targets(stage):
 
 
 def all_targets():
-    targets = TIDY + ["results/tidy/quality.csv"]
+    # the study's checksummed copies too: one deleted after a run is fetched again (and re-ingested)
+    targets = expand("resources/study/{file}", file=published_files()) + TIDY + ["results/tidy/quality.csv"]
     for stage in config["stages"]:
         targets += stage_targets(stage)
     return targets

@@ -19,6 +19,8 @@ per parent per channel) does not depend on the message size.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import trees
@@ -151,9 +153,17 @@ def send_keys(spec: dict, P: int) -> np.ndarray:
     whose builder lists children otherwise (:func:`collat.trees.send_order`)."""
     if spec.get("tree") not in ("knomial", "in_order_binary"):
         return np.arange(P)
+    return _send_keys(spec["tree"], int(P), int(spec.get("radix", 4)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _send_keys(tree: str, P: int, radix: int) -> np.ndarray:
+    """:func:`send_keys` of the shapes with their own send order, once per (shape, P): the same for
+    every mapping and mode (read only)."""
     key = np.zeros(P, dtype=np.int64)
-    for kids in trees.send_order(spec["tree"], P, int(spec.get("radix", 4))):
+    for kids in trees.send_order(tree, P, radix):
         key[kids] = np.arange(len(kids))
+    key.flags.writeable = False
     return key
 
 
