@@ -57,6 +57,8 @@ def study_tables(config, vocab):
     parts = []
     for name, entry in config["data"]["published"]["files"].items():
         meta = {k: v for k, v in entry.items() if k not in ("sha256", "table")}
+        if config["data"]["published"].get("mpi"):
+            meta["mpi"] = config["data"]["published"]["mpi"]  # as the ingest_published rule passes it
         df, q = from_published_csv(STUDY / name, entry["table"], meta, vocab, name)
         parts.append((entry["table"], df, q))
     return merge(parts, config["quality"]["outliers"])

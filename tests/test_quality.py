@@ -138,3 +138,17 @@ def test_flag_outliers_equals_the_loop_over_series(monkeypatch):
     assert got.tolist() == _reference(df, "collective", **options).tolist() and got.sum() > 5
     monkeypatch.setattr(qu, "CHUNK_CELLS", 7)  # a few series per batch: the same flags
     assert qu.flag_outliers(df, "collective", **options).to_numpy().tolist() == got.tolist()
+
+
+def test_a_value_column_left_out_flags_as_if_it_held_no_value():
+    """A processed CSV with an avg column only: tidy leaves the empty max column out, and the flags
+    are those of the table whose max is all NaN (issue 15's tabular source, caught by CI)."""
+    P = np.arange(2, 12)
+    avg = 1.0 + 0.1 * P
+    avg[5] *= 30  # one spike between steady neighbours
+    df = pd.DataFrame({"operation": "bcast", "algorithm": 1, "mapping": "core", "P": P, "size": 8,
+                       "iterations": 1000, "run": 0, "source": "x", "avg": avg})
+    options = {"window": 3, "z": 6.0, "min_relative": 1.0, "direction": "up", "edge_factor": 2.0}
+    got = qu.flag_outliers(df, "collective", **options).to_numpy()
+    assert got.tolist() == [i == 5 for i in range(len(P))]
+    assert got.tolist() == qu.flag_outliers(df.assign(max=np.nan), "collective", **options).to_numpy().tolist()

@@ -126,7 +126,7 @@ def flag_outliers(df: pd.DataFrame, table: str, window: int = 3, z: float = 6.0,
     flags = np.zeros(len(df), dtype=bool)
     if df.empty:
         return pd.Series(flags, index=df.index)
-    values = [df[col].to_numpy(dtype="float64", na_value=np.nan) for col in VALUES[table]]
+    values = [df[col].to_numpy(dtype="float64", na_value=np.nan) for col in VALUES[table] if col in df]  # left out: no value
     for keys, axis in SERIES[table]:
         keys = [k for k in keys if k in df]  # a column left out holds no value: it groups nothing
         codes = [_rank_codes(df[c]) for c in (*keys, *axis) if c in df]
