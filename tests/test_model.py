@@ -5,6 +5,7 @@ refactor)."""
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from collat import model as md
@@ -282,7 +283,13 @@ def one_byte_scores(study_tables, config):
     modes = md.build_modes(options, config["channels"], [1], 255, hockney, study, fits, median_table(tables["nbft"]))
     pred = md.predict_all(modes, md.Placements(config["machine"]), config["algorithms"], range(2, 257))
     coll = tables["collective"][tables["collective"]["size"] == 1]
-    return pred, md.score(pred, coll, options, config["paper"]["cleaning"])
+    return pred, md.score(pred, coll, options, config["paper"]["cleaning"]), modes
+
+
+def test_the_grid_priced_in_two_processes_is_the_same_table(one_byte_scores, config):
+    pred, _, modes = one_byte_scores
+    two = md.predict_all(modes, md.Placements(config["machine"]), config["algorithms"], range(2, 257), processes=2)
+    pd.testing.assert_frame_equal(two, pred)
 
 
 def test_paper_mode_reproduces_table1(one_byte_scores):

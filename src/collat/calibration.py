@@ -135,6 +135,7 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     2 cost / n; a parameter the cells do not constrain keeps about its prior's width.
     """
     from scipy.optimize import least_squares
+    from threadpoolctl import threadpool_limits
 
     problem = Problem(cells, operation, target, opts.points_per_curve, opts.sizes_per_curve)
     channels = openmpi.channels
@@ -176,9 +177,12 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
         logs = model_log(np.vstack([x, x + np.diag(h)]))[:, usable]
         return np.vstack([((logs[1:] - logs[0]) / h[:, None]).T, prior])
 
-    fit = least_squares(residuals, np.clip(centre, lo + 1e-9, hi - 1e-9), jac=jacobian, loss=opts.loss,
-                        f_scale=opts.f_scale, max_nfev=opts.max_nfev, bounds=(lo, hi), x_scale=1.0,
-                        ftol=opts.tolerance, xtol=opts.tolerance, gtol=opts.tolerance)
+    # one BLAS thread: the Jacobian is [cells, ~20], and the calibrations of a validation run in
+    # parallel processes (a threaded SVD per process oversubscribes the cores: ~0.1 s per call)
+    with threadpool_limits(1):
+        fit = least_squares(residuals, np.clip(centre, lo + 1e-9, hi - 1e-9), jac=jacobian, loss=opts.loss,
+                            f_scale=opts.f_scale, max_nfev=opts.max_nfev, bounds=(lo, hi), x_scale=1.0,
+                            ftol=opts.tolerance, xtol=opts.tolerance, gtol=opts.tolerance)
     n = int(usable.sum())
     J = fit.jac
     s2 = 2.0 * fit.cost / max(n, 1)  # n data + prior residuals
@@ -243,7 +247,7 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, start: dic
     result = {"calibrated": out}
     if hybrid_neighbours is not None:
         result["hybrid"] = out.copy()
-    operations = sorted(set(test["operation"]) & set(train["operation"]) & set(start))
+    operations = sorted(set(test["operation"].unique()) & set(train["operation"].unique()) & set(start))
     if not operations:
         return result
     train = train[train["operation"].isin(operations)].reset_index(drop=True)

@@ -31,7 +31,7 @@ def latency_per_receiver(pt2pt: pd.DataFrame, size: int, machine: str):
     x = "receiver" if by_receiver else "run"
     d[x] = d[x].astype(int)
     fig, ax = plt.subplots(figsize=(9, 4))
-    order = [c for c in CHANNEL_PALETTE if c in set(d["channel"])] + sorted(set(d["channel"]) - set(CHANNEL_PALETTE))
+    order = [c for c in CHANNEL_PALETTE if c in set(d["channel"].unique())] + sorted(set(d["channel"].unique()) - set(CHANNEL_PALETTE))
     sns.scatterplot(data=d[~d["outlier"]], x=x, y="avg", hue="channel", hue_order=order,
                     palette=CHANNEL_PALETTE, s=18, ax=ax, edgecolor="none")
     if d["outlier"].any():
@@ -77,7 +77,7 @@ def gamma_heatmaps(gamma: pd.DataFrame, operation: str, channels: list[str]):
     from matplotlib.colors import LogNorm
 
     g = gamma[gamma["operation"] == operation]
-    channels = [c for c in channels if c in set(g["channel"])]
+    channels = [c for c in channels if c in set(g["channel"].unique())]
     targets = list(dict.fromkeys(g["target"]))
     fig, axes = plt.subplots(len(targets), len(channels), figsize=(4.2 * len(channels), 3.6 * len(targets)),
                              squeeze=False, layout="constrained")
@@ -367,7 +367,7 @@ def error_against_size(model_scores: pd.DataFrame, regression_scores: pd.DataFra
     """Median absolute relative error against message size, per operation and model (robust cleaning)."""
     ms = model_scores[model_scores["cleaning"] == "robust"]
     rs = regression_scores[regression_scores["cleaning"] == "robust"]
-    ops = sorted(set(ms["operation"]) | set(rs["operation"]))
+    ops = sorted(set(ms["operation"].unique()) | set(rs["operation"].unique()))
     fig, axes = plt.subplots(1, len(ops), figsize=(5.5 * len(ops), 3.8), sharey=True, squeeze=False,
                              layout="constrained")
     for ax, op in zip(axes[0], ops):
@@ -442,17 +442,20 @@ def validation_scatter(table: pd.DataFrame, floor: float, per_panel: int = 3000,
     from .validation import SPLITS
 
     models = [m for m in ("hybrid", "calibrated", "openmpi", "segmented", "nearest_neighbour")
-              if m in set(table["model"])]
+              if m in set(table["model"].unique())]
     fig, axes = plt.subplots(len(models), len(SPLITS), figsize=(3.0 * len(SPLITS), 2.9 * len(models)),
                              sharex=True, sharey=True, squeeze=False, layout="constrained")
     scored = table["scored"].astype(bool) if "scored" in table else True  # not a fold's own training cells
-    ok = table[scored & table["predicted"].notna() & (table["predicted"] > 0)]
+    ok = table.loc[scored & table["predicted"].notna() & (table["predicted"] > 0),
+                   ["model", "split", "measured", "predicted"]]
     lo, hi = ok["measured"].min(), ok["measured"].max()
     line = np.geomspace(lo, hi, 50)
+    panels = dict(list(ok.groupby([ok["model"].astype(str), ok["split"].astype(str)], sort=False)))  # one pass
+    empty = ok.iloc[:0]
     for i, model in enumerate(models):
         for j, split in enumerate(SPLITS):
             ax = axes[i][j]
-            d = ok[(ok["model"] == model) & (ok["split"] == split)]
+            d = panels.get((model, split), empty)
             ax.fill_between(line, line * (1 - floor), line * (1 + floor), color="#999999", alpha=0.5, lw=0)
             ax.plot(line, line, "-", color="k", lw=0.8)
             if len(d):
@@ -466,6 +469,7 @@ def validation_scatter(table: pd.DataFrame, floor: float, per_panel: int = 3000,
                 ax.text(0.95, 0.05, "cannot predict", transform=ax.transAxes, ha="right", fontsize=8, color="grey")
             ax.set_xscale("log")
             ax.set_yscale("log")
+            ax.minorticks_off()  # decades only: the minor ticks of 25 small panels cost most of the drawing
             if i == 0:
                 ax.set_title(split.replace("_", " "), fontsize=9)
             if j == 0:

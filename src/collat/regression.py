@@ -24,7 +24,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import sklearn
-import statsmodels.api as sm
 from sklearn.metrics import r2_score
 from sklearn.model_selection import KFold
 
@@ -62,6 +61,8 @@ def design(P, bins, form: str, n_bins: int | None = None, lowest: int | None = N
 
 def fit(P, y, bins, form: str) -> dict:
     """OLS fit of study eq. 12 (statsmodels): coefficients, standard errors, covariance, R², adjusted R²."""
+    import statsmodels.api as sm  # here: importing it costs ~2 s to every script that only predicts
+
     X, names = design(P, bins, form)
     res = sm.OLS(np.asarray(y, float), X).fit()
     return {"params": np.asarray(res.params), "bse": np.asarray(res.bse), "cov": np.asarray(res.cov_params()),

@@ -48,6 +48,7 @@ rule model_predict:
     params:
         config={key: config[key] for key in ("machine", "channels", "mappings", "algorithms", "model")},
         paper_cleaning=config["paper"]["cleaning"],
+    threads: 4  # worker processes (capped at --cores); on SLURM: cpus per task
     log:
         "logs/model/predict.log",
     benchmark:

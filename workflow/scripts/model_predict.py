@@ -20,7 +20,8 @@ calibration = pd.read_csv(snakemake.input.calibration) if "calibrated" in option
 modes = build_modes(options, cfg["channels"], sizes, cores - 1, pd.read_parquet(snakemake.input.hockney),
                     pd.read_parquet(snakemake.input.hockney_study), pd.read_csv(snakemake.input.nbft_fits),
                     pd.read_parquet(snakemake.input.nbft_medians), calibration)
-predictions = predict_all(modes, Placements(cfg["machine"]), cfg["algorithms"], range(2, cores + 1, options.grid_step))
+predictions = predict_all(modes, Placements(cfg["machine"]), cfg["algorithms"], range(2, cores + 1, options.grid_step),
+                          snakemake.threads)
 scores = score(predictions, collective, options, snakemake.params.paper_cleaning)
 if "hybrid" in options.modes:  # the calibrated grid corrected by its residuals on the measured cells;
     # not in scores.csv: at a measured cell it returns the measurement (its scores are the validation's)

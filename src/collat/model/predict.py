@@ -28,22 +28,27 @@ def curve_frame(Pv, sizes, targets: dict, names, segments, runs) -> pd.DataFrame
     return pd.concat(frames, ignore_index=True)
 
 
-def predict_all(modes: list, placements, algorithms: dict, P_values) -> pd.DataFrame:
+def predict_all(modes: list, placements, algorithms: dict, P_values, processes: int = 1) -> pd.DataFrame:
     """Predictions of every mode for every operation, algorithm it models, mapping of its options,
     P of ``P_values`` and size of its costs (:data:`PREDICTION_COLUMNS`); ``placements`` is a
     :class:`~collat.model.forest.Placements` of the machine, ``algorithms`` config ``algorithms``
-    (operation -> [{id, name}])."""
-    frames = []
-    for mode in modes:
-        for operation in mode.costs:
-            names = {int(a["id"]): a["name"] for a in algorithms[operation]}
-            for alg in mode.algorithms(operation):
-                for mapping in mode.options.mappings:
-                    curve = mode.curve(operation, alg, mapping, P_values, placements)
-                    if curve.empty:
-                        continue
-                    frames.append(curve.assign(mode=mode.name, operation=operation, algorithm=alg,
-                                               algorithm_name=names.get(alg, f"alg{alg}"), mapping=mapping))
+    (operation -> [{id, name}]). The curves are priced in up to ``processes`` worker processes
+    (the same table in the same order)."""
+    from ..runner import fork_map
+
+    curves = [(mode, operation, alg, mapping) for mode in modes for operation in mode.costs
+              for alg in mode.algorithms(operation) for mapping in mode.options.mappings]
+
+    def price(i):
+        mode, operation, alg, mapping = curves[i]
+        curve = mode.curve(operation, alg, mapping, P_values, placements)
+        if curve.empty:
+            return curve
+        names = {int(a["id"]): a["name"] for a in algorithms[operation]}
+        return curve.assign(mode=mode.name, operation=operation, algorithm=alg,
+                            algorithm_name=names.get(alg, f"alg{alg}"), mapping=mapping)
+
+    frames = [f for f in fork_map(price, len(curves), processes) if not f.empty]
     if not frames:
         return pd.DataFrame({c: pd.Series(dtype=float) for c in PREDICTION_COLUMNS})
     out = pd.concat(frames, ignore_index=True)
