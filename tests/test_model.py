@@ -338,7 +338,7 @@ def test_paper_mode_table3_signs(one_byte_scores):
 
 
 def test_openmpi_mode_scores_and_grid(one_byte_scores):
-    pred, scores = one_byte_scores
+    pred, scores, _ = one_byte_scores
     o = pred[pred["mode"] == "openmpi"]
     assert set(o["P"]) == set(range(2, 257))
     assert set(o["target"]) == {"avg", "max"}
