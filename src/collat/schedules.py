@@ -213,15 +213,22 @@ def run(rounds: list[Round], P: int, ranks, channel_index: dict, p2p_at, sizes, 
     for lo, hi, exchange, repeat in steps:
         a, b, t = src[lo:hi], dst[lo:hi], t_all[lo:hi]
         for _ in range(repeat):
-            if exchange:
-                end = np.maximum(clock[a], clock[b]) + t
-                clock[a] = end
-                clock[b] = end
-            else:
-                end = clock[a] + t
-                clock[a] = end
-                clock[b] = np.maximum(clock[b], end)
+            _advance(clock, a, b, t, exchange)
     return clock.max(axis=0), clock.mean(axis=0)
+
+
+def _advance(clock: np.ndarray, a: np.ndarray, b: np.ndarray, t: np.ndarray, exchange: bool) -> None:
+    """One step of messages a[i] -> b[i] taking t[i] (rows of ``clock``, in place): an exchange
+    ends both sides together when the later one is ready; a one-way send ends the sender at
+    its own clock plus t and the receiver no sooner than that."""
+    if exchange:
+        end = np.maximum(clock[a], clock[b]) + t
+        clock[a] = end
+        clock[b] = end
+    else:
+        end = clock[a] + t
+        clock[a] = end
+        clock[b] = np.maximum(clock[b], end)
 
 
 def run_many(schedules: list, P_values, placements: list, channel_index: dict, p2p_at, sizes,
@@ -265,14 +272,7 @@ def run_many(schedules: list, P_values, placements: list, channel_index: dict, p
                 if it and (left <= it).any():  # schedules whose repeats are over drop out
                     live = left > it
                     a, b, t, left = a[live], b[live], t[live], left[live]
-                if exchange:
-                    end = np.maximum(clock[a], clock[b]) + t
-                    clock[a] = end
-                    clock[b] = end
-                else:
-                    end = clock[a] + t
-                    clock[a] = end
-                    clock[b] = np.maximum(clock[b], end)
+                _advance(clock, a, b, t, exchange)
     done = np.vstack([clock[o:o + P].max(axis=0) for o, P in zip(offsets, P_values)])
     mean = np.vstack([clock[o:o + P].mean(axis=0) for o, P in zip(offsets, P_values)])
     return done, mean
