@@ -172,6 +172,23 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
         except ValueError as exc:  # says what it expected and what it found
             raise InputError(path, lineno, str(exc)) from None
 
+    def context_line(line, lineno) -> bool:
+        """An MPI version line (e.g. 'mpirun (Open MPI) 4.1.5') or a marker the job script printed:
+        it ends the run before it and names the implementation (the metadata) of the runs that
+        follow. False for any other line."""
+        nonlocal mpi, marker
+        version_line = mpi_version(line)
+        if version_line is not None:
+            close_run()
+            mpi = (lineno, {"mpi": version_line})
+            return True
+        found = read_marker(line, lineno) if markers else None
+        if found is not None:
+            close_run()
+            marker = (lineno, found)
+            return True
+        return False
+
     current_marker = current_mpi = None
 
     first_text = last_raw = ""
@@ -209,16 +226,8 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
                 close_run()
                 cols = parse_header(line, path, lineno)
                 continue
-            version_line = mpi_version(line)
-            if version_line is not None:
-                close_run()
-                mpi = (lineno, {"mpi": version_line})
-                continue
-            found = read_marker(line, lineno) if markers else None
-            if found is not None:
-                close_run()
-                marker = (lineno, found)
-            continue  # other OSU comments
+            context_line(line, lineno)
+            continue  # a version line, a marker or another OSU comment
         if line[0].isdigit() or (line[0] in "+-." and len(line) > 1 and line[1].isdigit()):
             if cols is None:
                 raise InputError(path, lineno, "an OSU header ('# Size ...') before the first data row", line)
@@ -250,16 +259,7 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
                 current_marker, current_mpi = marker, mpi
             current.append((lineno, *values))
             continue
-        version_line = mpi_version(line)
-        if version_line is not None:  # e.g. 'mpirun (Open MPI) 4.1.5': the implementation of the runs that follow
-            close_run()
-            mpi = (lineno, {"mpi": version_line})
-            skipped.append(lineno)
-            continue
-        found = read_marker(line, lineno) if markers else None
-        if found is not None:  # a marker the job script printed: metadata of the runs that follow
-            close_run()
-            marker = (lineno, found)
+        if context_line(line, lineno):
             skipped.append(lineno)
             continue
         cells = line.split()
