@@ -23,7 +23,7 @@ import pandas as pd
 
 from .costs import ChannelCosts
 from .forest import Placements
-from .openmpi_mode import predict_arrays
+from .openmpi_mode import predict_arrays, shaped_algorithms
 from .options import ModelOptions
 from .predict import curve_frame
 
@@ -108,8 +108,7 @@ class CalibratedMode:
         return cls(costs, options)
 
     def algorithms(self, operation: str) -> list[int]:
-        """The openmpi mode's: every shape of config ``model.openmpi.trees`` and the default, 0."""
-        return sorted({int(s["algorithm"]) for s in self.options.openmpi.trees if s["operation"] == operation} | {0})
+        return shaped_algorithms(self.options, operation)
 
     def curve(self, operation: str, algorithm: int, mapping: str, P_values, placements: Placements) -> pd.DataFrame:
         """Each calibrated target of one (operation, algorithm, mapping), priced with its own parameters."""

@@ -79,16 +79,22 @@ def shared_link(forest: Forest, counts: np.ndarray, costs: ChannelCosts, w: np.n
     senders = np.flatnonzero(uses > 0)
     if senders.size == 0:
         return w
-    where = forest.where["node" if channel == "node" else "socket"][senders]
-    depth = forest.depth[senders]
-    key = (forest.tree_id[senders] * (int(depth.max()) + 1) + depth) * (int(where.max()) + 1) + where
-    _, inverse = np.unique(key, return_inverse=True)
-    load = np.bincount(inverse.ravel(), weights=uses[senders]).astype(np.int64)
+    inverse = _same_level_and_place(forest, senders, "node" if channel == "node" else "socket")
+    load = np.bincount(inverse, weights=uses[senders]).astype(np.int64)
     table = link[k]
     load = np.minimum(load, table.shape[0] - 1)
     out = w.copy()
-    out[senders] = np.maximum(w[senders], table[load[inverse.ravel()]])
+    out[senders] = np.maximum(w[senders], table[load[inverse]])
     return out
+
+
+def _same_level_and_place(forest: Forest, senders: np.ndarray, level: str) -> np.ndarray:
+    """Group index of each of ``senders``: the fan-outs of one tree, at one depth, from one
+    ``level`` unit (node or socket), which run concurrently and share that unit."""
+    where = forest.where[level][senders]
+    depth = forest.depth[senders]
+    key = (forest.tree_id[senders] * (int(depth.max()) + 1) + depth) * (int(where.max()) + 1) + where
+    return np.unique(key, return_inverse=True)[1].ravel()
 
 
 def shared_memory(forest: Forest, counts: np.ndarray, costs: ChannelCosts, w: np.ndarray) -> np.ndarray:
@@ -101,11 +107,7 @@ def shared_memory(forest: Forest, counts: np.ndarray, costs: ChannelCosts, w: np
     senders = np.flatnonzero(sent > 0)
     if senders.size == 0:
         return w
-    socket = forest.where["socket"][senders]
-    depth = forest.depth[senders]
-    key = (forest.tree_id[senders] * (int(depth.max()) + 1) + depth) * (int(socket.max()) + 1) + socket
-    _, inverse = np.unique(key, return_inverse=True)
-    inverse = inverse.ravel()
+    inverse = _same_level_and_place(forest, senders, "socket")
     others = np.bincount(inverse, weights=sent[senders])[inverse] - sent[senders]
     out = w.copy()
     out[senders] += costs.memory_contention * others[:, None] * costs.sizes[None, :]
@@ -207,6 +209,12 @@ def price_shape(shape: dict, operation: str, Pv, mapping: str, costs: ChannelCos
     return done, mean
 
 
+def shaped_algorithms(options: ModelOptions, operation: str) -> list[int]:
+    """The algorithms the openmpi-shaped modes predict: every one with a shape in config
+    ``model.openmpi.trees``, and the default, 0."""
+    return sorted({int(s["algorithm"]) for s in options.openmpi.trees if s["operation"] == operation} | {0})
+
+
 class OpenMPIMode:
     """Predictions of what OpenMPI runs, priced with ``costs`` (operation -> :class:`ChannelCosts`)."""
 
@@ -216,8 +224,7 @@ class OpenMPIMode:
         self.costs, self.options = costs, options
 
     def algorithms(self, operation: str) -> list[int]:
-        """Every algorithm with a shape in config ``model.openmpi.trees``, and the default, 0."""
-        return sorted({int(s["algorithm"]) for s in self.options.openmpi.trees if s["operation"] == operation} | {0})
+        return shaped_algorithms(self.options, operation)
 
     def curve(self, operation: str, algorithm: int, mapping: str, P_values, placements: Placements) -> pd.DataFrame:
         """max and avg of one (operation, algorithm, mapping) at every P and size."""
