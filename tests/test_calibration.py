@@ -22,7 +22,7 @@ OPTIONS = md.ModelOptions.from_config({
                   for a, t in ((1, "linear"), (2, "binary"), (3, "pipeline"))],
         "default_rules": {"bcast": [{"P_below": None, "sizes": [[None, 2]]}],
                           "reduce": [{"P_below": None, "sizes": [[None, 2]]}]},
-        "contention": {"links": [], "trees": []},
+        "contention": {"links": [], "trees": []}, "link_target": None,  # as validated: the schema's defaults
         "eager_limit": 4096,
     },
 })

@@ -2,11 +2,13 @@
 and the paper mode's numbers on the study's data (Table 1, and every value unchanged by the package
 refactor)."""
 
+import copy
 from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 import pytest
+from snakemake.utils import validate
 
 from collat import model as md
 from collat import openmpi, trees
@@ -15,6 +17,7 @@ from collat.model import openmpi_mode as om
 from collat.model import paper_mode as pm
 from collat.model.options import Contention
 from collat.placement import place
+from conftest import REPO
 
 EPYC = {"nodes": 2, "sockets_per_node": 2, "cores_per_socket": 64, "cores_per_l3": 4, "numa_per_socket": 4}
 # 2 nodes x 2 sockets x 2 cores, no shared L3: at P = 8 under map-by core rank r sits on node r // 4,
@@ -100,9 +103,11 @@ def test_options_from_config(config):
     assert o.paper.segments(openmpi.tree_spec(o.paper.algorithms, "bcast", 2), "socket") == 12
     assert o.paper.segments(openmpi.tree_spec(o.paper.algorithms, "bcast", 1), "socket") == 1
     # unset keys take the schema's defaults: the link priced like a fan-out, no shared links
-    bare = {**config["model"], "openmpi": {k: v for k, v in config["model"]["openmpi"].items()
-                                           if k not in ("link_target", "contention")}}
-    o = md.ModelOptions.from_config(bare)
+    bare = copy.deepcopy(config)
+    for key in ("link_target", "contention"):
+        del bare["model"]["openmpi"][key]
+    validate(bare, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))  # as the Snakefile does
+    o = md.ModelOptions.from_config(bare["model"])
     assert o.openmpi.link_target == o.openmpi.nbft_target == "max" and o.openmpi.contention.links == ()
     with pytest.raises(AttributeError):
         o.grid_step = 2  # frozen

@@ -44,7 +44,8 @@ class OpenMPIOptions:
 
 @dataclass(frozen=True)
 class ModelOptions:
-    """Config ``model`` (and the top-level ``mappings`` predicted)."""
+    """Config ``model`` (and the top-level ``mappings`` predicted), validated: the schema has filled
+    its defaults."""
 
     modes: tuple[str, ...]
     unpinned_channel: str      # channel between ranks no placement pins apart
@@ -57,14 +58,14 @@ class ModelOptions:
     @classmethod
     def from_config(cls, model: dict, mappings=("core", "socket", "node")) -> "ModelOptions":
         p, o = model["paper"], model["openmpi"]
-        contention = o.get("contention") or {"links": [], "trees": []}
+        contention = o["contention"]
         return cls(
             modes=tuple(model["modes"]), unpinned_channel=str(model["unpinned_channel"]),
             grid_step=int(model["grid_step"]), mappings=tuple(mappings), cleanings=tuple(model["cleanings"]),
             paper=PaperOptions(str(p["hockney_weighting"]), str(p["nbft_target"]), tuple(p["algorithms"]),
                                tuple(p["max_P"])),
-            openmpi=OpenMPIOptions(str(o["nbft_target"]), str(o.get("link_target") or o["nbft_target"]),
-                                   float(o.get("eager_limit", 4096)),
+            openmpi=OpenMPIOptions(str(o["nbft_target"]), str(o["link_target"] or o["nbft_target"]),  # null: the same
+                                   float(o["eager_limit"]),
                                    Contention(tuple(contention["links"]), tuple(contention["trees"])),
                                    tuple(o["trees"]), dict(o["default_rules"])),
         )
