@@ -35,16 +35,32 @@ def test_nearest_neighbour_takes_the_nearest_cell_of_the_same_algorithm_and_mapp
     assert np.isnan(co.nearest_neighbour(train.iloc[:0], test, 1)).all()
 
 
-def test_hybrid_multiplies_the_prediction_by_the_nearest_residuals():
-    # residuals log(2/1) at P = 2 and log(8/2) at P = 8; P = 4 is one log2 unit from both, so the
-    # two weigh equally: 3 x exp((log 2 + log 4) / 2) = 3 x sqrt(8). The algorithm-2 cell at P = 4
-    # (residual log 100) is 10 sqrt(2) away: not among the two nearest.
-    train = frame([("bcast", 1, "core", 2, 1, 2.0), ("bcast", 1, "core", 8, 1, 8.0),
+def test_hybrid_interpolates_the_residual_along_its_curve_in_log_P():
+    # residuals log(2/1) at P = 2 and log(16/2) = log 8 at P = 16; P = 4 lies a third of the way in
+    # log2 P (1 -> 2 -> 4): log 2 + (log 8 - log 2) / 3 = log 2 + log(4) / 3, so 3 x 2 x 4^(1/3).
+    # The algorithm-2 cell at P = 4 (residual log 100) is another curve: not used.
+    train = frame([("bcast", 1, "core", 2, 1, 2.0), ("bcast", 1, "core", 16, 1, 16.0),
                    ("bcast", 2, "core", 4, 1, 100.0)])
-    test = frame([("bcast", 1, "core", 4, 1, np.nan), ("bcast", 1, "core", 8, 1, np.nan)])
+    test = frame([("bcast", 1, "core", 4, 1, np.nan), ("bcast", 1, "core", 16, 1, np.nan)])
     got = co.hybrid(train, np.array([1.0, 2.0, 1.0]), test, np.array([3.0, 5.0]), 2)
-    assert got[0] == pytest.approx(3 * np.sqrt(8))
-    assert got[1] == pytest.approx(5 * 4)  # a measured cell: its own residual takes all the weight
+    assert got[0] == pytest.approx(3 * 2 * 4 ** (1 / 3))
+    assert got[1] == pytest.approx(5 * 8)  # a measured cell: its own residual
+
+
+def test_hybrid_beyond_the_measured_P_carries_the_end_and_averages_with_the_trend():
+    train = frame([("bcast", 1, "core", 2, 1, 2.0), ("bcast", 1, "core", 8, 1, 8.0)])
+    test = frame([("bcast", 1, "core", P, 1, np.nan) for P in (4, 32, 64)])
+    # residuals log 2 at P = 2 and log 4 at P = 8: P = 32 and 64 carry log 4
+    plain = co.hybrid(train, np.array([1.0, 2.0]), test, np.array([3.0, 5.0, 7.0]), 1)
+    assert plain == pytest.approx([3 * np.sqrt(8), 5 * 4, 7 * 4])
+    # a trend counts beyond the measured P only, and only where positive: sqrt(20 x 45) = 30
+    trend = np.array([1000.0, 45.0, -1.0])
+    got = co.hybrid(train, np.array([1.0, 2.0]), test, np.array([3.0, 5.0, 7.0]), 1, trend)
+    assert got == pytest.approx([3 * np.sqrt(8), 30.0, 28.0])
+    values, where = co.curve_residuals(train, np.log([2.0, 4.0]), frame([("bcast", 1, "core", 1, 1, 0),
+                                                                       ("bcast", 2, "core", 4, 1, 0)]))
+    assert values[0] == pytest.approx(np.log(2.0)) and np.isnan(values[1])
+    assert where.tolist() == [2, 0]  # below the smallest P: beyond; another curve: none
 
 
 def test_hybrid_of_an_unseen_algorithm_takes_the_other_algorithms_residuals():

@@ -8,13 +8,17 @@ is more than 2^10 away in P or size, and another operation's cells last.
 
 * The baseline (:func:`nearest_neighbour`) regresses log latency itself: it interpolates the
   measurements and knows nothing about the machine.
-* The ``hybrid`` mode (:func:`hybrid`) regresses the calibrated mode's log residual,
+* The ``hybrid`` mode (:func:`hybrid`) corrects the calibrated mode by its log residual,
   log(measured) - log(predicted), and multiplies the calibrated prediction by exp of the residual
-  at the cell asked for. At a measured cell the hybrid returns the measurement (the neighbour at
-  distance 0 takes all the weight); between measured P or sizes it interpolates the model's error
-  rather than the latency, so that the schedule model's shape carries the prediction where
-  measurements are far (another algorithm or mapping, a larger P: the nearest residuals of other
-  cells, which carry the machine's systematic error).
+  at the cell asked for. On a curve (operation, algorithm, mapping, size) with measured cells the
+  residual is interpolated linearly in log2 P between the measured P (:func:`curve_residuals`), so
+  that at a measured cell the hybrid returns the measurement and between measured P it follows the
+  schedule model's shape; on a curve with no measured cell (another algorithm, mapping or size) it
+  is the k nearest residuals of other curves (:func:`knn_log`), which carry the machine's
+  systematic error. Beyond the measured P of a curve the residual of its nearest end is carried,
+  and where a trend is given (the regression stage's segmented fit, study eq. 12) the prediction is
+  the geometric mean of the two: two forecasts that fail in opposite ways (one holds the model's
+  error constant, the other extends the fitted slope) combined with equal weights, nothing tuned.
 """
 
 from __future__ import annotations
@@ -91,26 +95,64 @@ def nearest_neighbour(train: pd.DataFrame, test: pd.DataFrame, k: int) -> np.nda
     return np.exp(knn_log(train, np.log(train["measured"].to_numpy(float)), test, k))
 
 
+CURVE = ["operation", "algorithm", "mapping", "size"]
+
+
+def curve_residuals(train: pd.DataFrame, values: np.ndarray, test: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` (one per train cell, finite) interpolated linearly in log2 P along each curve
+    (operation, algorithm, mapping, size) of the test cells, the value of the nearest end beyond the
+    curve's measured P: (values [test], where [test]: 0 for a test cell whose curve has no train
+    cell (value NaN), 1 inside the curve's measured P, 2 beyond them)."""
+    out, where = np.full(len(test), np.nan), np.zeros(len(test), dtype=np.int8)
+    values = np.asarray(values, float)
+    if train.empty or test.empty:
+        return out, where
+    own = train.groupby(CURVE, sort=False).indices
+    for key, rows in test.groupby(CURVE, sort=False).indices.items():
+        if key not in own:
+            continue
+        t = own[key][np.argsort(train["P"].to_numpy()[own[key]], kind="stable")]
+        x, q = np.log2(train["P"].to_numpy(float)[t]), np.log2(test["P"].to_numpy(float)[rows])
+        out[rows] = np.interp(q, x, values[t])
+        where[rows] = np.where((q >= x[0]) & (q <= x[-1]), 1, 2)
+    return out, where
+
+
 def hybrid(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame, test_predicted: np.ndarray,
-           k: int) -> np.ndarray:
-    """The hybrid mode: ``test_predicted`` x exp(nearest log residual of the train cells), the
-    residual being log(measured / train_predicted). Train cells the model could not price are left
+           k: int, trend: np.ndarray | None = None) -> np.ndarray:
+    """The hybrid mode: ``test_predicted`` x exp(residual), the residual being log(measured /
+    train_predicted) interpolated along the test cell's curve (:func:`curve_residuals`), or the k
+    nearest of other curves' (:func:`knn_log`) where its curve has no train cell. Beyond the train
+    cells' P of its curve, a test cell with a positive ``trend`` (one per test cell, NaN for none)
+    gets the geometric mean of that and the trend. Train cells the model could not price are left
     out; a test cell the model could not price stays NaN."""
     residual = np.log(train["measured"].to_numpy(float)) - np.log(np.asarray(train_predicted, float))
     ok = np.isfinite(residual)
     out = np.asarray(test_predicted, float).copy()
     if not ok.any():
         return out
-    return out * np.exp(knn_log(train[ok], residual[ok], test, k))
+    train, residual = train[ok].reset_index(drop=True), residual[ok]
+    along, where = curve_residuals(train, residual, test)
+    if (where == 0).any():
+        along[where == 0] = knn_log(train, residual, test[where == 0], k)
+    out = out * np.exp(along)
+    if trend is not None:
+        trend = np.asarray(trend, float)
+        beyond = (where == 2) & np.isfinite(trend) & (trend > 0)
+        out[beyond] = np.sqrt(out[beyond] * trend[beyond])
+    return out
 
 
 CELL = ["operation", "algorithm", "mapping", "P", "size"]
 
 
-def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFrame], k: int) -> pd.DataFrame:
+def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFrame], k: int,
+                       trend: pd.DataFrame | None = None) -> pd.DataFrame:
     """The hybrid mode's rows of the model stage's grid: ``calibrated`` (its rows of mode
     ``calibrated``) corrected, per target, by the residuals at the cells of ``measured[target]``
-    (:func:`collat.validation.measured_cells`) that lie on the grid; mode set to ``hybrid``."""
+    (:func:`collat.validation.measured_cells`) that lie on the grid; mode set to ``hybrid``.
+    ``trend``: the regression stage's grid (operation, algorithm, mapping, P, size, target,
+    predicted), used beyond each curve's measured P (:func:`hybrid`)."""
     parts = []
     for target, g in calibrated.groupby("target", sort=True):
         cells = measured.get(target)
@@ -118,8 +160,12 @@ def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFram
         if cells is None or cells.empty:
             continue
         train = cells.merge(g[CELL + ["predicted"]], on=CELL, how="inner")
+        line = None
+        if trend is not None:
+            t = trend[trend["target"] == target][CELL + ["predicted"]].rename(columns={"predicted": "trend"})
+            line = g[CELL].merge(t, on=CELL, how="left")["trend"].to_numpy(float)
         parts.append(g.assign(mode="hybrid", predicted=hybrid(train, train["predicted"].to_numpy(), g,
-                                                                g["predicted"].to_numpy(), k)))
+                                                                g["predicted"].to_numpy(), k, line)))
     if not parts:
         return calibrated.iloc[:0].assign(mode="hybrid")
     out = pd.concat(parts, ignore_index=True)

@@ -90,6 +90,11 @@ def calibration_input(wildcards):
     return {"calibration": "results/model/calibration.csv"} if "calibrated" in config["model"]["modes"] else {}
 
 
+def hybrid_input(wildcards):
+    """The regression stage's grid, the hybrid mode's trend beyond each curve's measured P."""
+    return {"trend": "results/regression/predictions.parquet"} if "hybrid" in config["model"]["modes"] else {}
+
+
 def selection_summary_input(wildcards):
     """The selection stage's regret tables, for the summary, when that stage runs."""
     if "selection" not in config["stages"]:

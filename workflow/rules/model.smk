@@ -1,7 +1,8 @@
 # Stage: model. The point-to-point stage model of bcast and reduce (study eq. 2-4, 8-11), one interface
 # per mode (src/collat/model/): `paper` (the collective study's model), `openmpi` (what OpenMPI 4.1.5
 # ran, priced from the measurements), `calibrated` (the same shapes, costs fitted by model_calibrate)
-# and `hybrid` (the calibrated grid corrected by its residuals), predicted on every P and size from the
+# and `hybrid` (the calibrated grid corrected by its residuals and, beyond the measured P, averaged
+# with the regression stage's segmented fit), predicted on every P and size from the
 # pt2pt and nbft stages' outputs, scored in sample (model_predict) and out of sample (model_validate).
 
 
@@ -33,6 +34,7 @@ rule model_calibrate:
 rule model_predict:
     input:
         unpack(calibration_input),
+        unpack(hybrid_input),
         collective="results/tidy/collective.parquet",
         hockney="results/pt2pt/hockney.parquet",
         hockney_study="results/pt2pt/hockney_study.parquet",
