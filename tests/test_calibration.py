@@ -138,7 +138,7 @@ def test_fit_predict_never_sees_the_test_cells():
     train, test = cells[cells["algorithm"] == 1], cells[cells["algorithm"] == 2]
 
     def run(test_cells):
-        return cal.fit_predict(train, test_cells, "avg", None, start, OPTIONS, md.Placements(TINY), opts, 7)["calibrated"]
+        return cal.fit_predict(train, test_cells, "avg", None, None, start, OPTIONS, md.Placements(TINY), opts, 7)["calibrated"]
 
     first = run(test)
     # the test part's measurements have no say: garbage there changes nothing
@@ -146,14 +146,14 @@ def test_fit_predict_never_sees_the_test_cells():
     assert np.isfinite(first).all()
     # an operation with no training cell cannot be predicted
     other = test.assign(operation="reduce")
-    assert np.isnan(cal.fit_predict(train, other, "avg", None, start, OPTIONS, md.Placements(TINY), opts, 7)["calibrated"]).all()
+    assert np.isnan(cal.fit_predict(train, other, "avg", None, None, start, OPTIONS, md.Placements(TINY), opts, 7)["calibrated"]).all()
     # the hybrid: the same calibration, corrected by its residuals on the train cells; a test cell
     # equal to a train cell gets that cell's measurement, and the test part still has no say
-    both = cal.fit_predict(train, pd.concat([test, train.iloc[:3]], ignore_index=True), "avg", None, start, OPTIONS,
+    both = cal.fit_predict(train, pd.concat([test, train.iloc[:3]], ignore_index=True), "avg", None, None, start, OPTIONS,
                            md.Placements(TINY), opts, 7, hybrid_neighbours=2)
     assert np.array_equal(both["calibrated"][:len(test)], first)
     assert both["hybrid"][len(test):] == pytest.approx(train["measured"].to_numpy()[:3])
-    again = cal.fit_predict(train, test.assign(measured=1e6), "avg", None, start, OPTIONS, md.Placements(TINY), opts, 7,
+    again = cal.fit_predict(train, test.assign(measured=1e6), "avg", None, None, start, OPTIONS, md.Placements(TINY), opts, 7,
                             hybrid_neighbours=2)["hybrid"]
     assert np.allclose(again, both["hybrid"][:len(test)]) and np.isfinite(again).all()
 
@@ -164,9 +164,9 @@ def test_validate_calls_a_fitted_model_on_disjoint_parts():
     collective = c.rename(columns={"measured": "avg"}).assign(max=lambda d: d["avg"], outlier=False, run=0)
     seen = []
 
-    def fitted(train, test, target, trend):
+    def fitted(train, test, target, trend, unfitted):
         key = ["operation", "algorithm", "mapping", "P", "size"]
-        assert len(trend) == len(test)  # the segmented fit's prediction of each test cell, or NaN
+        assert len(trend) == len(unfitted) == len(test)  # other forecasts of each test cell, or NaN
         assert train.merge(test[test["scored"]], on=key).empty  # no calibration row in its own test part
         seen.append(len(test))
         return {"calibrated": test["measured"].to_numpy() * 1.1}

@@ -63,6 +63,16 @@ def test_hybrid_beyond_the_measured_P_carries_the_end_and_averages_with_the_tren
     assert where.tolist() == [2, 0]  # below the smallest P: beyond; another curve: none
 
 
+def test_hybrid_of_a_curve_nobody_measured_averages_with_the_unfitted_forecast():
+    train = frame([("bcast", 1, "core", 4, 1, 2.0)])
+    test = frame([("bcast", 2, "core", 4, 1, np.nan), ("bcast", 1, "core", 8, 1, np.nan)])
+    # algorithm 2 has no train cell: residual log 2 from algorithm 1, 10 x 2 = 20, then with the
+    # unfitted forecast 5: sqrt(20 x 5) = 10. Algorithm 1 at P = 8 is on a measured curve (beyond
+    # its P, no trend given): the unfitted forecast does not count there, 3 x 2 = 6
+    got = co.hybrid(train, np.array([1.0]), test, np.array([10.0, 3.0]), 1, unfitted=np.array([5.0, 1000.0]))
+    assert got == pytest.approx([10.0, 6.0])
+
+
 def test_hybrid_of_an_unseen_algorithm_takes_the_other_algorithms_residuals():
     train = frame([("bcast", 1, "core", 4, 1, 2.0), ("bcast", 1, "core", 64, 1, 2.0),
                    ("reduce", 2, "core", 4, 1, 1000.0)])

@@ -232,14 +232,15 @@ def calibrate_all(cells_of: dict, openmpi_costs: dict, options: ModelOptions, pl
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=CALIBRATION_COLUMNS)
 
 
-def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.ndarray | None, start: dict,
+def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.ndarray | None,
+                unfitted: np.ndarray | None, start: dict,
                 options: ModelOptions, placements: Placements, opts: CalibrationOptions, max_receivers: int,
                 hybrid_neighbours: int | None = None) -> dict[str, np.ndarray]:
     """Calibrate on the ``train`` cells of ``target`` only and predict the ``test`` cells (NaN for a
     test cell whose operation has no training cell): the calibrated mode inside a validation split,
     {"calibrated": predictions}, and with ``hybrid_neighbours`` also {"hybrid": ...}, the same
-    calibration corrected by its residuals on the train cells and, beyond a curve's training P, by
-    ``trend`` (one per test cell, or None; :func:`collat.correction.hybrid`)."""
+    calibration corrected by its residuals on the train cells and by the other forecasts ``trend``
+    and ``unfitted`` (one per test cell, or None; :func:`collat.correction.hybrid`)."""
     from dataclasses import replace
 
     from .correction import hybrid
@@ -261,5 +262,5 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     out[rows] = p[:rows.sum()]
     if hybrid_neighbours is not None:
         result["hybrid"][rows] = hybrid(train, p[rows.sum():], test[rows], p[:rows.sum()], hybrid_neighbours,
-                                        None if trend is None else np.asarray(trend, float)[rows])
+                                        *(None if o is None else np.asarray(o, float)[rows] for o in (trend, unfitted)))
     return result

@@ -19,6 +19,9 @@ is more than 2^10 away in P or size, and another operation's cells last.
   and where a trend is given (the regression stage's segmented fit, study eq. 12) the prediction is
   the geometric mean of the two: two forecasts that fail in opposite ways (one holds the model's
   error constant, the other extends the fitted slope) combined with equal weights, nothing tuned.
+  On a curve with no measured cell, likewise, the geometric mean with the openmpi mode (priced from
+  the point-to-point and NBFT stages alone): where the residuals of other curves are all the
+  evidence, a second model that was fitted on no collective measurement halves the bet.
 """
 
 from __future__ import annotations
@@ -119,13 +122,16 @@ def curve_residuals(train: pd.DataFrame, values: np.ndarray, test: pd.DataFrame)
 
 
 def hybrid(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame, test_predicted: np.ndarray,
-           k: int, trend: np.ndarray | None = None) -> np.ndarray:
+           k: int, trend: np.ndarray | None = None, unfitted: np.ndarray | None = None) -> np.ndarray:
     """The hybrid mode: ``test_predicted`` x exp(residual), the residual being log(measured /
     train_predicted) interpolated along the test cell's curve (:func:`curve_residuals`), or the k
-    nearest of other curves' (:func:`knn_log`) where its curve has no train cell. Beyond the train
-    cells' P of its curve, a test cell with a positive ``trend`` (one per test cell, NaN for none)
-    gets the geometric mean of that and the trend. Train cells the model could not price are left
-    out; a test cell the model could not price stays NaN."""
+    nearest of other curves' (:func:`knn_log`) where its curve has no train cell.
+
+    Two other forecasts (one per test cell, NaN for none; only positive values count) enter where
+    the residuals say least, each as the geometric mean with the corrected prediction: ``trend``
+    (the segmented regression) beyond the train cells' P of the test cell's curve, ``unfitted`` (the
+    openmpi mode, fitted on no collective measurement) on a curve with no train cell. Train cells
+    the model could not price are left out; a test cell the model could not price stays NaN."""
     residual = np.log(train["measured"].to_numpy(float)) - np.log(np.asarray(train_predicted, float))
     ok = np.isfinite(residual)
     out = np.asarray(test_predicted, float).copy()
@@ -136,10 +142,11 @@ def hybrid(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame,
     if (where == 0).any():
         along[where == 0] = knn_log(train, residual, test[where == 0], k)
     out = out * np.exp(along)
-    if trend is not None:
-        trend = np.asarray(trend, float)
-        beyond = (where == 2) & np.isfinite(trend) & (trend > 0)
-        out[beyond] = np.sqrt(out[beyond] * trend[beyond])
+    for other, place in ((trend, 2), (unfitted, 0)):
+        if other is not None:
+            other = np.asarray(other, float)
+            use = (where == place) & np.isfinite(other) & (other > 0)
+            out[use] = np.sqrt(out[use] * other[use])
     return out
 
 
@@ -147,12 +154,12 @@ CELL = ["operation", "algorithm", "mapping", "P", "size"]
 
 
 def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFrame], k: int,
-                       trend: pd.DataFrame | None = None) -> pd.DataFrame:
+                       trend: pd.DataFrame | None = None, unfitted: pd.DataFrame | None = None) -> pd.DataFrame:
     """The hybrid mode's rows of the model stage's grid: ``calibrated`` (its rows of mode
     ``calibrated``) corrected, per target, by the residuals at the cells of ``measured[target]``
     (:func:`collat.validation.measured_cells`) that lie on the grid; mode set to ``hybrid``.
-    ``trend``: the regression stage's grid (operation, algorithm, mapping, P, size, target,
-    predicted), used beyond each curve's measured P (:func:`hybrid`)."""
+    ``trend`` (the regression stage's grid) and ``unfitted`` (the openmpi mode's rows), each with
+    columns operation, algorithm, mapping, P, size, target, predicted: :func:`hybrid`'s other forecasts."""
     parts = []
     for target, g in calibrated.groupby("target", sort=True):
         cells = measured.get(target)
@@ -160,14 +167,17 @@ def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFram
         if cells is None or cells.empty:
             continue
         train = cells.merge(g[CELL + ["predicted"]], on=CELL, how="inner")
-        line = None
-        if trend is not None:
-            t = trend[trend["target"] == target][CELL + ["predicted"]].rename(columns={"predicted": "trend"})
-            line = g[CELL].merge(t, on=CELL, how="left")["trend"].to_numpy(float)
+        line, free = (None if other is None else _aligned(other, target, g) for other in (trend, unfitted))
         parts.append(g.assign(mode="hybrid", predicted=hybrid(train, train["predicted"].to_numpy(), g,
-                                                                g["predicted"].to_numpy(), k, line)))
+                                                                g["predicted"].to_numpy(), k, line, free)))
     if not parts:
         return calibrated.iloc[:0].assign(mode="hybrid")
     out = pd.concat(parts, ignore_index=True)
     out["mode"] = out["mode"].astype(calibrated["mode"].dtype)
     return out
+
+
+def _aligned(other: pd.DataFrame, target: str, cells: pd.DataFrame) -> np.ndarray:
+    """``other``'s prediction of each of ``cells`` for ``target`` (NaN where it has none)."""
+    o = other[other["target"] == target][CELL + ["predicted"]].drop_duplicates(CELL)
+    return cells[CELL].merge(o.rename(columns={"predicted": "other"}), on=CELL, how="left")["other"].to_numpy(float)

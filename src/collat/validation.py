@@ -22,8 +22,8 @@ scikit-learn's k-nearest-neighbours regression of log latency on (log2 P, log2 s
 operation, algorithm, mapping), distance-weighted, categories one-hot and scaled so that a cell of
 the same operation, algorithm and mapping is nearer than any other (:mod:`collat.correction`).
 ``hybrid`` (the calibrated mode times its own residuals on the training cells, interpolated along
-P, and beyond a curve's training P averaged in log with the segmented regression's trend:
-:mod:`collat.correction`) is refitted with the calibrated mode on every training part.
+P; averaged in log with the segmented regression's trend beyond a curve's training P, and with the
+openmpi mode on a curve with no training cell: :mod:`collat.correction`) is refitted with the calibrated mode on every training part.
 
 The noise floor (:func:`noise_floor`) is the median relative difference between repeated
 measurements of one cell (|a - b| / b over ordered pairs of runs): the error of predicting a
@@ -131,8 +131,9 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
 
     ``predictions`` is the model stage's table: its modes fitted on no collective measurement
     (``openmpi``, ``paper``) are scored as they are; ``fitted`` maps a name to a function (train cells, test
-    cells, target, trend) -> {model: predictions of the test cells}, ``trend`` being the segmented
-    regression's prediction of each test cell from the same training part (NaN where it has none) for the models fitted on collective
+    cells, target, trend, unfitted) -> {model: predictions of the test cells}, ``trend`` being the
+    segmented regression's prediction of each test cell from the same training part and
+    ``unfitted`` the openmpi mode's (NaN where they have none) for the models fitted on collective
     measurements (``calibrated``, ``hybrid``), called on the training part of every split and fold
     in ``processes`` worker processes; those models' rows of ``predictions`` (fitted on all the
     data) are not scored. ``forms`` is config ``regression.forms``.
@@ -153,16 +154,19 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
             preds["nearest_neighbour"] = nearest_neighbour(tr, te, options.neighbours)
             for model, p in preds.items():
                 rows.append(te.assign(model=model, split=split, fold=fold, target=target, predicted=p, scored=True))
-            trend = preds["segmented"]  # the hybrid's trend beyond a curve's training P
+            # the hybrid's other forecasts: the segmented fit beyond a curve's training P, the
+            # openmpi mode (no collective data) on curves with no training cell
+            trend = preds["segmented"]
+            unfitted = fixed["openmpi"] if "openmpi" in fixed else np.full(len(cells), np.nan)
             if split == "unseen_algorithm":  # the fold's model also prices the algorithms it trained
                 # on, so that the selection can ask whether it tells when the unseen one wins
                 te = pd.concat([te.assign(scored=True), tr.assign(scored=False)], ignore_index=True)
-                trend = np.r_[trend, np.full(len(tr), np.nan)]
+                trend, unfitted = np.r_[trend, np.full(len(tr), np.nan)], np.r_[unfitted[test], unfitted[train]]
             else:
-                te = te.assign(scored=True)
-            jobs += [(model, tr, te, target, trend, split, fold) for model in fitted]
-    fits = fork_map(lambda i: fitted[jobs[i][0]](*jobs[i][1:5]), len(jobs), processes)
-    for (_, _, te, target, _, split, fold), out in zip(jobs, fits):
+                te, unfitted = te.assign(scored=True), unfitted[test]
+            jobs += [(model, tr, te, target, trend, unfitted, split, fold) for model in fitted]
+    fits = fork_map(lambda i: fitted[jobs[i][0]](*jobs[i][1:6]), len(jobs), processes)
+    for (_, _, te, target, _, _, split, fold), out in zip(jobs, fits):
         for model, p in out.items():
             rows.append(te.assign(model=model, split=split, fold=fold, target=target, predicted=p))
     table = pd.concat(rows, ignore_index=True)

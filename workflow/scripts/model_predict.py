@@ -31,7 +31,8 @@ if "hybrid" in options.modes:  # the calibrated grid corrected by its residuals 
     trend = pd.read_parquet(snakemake.input.trend, columns=["operation", "algorithm", "mapping", "P", "size",
                                                              "target", "run", "predicted"])
     trend = trend[trend["run"] == -1]  # the regression stage's grid (its grid_cleaning)
-    predictions = pd.concat([predictions, hybrid_predictions(cal, measured, k, trend)], ignore_index=True)
+    unfitted = predictions[predictions["mode"] == "openmpi"] if "openmpi" in options.modes else None
+    predictions = pd.concat([predictions, hybrid_predictions(cal, measured, k, trend, unfitted)], ignore_index=True)
 atomic_write(snakemake.output.predictions, lambda tmp: predictions.to_parquet(tmp, index=False))
 atomic_write(snakemake.output.scores, lambda tmp: scores.to_csv(tmp, index=False))
 log.info("%d predictions, %d scored cells", len(predictions), len(scores))
