@@ -63,14 +63,16 @@ def test_hybrid_beyond_the_measured_P_carries_the_end_and_averages_with_the_tren
     assert where.tolist() == [2, 0]  # below the smallest P: beyond; another curve: none
 
 
-def test_hybrid_of_a_curve_nobody_measured_averages_with_the_unfitted_forecast():
+def test_hybrid_where_nothing_was_measured_averages_with_the_unfitted_forecast():
     train = frame([("bcast", 1, "core", 4, 1, 2.0)])
-    test = frame([("bcast", 2, "core", 4, 1, np.nan), ("bcast", 1, "core", 8, 1, np.nan)])
-    # algorithm 2 has no train cell: residual log 2 from algorithm 1, 10 x 2 = 20, then with the
-    # unfitted forecast 5: sqrt(20 x 5) = 10. Algorithm 1 at P = 8 is on a measured curve (beyond
-    # its P, no trend given): the unfitted forecast does not count there, 3 x 2 = 6
-    got = co.hybrid(train, np.array([1.0]), test, np.array([10.0, 3.0]), 1, unfitted=np.array([5.0, 1000.0]))
-    assert got == pytest.approx([10.0, 6.0])
+    test = frame([("bcast", 2, "node", 4, 1, np.nan), ("bcast", 2, "core", 4, 1, np.nan),
+                  ("bcast", 1, "core", 4, 2, np.nan)])
+    # every cell takes the only residual, log 2: 10 x 2 = 20, 3 x 2 = 6, 7 x 2 = 14. The unfitted
+    # forecast counts where no algorithm was measured at (operation, mapping, size): map-by node
+    # (sqrt(20 x 5) = 10) and size 2 (sqrt(14 x 56) = 28), not algorithm 2 beside algorithm 1
+    got = co.hybrid(train, np.array([1.0]), test, np.array([10.0, 3.0, 7.0]), 1,
+                    unfitted=np.array([5.0, 1000.0, 56.0]))
+    assert got == pytest.approx([10.0, 6.0, 28.0])
 
 
 def test_hybrid_of_an_unseen_algorithm_takes_the_other_algorithms_residuals():
