@@ -386,14 +386,17 @@ def test_validation_stage_on_the_study(study_run):
     mape = board["median_mape"]
     assert mape[("unseen_algorithm", "avg", "calibrated")] < mape[("unseen_algorithm", "avg", "openmpi")]
     assert mape[("unseen_algorithm", "avg", "calibrated")] < mape[("unseen_algorithm", "avg", "nearest_neighbour")]
-    # the hybrid (calibrated x its nearest residuals) interpolates between measured P as well as the
-    # regression and carries the model where nothing was measured (study: sparse 0.073 vs segmented
-    # 0.070 and baseline 0.097; extrapolation max 0.19 vs 0.24; unseen algorithm 0.34 vs 0.66)
+    # the hybrid (calibrated x its residuals along P; the segmented fit beyond the measured P) beats
+    # the regression and the baseline on every split and target where they predict at all (study:
+    # sparse avg 0.056 vs 0.070 and 0.097; extrapolation avg 0.170 vs 0.240 and 0.401, max 0.194 vs
+    # 0.242 and 0.448; unseen algorithm avg 0.344 vs baseline 0.660)
     for split in ("sparse_P", "extrapolation", "unseen_algorithm", "unseen_mapping", "sizes"):
         for target in ("avg", "max"):
             assert mape[(split, target, "hybrid")] < mape[(split, target, "calibrated")], (split, target)
-    assert mape[("sparse_P", "avg", "hybrid")] < mape[("sparse_P", "avg", "nearest_neighbour")]
-    assert mape[("sparse_P", "avg", "hybrid")] < 3 * board.loc[("sparse_P", "avg", "hybrid"), "floor"]
+            for other in ("segmented", "nearest_neighbour"):
+                if (split, target, other) in mape.index:
+                    assert mape[(split, target, "hybrid")] < mape[(split, target, other)], (split, target, other)
+    assert mape[("sparse_P", "avg", "hybrid")] < 2.5 * board.loc[("sparse_P", "avg", "hybrid"), "floor"]
     c = pd.read_csv(study_run / "results/model/calibration.csv")
     assert set(c["operation"]) == {"bcast", "reduce"} and set(c["target"]) == {"avg", "max"}
     assert (c["value"] > 0).all() and (c["rms_log_residual"] < 1).all()

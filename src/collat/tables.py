@@ -144,7 +144,9 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "Median over (operation, algorithm, mapping) cells of the median relative error on the test part "
                 "of each split (robust cleaning, all sizes), beside the noise floor (repeated measurements of one "
                 "cell). The calibrated mode is recalibrated on the training part of every split and fold, and the hybrid "
-                "mode (the calibration times the nearest of its own log residuals) on the same part; the paper "
+                "mode (the calibration times its own log residuals, interpolated along P; beyond the training P "
+                "averaged in log with the segmented fit of the same part, and with the openmpi mode where no "
+                "algorithm was measured at the operation, mapping and size) on the same part; the paper "
                 "mode's segment counts were tuned on all of this data: it is not out of sample.", "",
                 "| split | target | model | cells | median relative error | × floor | median R² |",
                 "|---|---|---|---|---|---|---|"]
