@@ -282,8 +282,12 @@ def test_changed_parameter_reruns_only_its_rules(study_run, tmp_path):
     wd = tmp_path / "copy"
     shutil.copytree(study_run, wd, symlinks=True)  # results and .snakemake metadata, times preserved
     cfg = load_config()
+    # the hybrid mode reads the regression's grid (its trend beyond the measured P): the model's
+    # predictions, validation and selection follow the regression
     cases = [("regression", "cv_folds", 4, {"regression_fit", "evaluate_tables", "evaluate_summary",
-                                              "figures_collective", "figures_accuracy", "all"}),
+                                              "figures_collective", "figures_accuracy", "model_predict",
+                                              "model_validate", "figures_validation", "selection",
+                                              "selection_figures", "all"}),
              ("partitioned", "threads", [1, 4, 8], {"partitioned_gain", "partitioned_figures", "evaluate_summary",
                                                      "all"})]
     for section, key, value, expected in cases:
