@@ -139,3 +139,22 @@ def test_regret_at_unmeasured_P_under_the_sparse_P_split():
     r = sel.regret_sparse_P(folds, collective(), "max", "hybrid", default=False).iloc[0]
     assert r["cells"] == 4 and r["geomean_regret"] == pytest.approx(1.5 ** 0.5)
     assert sel.regret_sparse_P(folds, collective(), "max", "openmpi").empty
+
+
+def test_best_validated_mode_has_the_smallest_mean_error_over_the_splits():
+    def rows(model, split, mapes, target="avg"):
+        return [{"model": model, "split": split, "operation": "bcast", "algorithm": a, "mapping": "core",
+                 "target": target, "cleaning": "robust", "n": 10, "r2": 0.5, "mape": m, "floor": 0.03}
+                for a, m in enumerate(mapes, start=1)]
+    scores = pd.DataFrame(
+        rows("openmpi", "sparse_P", [0.4, 0.5, 0.6]) + rows("openmpi", "sizes", [0.2])        # medians 0.5, 0.2: 0.35
+        + rows("hybrid", "sparse_P", [0.1, 0.3, 0.9]) + rows("hybrid", "sizes", [0.5])        # 0.3, 0.5: 0.40
+        + rows("paper", "sparse_P", [0.01]) + rows("paper", "sizes", [0.01])                  # in sample: never
+        + rows("calibrated", "sparse_P", [0.01])                                               # not on every split
+        + rows("hybrid", "sparse_P", [0.01], "max") + rows("hybrid", "sizes", [0.01], "max"))  # another target
+    modes = ["paper", "openmpi", "calibrated", "hybrid"]
+    assert sel.best_validated_mode(scores, modes, "avg") == "openmpi"
+    assert sel.best_validated_mode(scores, ["paper", "calibrated", "hybrid"], "avg") == "hybrid"
+    assert sel.best_validated_mode(scores, modes, "max") == "hybrid"
+    with pytest.raises(ValueError, match="no mode"):
+        sel.best_validated_mode(scores, ["paper", "calibrated"], "avg")

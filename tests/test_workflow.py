@@ -131,6 +131,13 @@ def test_selection_outputs(study_run):
     # the rules file picks algorithms the data never forced (bcast 3, 4, 7-9; reduce 3, 5-7) in some cells
     assert (regret.loc[regret["chooser"] == "rules_file", "unmeasured_share"] > 0).any()
     cfg = load_config()["selection"]  # the rules files hold the selection mode's picks on the first target
+    # selection.mode best: the mode with the smallest mean error over the splits (on the study: hybrid)
+    from collat.selection import best_validated_mode
+
+    assert cfg["mode"] == "best"
+    cfg["mode"] = best_validated_mode(pd.read_csv(wd / "results/model/validation.csv"), load_config()["model"]["modes"],
+                                      cfg["targets"][0])
+    assert cfg["mode"] == "hybrid" and (regret["mode"] == "hybrid").all()
     best = predicted_best(pd.read_parquet(wd / "results/model/predictions.parquet"), None, cfg["mode"],
                           cfg["targets"][0], cfg["default_candidate"])
     # where the model prices OpenMPI's default fastest, the file hands the cell back to the fixed rules

@@ -23,6 +23,24 @@ from .rulesfile import lookup, parse_rules, write_rules  # noqa: F401 (the stage
 
 CELL = ["operation", "mapping", "P", "size"]
 CHOOSERS = ("model", "rules_file", "default")
+NOT_OUT_OF_SAMPLE = ("paper",)  # its segment counts were tuned on the study's data: its scores are in sample
+
+
+def best_validated_mode(scores: pd.DataFrame, modes: list[str], target: str) -> str:
+    """``selection.mode: best``: of ``modes`` (model.modes) validated out of sample, the one with the
+    smallest mean over the validation's splits of the median relative error over cells (``scores``:
+    results/model/validation.csv, :func:`collat.validation.leaderboard`), on ``target``; only a mode
+    scored on every split competes. ValueError when none is."""
+    from .validation import leaderboard
+
+    board = leaderboard(scores[scores["target"] == target])
+    splits = board["split"].nunique()
+    board = board[board["model"].isin([m for m in modes if m not in NOT_OUT_OF_SAMPLE])]
+    mean = board.groupby("model")["median_mape"].agg(["mean", "size"])
+    mean = mean[mean["size"] == splits]["mean"].sort_index()
+    if mean.empty:
+        raise ValueError(f"selection.mode best: no mode of {modes} was validated on every split of target {target}")
+    return str(mean.idxmin())
 
 
 def _latency(lat: pd.Series, cells: pd.DataFrame, algorithm) -> np.ndarray:

@@ -66,9 +66,10 @@ def check(config: dict) -> None:
     stages = set(config.get("stages", []))
     model = config["model"]
     modes = list(model["modes"])
-    if "selection" in stages and config["selection"]["mode"] not in modes:
+    if "selection" in stages and config["selection"]["mode"] not in modes + ["best"]:
         raise ConfigError("selection.mode", config["selection"]["mode"],
-                          f"one of model.modes {modes} (the selection picks with a mode the model stage predicts)")
+                          f"best or one of model.modes {modes} (the selection picks with a mode the model stage "
+                          "predicts)")
     if "hybrid" in modes and "calibrated" not in modes:
         raise ConfigError("model.modes", modes, "calibrated beside hybrid (the hybrid mode corrects the calibrated "
                           "mode's predictions)")

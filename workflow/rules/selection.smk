@@ -6,6 +6,7 @@ rule selection:
     input:
         predictions="results/model/predictions.parquet",
         folds="results/model/validation_predictions.parquet",
+        scores="results/model/validation.csv",
         collective="results/tidy/collective.parquet",
     output:
         regret=report(
@@ -29,6 +30,7 @@ rule selection:
         faninout=config["selection"]["faninout"],
         targets=config["selection"]["targets"],
         mode=config["selection"]["mode"],
+        modes=config["model"]["modes"],
         default_candidate=config["selection"]["default_candidate"],
         mappings=config["mappings"],
     log:

@@ -6,30 +6,35 @@ import pandas as pd
 
 from collat.runner import setup_log
 from collat.rulesfile import validate
-from collat.selection import predicted_best, regret, regret_sparse_P, regret_unseen_algorithm, rules_blocks, write_rules
+from collat.selection import (best_validated_mode, predicted_best, regret, regret_sparse_P, regret_unseen_algorithm,
+                              rules_blocks, write_rules)
 from collat.tidy import atomic_write, read_parquet
 
 log = setup_log(snakemake.log)
 p = snakemake.params
+mode = p.mode
+if mode == "best":
+    mode = best_validated_mode(pd.read_csv(snakemake.input.scores), p.modes, p.targets[0])
+    log.info("selection.mode best: %s (smallest mean median relative error over the validation's splits)", mode)
 predictions = pd.read_parquet(snakemake.input.predictions)
 collective = read_parquet(snakemake.input.collective, "collective")
 summaries, cells = [], None
 for target in p.targets:
-    c, s = regret(predictions, collective, target, p.mode, p.default_candidate)
+    c, s = regret(predictions, collective, target, mode, p.default_candidate)
     summaries.append(s)
     if cells is None:
         cells = c.assign(target=target)
 regret_table = pd.concat(summaries, ignore_index=True)
 atomic_write(snakemake.output.regret, lambda tmp: regret_table.to_csv(tmp, index=False))
 folds = pd.read_parquet(snakemake.input.folds)
-unseen = pd.concat([regret_unseen_algorithm(folds, collective, target, p.mode) for target in p.targets],
+unseen = pd.concat([regret_unseen_algorithm(folds, collective, target, mode) for target in p.targets],
                    ignore_index=True)
 atomic_write(snakemake.output.unseen, lambda tmp: unseen.to_csv(tmp, index=False))
-unseen_P = pd.concat([regret_sparse_P(folds, collective, target, p.mode, p.default_candidate) for target in p.targets],
+unseen_P = pd.concat([regret_sparse_P(folds, collective, target, mode, p.default_candidate) for target in p.targets],
                      ignore_index=True)
 atomic_write(snakemake.output.unseen_P, lambda tmp: unseen_P.to_csv(tmp, index=False))
 atomic_write(snakemake.output.cells, lambda tmp: cells.to_parquet(tmp, index=False))
-best = predicted_best(predictions, None, p.mode, p.targets[0], p.default_candidate)
+best = predicted_best(predictions, None, mode, p.targets[0], p.default_candidate)
 faninout = {int(k): int(v) for k, v in p.faninout.items()}
 for mapping, path in zip(p.mappings, snakemake.output.rules):
     b = best[best["mapping"] == mapping]
