@@ -283,6 +283,27 @@ def test_manifest_rows_per_run_give_each_placement_its_channel(tmp_path):
     assert small["core"].max() < small["node"].min()  # the node runs are the slow ones
 
 
+def test_a_persistent_run_in_a_slurm_log_is_passed_over_and_keeps_its_run_number(tmp_path):
+    """osu_bcast at P = 4, then osu_bcast_persistent, then osu_bcast at P = 8 in one job's stdout: with
+    on_bad_run: skip the persistent block is reported as the file's run 1, and the manifest's per-run
+    rows (numbered as in the file) still give each osu_bcast run its P."""
+    from collat.ingest import Vocabulary
+
+    bcast = "# OSU MPI Broadcast Latency Test v7.3\n# Size  Avg Latency(us)\n1  {a}\n2  {b}\n"
+    persistent = "# OSU MPI Broadcast Persistent Latency Test v7.4\n# Size  Avg Latency(us)\n1  0.5\n2  0.6\n"
+    (tmp_path / "slurm-7.out").write_text(bcast.format(a=1.0, b=1.1) + persistent + bcast.format(a=2.0, b=2.1))
+    m = tmp_path / "manifest.csv"
+    m.write_text("file,run,benchmark,operation,algorithm,mapping,P\n"
+                 "slurm-7.out,,osu_bcast,bcast,0,core,\nslurm-7.out,0,,,,,4\nslurm-7.out,2,,,,,8\n")
+    vocab = Vocabulary(("core", "socket", "node"), ("core",), {"bcast": {0: "default"}})
+    table, df, quality = ingest_raw_log(tmp_path / "slurm-7.out", "slurm-7.out", [], m, vocab, on_bad_run="skip")
+    assert table == "collective" and quality["runs"] == 2
+    assert df.sort_values(["P", "size"])[["P", "avg"]].values.tolist() == [[4, 1.0], [4, 1.1], [8, 2.0], [8, 2.1]]
+    assert "run 1 at line 5: OSU MPI Broadcast Persistent Latency Test v7.4" in quality["skipped_runs"]
+    with pytest.raises(InputError, match="persistent and non-blocking variants"):
+        ingest_raw_log(tmp_path / "slurm-7.out", "slurm-7.out", [], m, vocab, on_bad_run="error")
+
+
 @pytest.mark.parametrize("rows,line,words", [
     ("slurm-4242.out,7,,core\n", 3, "a run of"),
     ("slurm-4242.out,0,,core\nslurm-4242.out,0,,node\n", 4, "each run of a file listed once"),

@@ -97,6 +97,7 @@ BAD = {
     "two benchmarks in one file": (HEAD + GOOD + "# OSU MPI Bandwidth Test v7.3\n# Size  Bandwidth (MB/s)\n1 3.0\n", 6, "the same benchmark"),
     "persistent variant": ("# OSU MPI Broadcast Persistent Latency Test v7.4\n# Size  Avg Latency(us)\n1 2.0\n", 1,
                            "persistent and non-blocking variants run other code paths"),
+    "persistent variant, skip: nothing else": None,
     "non-blocking variant": ("# OSU MPI Non-blocking Broadcast Latency Test v7.3\n# Size  Overall(us)\n1 2.0\n", 1,
                              "coll/libnbc"),
     "infinite latency": (HEAD + "1  0.2\n2  inf\n", 4, "a finite number in column 'avg'"),
@@ -107,6 +108,9 @@ BAD = {
     "every latency 0": (HEAD + "1  0.00\n2  0.00\n", 3, "every latency of run 0 is 0"),
     "header without Size first": ("# OSU MPI Latency Test v7.3\n# Size\n", None, None),
 }
+
+
+BAD = {k: v for k, v in BAD.items() if v is not None}
 
 
 @pytest.mark.parametrize("case", sorted(BAD))
@@ -121,6 +125,30 @@ def test_bad_input_names_file_line_and_expectation(case):
         assert f"line {line}" in msg
     if words:
         assert words in msg, msg
+
+
+BCAST = "# OSU MPI Broadcast Latency Test v7.3\n# Size  Avg Latency(us)\n1  2.0\n2  2.1\n"
+PERSISTENT = "# OSU MPI Broadcast Persistent Latency Test v7.4\n# Size  Avg Latency(us)\n1  1.0\n2  1.1\n"
+IBCAST = ("# OSU MPI Non-blocking Broadcast Latency Test v7.3\n# Overall = Coll. Init + Compute + MPI_Test + MPI_Wait\n"
+          "# Size  Overall(us)  Compute(us)  Pure Comm.(us)  Overlap(%)\n1  5.0  2.0  3.0  10.0\n")
+
+
+def test_persistent_and_non_blocking_runs_are_passed_over_when_skipping():
+    # a SLURM log of one job: osu_bcast, then the persistent and the non-blocking variant, then
+    # osu_bcast again after a marker printed inside the variant's block
+    text = BCAST + PERSISTENT + IBCAST + "Testing Same CCX\n" + BCAST.replace("2.0", "3.0")
+    from collat.markers import compile_rules
+
+    rules = compile_rules([{"regex": r"^Testing (?P<channel>.+)$", "values": {"channel": {"Same CCX": "cache"}}}])
+    log = parse_osu(text, "slurm-1.out", on_bad_run="skip", markers=rules)
+    assert log.benchmark == "osu_bcast" and log.n_runs == 2
+    assert log.data["avg"].tolist() == [2.0, 2.1, 3.0, 2.1]
+    assert [(r["run"], r["line"]) for r in log.skipped_runs] == [(1, 5), (2, 9)]
+    assert all("not read" in r["reason"] for r in log.skipped_runs)
+    assert log.run_markers == {1: (13, {"channel": "cache"})}  # kept run 1: the marker still counts
+    with pytest.raises(InputError) as err:  # only variants: nothing to read, said with the first one's line
+        parse_osu(PERSISTENT + IBCAST, "slurm-2.out", on_bad_run="skip")
+    assert err.value.line == 1 and "not read" in str(err.value)
 
 
 def test_truncated_run_can_be_skipped_and_reported():

@@ -4,7 +4,9 @@ Columns are recognised by their header names, not their position. A file may hol
 several runs, each with its own header or with the header printed once (a run then
 starts where the size list starts again). Lines that cannot be data (job banners,
 marker lines between runs) are skipped; text from a failed launch (mpirun, srun,
-MPI_ABORT, signals) is an error. Every error names the file and the line.
+MPI_ABORT, signals) is an error. A persistent or non-blocking variant (osu_bcast_persistent,
+osu_ibcast) is an error too, or with ``on_bad_run='skip'`` a skipped run of the file (its block, up
+to the next OSU title). Every error names the file and the line.
 """
 
 from __future__ import annotations
@@ -155,6 +157,8 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
     run_marker: list = []  # per closed run: the marker in effect when it started
     mpi: tuple[int, dict] | None = None  # the last MPI version line seen: (line, {"mpi": ...})
     run_mpi: list = []  # per closed run: the version line in effect when it started
+    variants: dict[int, tuple[int, str]] = {}  # run index -> (line, title) of a variant's block, not read
+    in_variant = False  # inside such a block: every line up to the next OSU title is passed over
     last_line = 0
 
     def close_run():
@@ -199,18 +203,39 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
         line = raw.strip()
         if not line:
             continue
+        if in_variant and not _TITLE.match(line):
+            if _LAUNCH_ERROR.search(line):  # the block ends as any run does: launcher text is never passed over
+                in_variant = False
+            else:  # a marker or a version line still names the runs that follow
+                context_line(line, lineno)
+                skipped.append(lineno)
+                continue
         if line.startswith("#"):
             m = _TITLE.match(line)
             if m:
                 title = re.sub(r"\s+", " ", m["name"].lower())
                 name = BENCHMARKS.get(title)
+                in_variant = False
                 if name is None and re.search(r"\b(persistent|non-blocking|nonblocking)\b", title):
                     # MPI_Bcast_init / MPI_Ibcast run through OpenMPI's coll/libnbc, not the coll/tuned
                     # algorithms this tool models: pooling them with osu_bcast would mislead every fit
-                    raise InputError(path, lineno, "a blocking collective (osu_bcast, osu_reduce): persistent and "
-                                     "non-blocking variants run other code paths (OpenMPI: its non-blocking "
-                                     "collectives, coll/libnbc by default, not the coll/tuned algorithms modelled "
-                                     "here) and are not read", line)
+                    if on_bad_run != "skip":
+                        raise InputError(path, lineno, "a blocking collective (osu_bcast, osu_reduce): persistent "
+                                         "and non-blocking variants run other code paths (OpenMPI: its non-blocking "
+                                         "collectives, coll/libnbc by default, not the coll/tuned algorithms "
+                                         "modelled here) and are not read (with on_bad_run: skip, their runs are "
+                                         "passed over and reported)", line)
+                    # skip: the block up to the next OSU title is one run of the file, reported, not read
+                    close_run()
+                    variants[len(runs)] = (lineno, f"{line.lstrip('#').strip()}: a persistent or non-blocking variant "
+                                           "(OpenMPI's coll/libnbc, not the coll/tuned algorithms modelled), not read")
+                    runs.append(np.zeros((0, 2)))
+                    run_cols.append(None)
+                    run_marker.append(marker)
+                    run_mpi.append(mpi)
+                    in_variant = True
+                    skipped.append(lineno)
+                    continue
                 if name is None:
                     raise InputError(path, lineno, f"an OSU benchmark this tool reads ({', '.join(BENCHMARKS.values())})", line)
                 if benchmark is not None and name != benchmark:
@@ -285,6 +310,10 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
         skipped.append(last_line)
     close_run()
 
+    if variants and len(variants) == len(runs):
+        line, reason = variants[min(variants)]
+        raise InputError(path, line, "runs of a blocking collective (osu_bcast, osu_reduce) or point-to-point "
+                         "benchmark", reason)
     if benchmark is None and cols is None:
         raise InputError(path, None if last_line == 0 else 1,
                          "an OSU header ('# OSU MPI ... Test' and '# Size ...')",
@@ -293,10 +322,13 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
         raise InputError(path, last_line, "data rows after the OSU header", "end of file")
 
     skipped_runs = []
-    longest = max(runs, key=len)
+    longest = max((r for i, r in enumerate(runs) if i not in variants), key=len)
     full = longest[:, 1].astype(np.int64).tolist()
     kept = []
     for i, run in enumerate(runs):
+        if i in variants:
+            skipped_runs.append({"run": i, "line": variants[i][0], "reason": variants[i][1]})
+            continue
         sizes = run[:, 1].astype(np.int64).tolist()
         if len(sizes) < len(full) and full[: len(sizes)] == sizes:
             if on_bad_run != "skip":
