@@ -27,6 +27,7 @@ def _set(path, value):
     (_set(("selection", "mode"), "openmpi_v5"), "selection.mode", "'openmpi_v5'"),
     (lambda c: (_set(("selection", "mode"), "calibrated")(c), _set(("model", "modes"), ["openmpi"])(c)),
      "selection.mode", "'calibrated'"),
+    (_set(("model", "modes"), ["paper"]), "selection.mode", "'best'"),
     (_set(("model", "modes"), ["openmpi", "hybrid"]), "model.modes", "['openmpi', 'hybrid']"),
     (_set(("model", "unpinned_channel"), "numa"), "model.unpinned_channel", "'numa'"),
     (_set(("partitioned", "channels"), ["core", "nic"]), "partitioned.channels[1]", "'nic'"),

@@ -70,6 +70,9 @@ def check(config: dict) -> None:
         raise ConfigError("selection.mode", config["selection"]["mode"],
                           f"best or one of model.modes {modes} (the selection picks with a mode the model stage "
                           "predicts)")
+    if "selection" in stages and config["selection"]["mode"] == "best" and not set(modes) - {"paper"}:
+        raise ConfigError("selection.mode", "best", f"a mode validated out of sample in model.modes {modes} "
+                          "(openmpi, calibrated or hybrid; the paper mode was tuned on the study's data)")
     if "hybrid" in modes and "calibrated" not in modes:
         raise ConfigError("model.modes", modes, "calibrated beside hybrid (the hybrid mode corrects the calibrated "
                           "mode's predictions)")
