@@ -23,7 +23,8 @@ operation, algorithm, mapping), distance-weighted, categories one-hot and scaled
 the same operation, algorithm and mapping is nearer than any other (:mod:`collat.correction`).
 ``hybrid`` (the calibrated mode times its own residuals on the training cells, interpolated along
 P; averaged in log with the segmented regression's trend beyond a curve's training P, and with the
-openmpi mode on a curve with no training cell: :mod:`collat.correction`) is refitted with the calibrated mode on every training part.
+openmpi mode where no training cell has the operation, mapping and size: :mod:`collat.correction`)
+is refitted with the calibrated mode on every training part.
 
 The noise floor (:func:`noise_floor`) is the median relative difference between repeated
 measurements of one cell (|a - b| / b over ordered pairs of runs): the error of predicting a
@@ -154,8 +155,9 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
             preds["nearest_neighbour"] = nearest_neighbour(tr, te, options.neighbours)
             for model, p in preds.items():
                 rows.append(te.assign(model=model, split=split, fold=fold, target=target, predicted=p, scored=True))
-            # the hybrid's other forecasts: the segmented fit beyond a curve's training P, the
-            # openmpi mode (no collective data) on curves with no training cell
+            # the hybrid's other forecasts: the segmented fit of this training part beyond a curve's
+            # training P, the openmpi mode (no collective data) where the training part has nothing
+            # at the operation, mapping and size
             trend = preds["segmented"]
             unfitted = fixed["openmpi"] if "openmpi" in fixed else np.full(len(cells), np.nan)
             if split == "unseen_algorithm":  # the fold's model also prices the algorithms it trained

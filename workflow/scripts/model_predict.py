@@ -29,8 +29,8 @@ if "hybrid" in options.modes:  # the calibrated grid corrected by its residuals 
     cal = predictions[predictions["mode"] == "calibrated"]
     measured = {t: measured_cells(collective, t) for t in cal["target"].unique()}
     trend = pd.read_parquet(snakemake.input.trend, columns=["operation", "algorithm", "mapping", "P", "size",
-                                                             "target", "run", "predicted"])
-    trend = trend[trend["run"] == -1]  # the regression stage's grid (its grid_cleaning)
+                                                             "target", "predicted"],
+                            filters=[("run", "==", -1)])  # the regression stage's grid (its grid_cleaning)
     unfitted = predictions[predictions["mode"] == "openmpi"] if "openmpi" in options.modes else None
     predictions = pd.concat([predictions, hybrid_predictions(cal, measured, k, trend, unfitted)], ignore_index=True)
 atomic_write(snakemake.output.predictions, lambda tmp: predictions.to_parquet(tmp, index=False))
