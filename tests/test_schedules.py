@@ -74,15 +74,15 @@ def test_hand_computed_prices():
 
 
 def test_many_schedules_at_once_equal_one_at_a_time():
-    """run_many (every P in one clock array, the ring's repeats dropping out per P) gives run's
+    """run_many (every P in one clock array, the ring's repeats dropping out per P, the rings taken
+    as one slice while adjacent and one by one when a P without a ring lies between) gives run's
     numbers exactly, on two nodes with two channels."""
     index = {"core": 0, "node": 1}
     cost = p2p_at([1.0, 3.0], [0.01, 0.02])
     m = np.array([1.0, 100.0, 4096.0])
     machine = {"nodes": 2, "sockets_per_node": 1, "cores_per_socket": 8, "cores_per_l3": 1, "numa_per_socket": 1}
-    Pv = [2, 3, 5, 8, 13, 16]
     for name, build in sc.BUILDERS.items():
-        for mapping in ("core", "node"):
+        for mapping, Pv in (("core", [2, 3, 5, 8, 13, 16]), ("node", [2, 3, 5, 8, 13, 16]), ("node", [3, 2, 16, 5])):
             ranks = [place(P, mapping, machine) for P in Pv]
             done, mean = sc.run_many([build(P) for P in Pv], Pv, ranks, index, cost, m)
             for i, P in enumerate(Pv):

@@ -231,35 +231,78 @@ def _advance(clock: np.ndarray, a: np.ndarray, b: np.ndarray, t: np.ndarray, exc
         clock[b] = np.maximum(clock[b], end)
 
 
-def run_many(schedules: list, P_values, placements: list, channel_index: dict, p2p_at, sizes,
-             unpinned_channel: str = "core"):
-    """:func:`run` of several schedules at once, one per communicator size of ``P_values`` on its
-    placement: (completion [T, S], mean rank time [T, S]).
+class Layout:
+    """What :func:`run_many` needs of several schedules laid on their placements, independent of
+    the costs (built once per curve by :func:`layout`): every message in flat arrays with its
+    channel, the distinct (channel, share) pairs to price, the steps taken together, and the ring
+    steps (a one-way round s -> s + 1 over all ranks, repeated) taken last, in contiguous blocks."""
 
-    The ranks of every schedule share one clock array; step j of every schedule is taken together
-    (their ranks are disjoint), a step repeated r times (the ring) for the schedules that still
-    repeat it. Each schedule's clocks see exactly the operations :func:`run` applies, in its order.
-    """
-    sizes = np.asarray(sizes, dtype=float)
+    def __init__(self, P_values, offsets, src, dst, pair_k, pair_share, inverse, steps_of, rings):
+        self.P_values, self.offsets = P_values, offsets
+        self.src, self.dst = src, dst
+        self.pair_k, self.pair_share, self.inverse = pair_k, pair_share, inverse
+        self.steps_of, self.rings = steps_of, rings
+
+
+def _is_ring(src: np.ndarray, dst: np.ndarray, P: int) -> bool:
+    s = np.arange(P)
+    return len(src) == P and bool((src == s).all() and (dst == (s + 1) % P).all())
+
+
+def layout(schedules: list, P_values, placements: list, channel_index: dict, unpinned_channel: str = "core") -> Layout:
+    """The cost-independent part of :func:`run_many` (see :class:`Layout`)."""
     P_values = [int(P) for P in P_values]
     offsets = np.concatenate([[0], np.cumsum(P_values)[:-1]]).astype(np.int64)
     lookup = np.array([channel_index.get(c, -1) for c in LEVELS])
-    srcs, dsts, times, steps_of, base = [], [], [], [], 0
+    srcs, dsts, ks, shares, steps_of, rings, base = [], [], [], [], [], [], 0
     for rounds, P, ranks, off in zip(schedules, P_values, placements, offsets):
         src, dst, share, steps = _compiled(rounds)
         k = lookup[channel_codes(ranks, src, dst, unpinned_channel)]
         if (k < 0).any():
             raise ValueError("the schedule uses a channel with no point-to-point costs")
-        pairs, inverse = np.unique(np.stack([k.astype(float), share]), axis=1, return_inverse=True)
-        nbytes = np.maximum(np.ceil(pairs[1][:, None] * sizes[None, :]), 1.0)
-        times.append(p2p_at(pairs[0].astype(np.int64), nbytes)[inverse.ravel()])
+        # a trailing ring (repeated one-way s -> s + 1 over all ranks) runs in the ring phase
+        last = steps[-1] if steps else None
+        if last is not None and not last[2] and last[3] > 1 and _is_ring(src[last[0]:last[1]], dst[last[0]:last[1]], P):
+            lo, hi, _, repeat = steps[-1]
+            rings.append((int(off), int(off) + P, lo + base, hi + base, repeat))
+            steps = steps[:-1]
         srcs.append(src + off)
         dsts.append(dst + off)
+        ks.append(k)
+        shares.append(share)
         steps_of.append([(lo + base, hi + base, exchange, repeat) for lo, hi, exchange, repeat in steps])
         base += len(src)
-    src, dst = np.concatenate(srcs), np.concatenate(dsts)
-    t_all = np.vstack(times) if times else np.zeros((0, len(sizes)))
-    clock = np.zeros((int(sum(P_values)), len(sizes)))
+    k = np.concatenate(ks) if ks else np.zeros(0, np.int64)
+    share = np.concatenate(shares) if shares else np.zeros(0)
+    shares_u, share_code = np.unique(share, return_inverse=True)
+    K = len(LEVELS)
+    keys, inverse = np.unique(share_code.ravel() * K + k, return_inverse=True)  # distinct (share, channel)
+    src = np.concatenate(srcs) if srcs else np.zeros(0, np.int64)
+    dst = np.concatenate(dsts) if dsts else np.zeros(0, np.int64)
+    return Layout(P_values, offsets, src, dst, (keys % K).astype(np.int64), shares_u[keys // K], inverse.ravel(),
+                  steps_of, sorted(rings))
+
+
+def run_many(schedules: list, P_values, placements: list, channel_index: dict, p2p_at, sizes,
+             unpinned_channel: str = "core"):
+    """:func:`run` of several schedules at once, one per communicator size of ``P_values`` on its
+    placement: (completion [T, S], mean rank time [T, S]) (:func:`layout`, then :func:`price`)."""
+    return price(layout(schedules, P_values, placements, channel_index, unpinned_channel), p2p_at, sizes)
+
+
+def price(plan: Layout, p2p_at, sizes):
+    """(completion [T, S], mean rank time [T, S]) of the schedules of ``plan`` at ``sizes``.
+
+    The ranks of every schedule share one clock array; step j of every schedule is taken together
+    (their ranks are disjoint), then every trailing ring, each for its own repeat count
+    (:func:`_ring_phase`). Each schedule's clocks see exactly the operations :func:`run` applies, in
+    its order.
+    """
+    sizes = np.asarray(sizes, dtype=float)
+    nbytes = np.maximum(np.ceil(plan.pair_share[:, None] * sizes[None, :]), 1.0)
+    t_all = (p2p_at(plan.pair_k, nbytes) if len(plan.pair_k) else np.zeros((0, len(sizes))))[plan.inverse]
+    src, dst, steps_of = plan.src, plan.dst, plan.steps_of
+    clock = np.zeros((int(sum(plan.P_values)), len(sizes)))
     for j in range(max((len(s) for s in steps_of), default=0)):
         for exchange in (True, False):
             blocks = [s[j] for s in steps_of if j < len(s) and s[j][2] == exchange]
@@ -273,6 +316,33 @@ def run_many(schedules: list, P_values, placements: list, channel_index: dict, p
                     live = left > it
                     a, b, t, left = a[live], b[live], t[live], left[live]
                 _advance(clock, a, b, t, exchange)
+    _ring_phase(clock, plan.rings, t_all)
+    offsets, P_values = plan.offsets, plan.P_values
     done = np.vstack([clock[o:o + P].max(axis=0) for o, P in zip(offsets, P_values)])
     mean = np.vstack([clock[o:o + P].mean(axis=0) for o, P in zip(offsets, P_values)])
     return done, mean
+
+
+def _ring_phase(clock: np.ndarray, rings: list, t_all: np.ndarray) -> None:
+    """The trailing rings of several schedules, in place: ``rings`` lists (first row, end row,
+    first message, end message, repeats) sorted by row. One ring step is :func:`_advance` of the
+    one-way round s -> s + 1: every rank ends at e_s = clock_s + t_s, and the receiver no sooner
+    than its predecessor's e, so clock_s = max(e_s, e_{s-1}) (cyclically within a schedule); the
+    schedules' clocks are taken as one contiguous slice while they are adjacent rows."""
+    live, done = list(rings), 0
+    while live:
+        steps = min(r[4] for r in live) - done
+        adjacent = all(a[1] == b[0] for a, b in zip(live, live[1:]))
+        groups = [live] if adjacent else [[r] for r in live]
+        for group in groups:
+            lo, hi = group[0][0], group[-1][1]
+            seg = clock[lo:hi]
+            t = np.concatenate([t_all[m0:m1] for _, _, m0, m1, _ in group])
+            heads = np.array([r[0] - lo for r in group])
+            tails = np.array([r[1] - lo - 1 for r in group])
+            for _ in range(steps):
+                e = seg + t
+                np.maximum(e[1:], e[:-1], out=seg[1:])
+                seg[heads] = np.maximum(e[heads], e[tails])
+        done += steps
+        live = [r for r in live if r[4] > done]

@@ -23,7 +23,7 @@ import functools
 
 import numpy as np
 
-from .. import trees
+from .. import schedules, trees
 from ..placement import LEVELS, channel_codes, place_arrays
 from .costs import ChannelCosts
 
@@ -252,6 +252,15 @@ class Placements:
             forest.where = {level: np.concatenate([self(int(P), mapping)[level] for P in P_values])
                             for level in ("node", "socket")}
             self._census[key] = (forest, counts)
+        return self._census[key]
+
+    def schedule_layout(self, name: str, P_values, mapping: str, channel_index: dict, unpinned: str):
+        """:func:`collat.schedules.layout` of one schedule for every P: independent of size, costs and mode."""
+        key = ("schedule", name, tuple(int(p) for p in P_values), mapping, tuple(channel_index), unpinned)
+        if key not in self._census:
+            build = schedules.BUILDERS[name]
+            self._census[key] = schedules.layout([build(int(P)) for P in P_values], P_values,
+                                                 [self(int(P), mapping) for P in P_values], channel_index, unpinned)
         return self._census[key]
 
 

@@ -191,9 +191,8 @@ def price_shape(shape: dict, operation: str, Pv, mapping: str, costs: ChannelCos
     (:mod:`collat.schedules`), priced from the point-to-point fits.
     """
     if "schedule" in shape:
-        build = schedules.BUILDERS[shape["schedule"]]
-        return schedules.run_many([build(int(P)) for P in Pv], Pv, [placements(int(P), mapping) for P in Pv],
-                                  costs.index, costs.p2p_at, costs.sizes, unpinned)
+        plan = placements.schedule_layout(shape["schedule"], Pv, mapping, costs.index, unpinned)
+        return schedules.price(plan, costs.p2p_at, costs.sizes)
     forest, counts = placements.census(shape, Pv, mapping, costs.index, unpinned)
     done, mean = evaluate(forest, counts, costs, operation, with_average, contention)
     if shape["tree"] == "in_order_binary":
