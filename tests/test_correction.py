@@ -105,3 +105,27 @@ def test_every_neighbour_tied_with_the_kth_counts():
     want = np.exp(np.mean(np.log([1.0, 2.0, 4.0])))  # equal weights: the geometric mean, 2
     assert co.nearest_neighbour(train, test, 2)[0] == pytest.approx(want)
     assert co.nearest_neighbour(train.iloc[::-1], test, 2)[0] == pytest.approx(want)
+
+
+def test_knn_equals_a_brute_force_search_over_the_one_hot_features():
+    """The per-level search (train groups asked in increasing one-hot distance, stopping when the
+    next level cannot be nearer than the k-th) gives the brute-force answer over :func:`features`,
+    on cells where own-group, other-algorithm and other-mapping neighbours mix: few train cells per
+    group, far apart in size."""
+    rng = np.random.default_rng(3)
+    rows = [(op, alg, m, int(2 ** rng.integers(1, 9)), int(2 ** rng.integers(0, 21)), 0.0)
+            for op in ("bcast", "reduce") for alg in (1, 2, 3) for m in ("core", "node") for _ in range(4)]
+    data = frame(rows).drop_duplicates(["operation", "algorithm", "mapping", "P", "size"]).reset_index(drop=True)
+    values = rng.normal(size=len(data))
+    test = frame([(op, alg, m, int(2 ** rng.integers(1, 9)), int(2 ** rng.integers(0, 21)), 0.0)
+                  for op in ("bcast", "reduce") for alg in (1, 4) for m in ("core", "socket") for _ in range(5)])
+    ops, algs, maps = ["bcast", "reduce"], [1, 2, 3, 4], ["core", "node", "socket"]
+    xa, xb = co.features(data, ops, algs, maps), co.features(test, ops, algs, maps)
+    for k in (1, 3, 5):
+        got = co.knn_log(data, values, test, k)
+        dist = np.sqrt(((xb[:, None, :] - xa[None, :, :]) ** 2).sum(axis=2))
+        for i in range(len(test)):
+            d = dist[i]
+            take = d <= np.sort(d)[k - 1] * (1 + 1e-9)
+            w = np.where(take & (d == 0), 1.0, 0.0) if (take & (d == 0)).any() else np.where(take, 1 / d, 0.0)
+            assert got[i] == pytest.approx((w * values).sum() / w.sum(), rel=1e-12), (k, i)

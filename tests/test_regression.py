@@ -127,3 +127,24 @@ def test_log2_form_is_what_the_text_says_and_misses_at_map_by_node(study_tables,
     bins = active_units(P, "node", config["machine"])
     assert rg.fit(P, y, bins, "log2P+P")["r2"] == pytest.approx(0.891, abs=0.002)
     assert rg.fit(P, y, bins, "log2P")["r2"] == pytest.approx(0.832, abs=0.002)
+
+
+def test_group_scores_by_hand_and_as_sklearn():
+    """R² and the median relative error of every group in one pass: by hand, and R² as sklearn's
+    r2_score on each group (constant measurements: 1 when exact, else 0; NaN below two rows)."""
+    from sklearn.metrics import r2_score
+
+    from collat.regression import group_scores
+
+    f = pd.DataFrame({
+        "g": ["a", "a", "a", "a", "b", "b", "c", "d", "d"],
+        "measured": [1.0, 2.0, 3.0, 5.0, 2.0, 2.0, 4.0, 2.0, 2.0],
+        "predicted": [1.0, 2.0, 4.0, np.nan, 2.0, 2.0, 5.0, 1.0, 3.0],
+    })
+    out = group_scores(f, ["g"]).set_index("g")
+    # a: the NaN row is left out; SS_res = 1, mean 2, SS_tot = 2 -> 0.5; errors 0, 0, 1/3 -> median 0
+    assert out.loc["a", "n"] == 3 and out.loc["a", "r2"] == pytest.approx(0.5) and out.loc["a", "mape"] == 0.0
+    assert out.loc["a", "r2"] == pytest.approx(r2_score([1.0, 2.0, 3.0], [1.0, 2.0, 4.0]))
+    assert out.loc["b", "r2"] == 1.0 and out.loc["d", "r2"] == 0.0 and out.loc["d", "mape"] == 0.5
+    assert out.loc["d", "r2"] == r2_score([2.0, 2.0], [1.0, 3.0])
+    assert np.isnan(out.loc["c", "r2"]) and out.loc["c", "mape"] == pytest.approx(0.25)

@@ -71,10 +71,13 @@ def knn_log(train: pd.DataFrame, values: np.ndarray, test: pd.DataFrame, k: int)
     same distance); a train cell at distance 0 takes all the weight. NaN everywhere without a train
     cell.
 
-    The one-hot part of the distance between two cells is a constant per pair of (operation,
-    algorithm, mapping) groups, so each test group is searched in three dimensions (scikit-learn's
-    NearestNeighbors): log2 P, log2 size and that constant's square root (0 within the group), the
-    same distances as the one-hot features at a fraction of their cost."""
+    The one-hot part of the squared distance between two cells is a constant per pair of
+    (operation, algorithm, mapping) groups, so the train cells are indexed in two dimensions, log2 P
+    and log2 size (scikit-learn's NearestNeighbors, one index per set of train groups at one such
+    constant from a test group, reused by the test groups that see the same set), and a test group
+    asks them in increasing order
+    of the constant, stopping when no cell at the next one can be nearer than the k-th found: the
+    distances of the one-hot features at a fraction of their cost."""
     from sklearn.neighbors import NearestNeighbors
 
     out = np.full(len(test), np.nan)
@@ -82,14 +85,32 @@ def knn_log(train: pd.DataFrame, values: np.ndarray, test: pd.DataFrame, k: int)
         return out
     values = np.asarray(values, float)
     k = min(k, len(train))
+    want = min(8 * k, len(train))  # neighbours kept per test cell (the k-th's ties within them)
     x_train = features(train, [], [], [])
-    own = {c: train[c].to_numpy() for c in GROUP}
-    weight = {"operation": OPERATION_WEIGHT, "algorithm": CATEGORY_WEIGHT, "mapping": CATEGORY_WEIGHT}
+    weight = np.array([OPERATION_WEIGHT, CATEGORY_WEIGHT, CATEGORY_WEIGHT])
+    groups = train.groupby(GROUP, sort=True).indices
+    keys, members = list(groups), list(groups.values())
+    index: dict[tuple, tuple] = {}  # train groups at one one-hot distance -> (rows, their 2-D index)
     for key, rows in test.groupby(GROUP, sort=False).indices.items():
-        apart = sum(2.0 * weight[c] ** 2 * (own[c] != v) for c, v in zip(GROUP, key))  # one-hot squared distance
-        nn = NearestNeighbors().fit(np.column_stack([x_train, np.sqrt(apart)]))
         q = features(test.iloc[rows], [], [], [])
-        dist, ind = nn.kneighbors(np.column_stack([q, np.zeros(len(q))]), n_neighbors=min(8 * k, len(train)))
+        apart = np.array([float((2.0 * weight ** 2 * np.array([a != b for a, b in zip(g, key)])).sum())
+                          for g in keys])  # one-hot squared distance to each train group
+        dist = np.full((len(rows), 0), np.inf)
+        ind = np.zeros((len(rows), 0), dtype=np.int64)
+        for level in np.unique(apart):
+            if dist.shape[1] >= k and np.sqrt(level) > dist[:, k - 1].max() * (1 + 1e-9):
+                break  # every cell at this distance and beyond is farther than every k-th
+            at = tuple(np.flatnonzero(apart == level))
+            if at not in index:
+                cells = np.concatenate([members[j] for j in at])
+                index[at] = (cells, NearestNeighbors().fit(x_train[cells]))
+            cells, nn = index[at]
+            d, i = nn.kneighbors(q, n_neighbors=min(want, len(cells)))
+            dist = np.hstack([dist, np.sqrt(d ** 2 + level)])
+            ind = np.hstack([ind, cells[i]])
+            if dist.shape[1] > want:
+                order = np.argsort(dist, axis=1, kind="stable")[:, :want]
+                dist, ind = np.take_along_axis(dist, order, axis=1), np.take_along_axis(ind, order, axis=1)
         take = dist <= dist[:, k - 1:k] * (1 + 1e-9)  # the k nearest and every tie with the k-th
         exact = take & (dist == 0)
         w = np.where(exact.any(axis=1, keepdims=True), exact, np.where(take, 1 / np.maximum(dist, 1e-300), 0.0))

@@ -134,6 +134,32 @@ def mape(measured, predicted) -> float:
     return float(np.median(np.abs(p - m) / m)) if len(m) else float("nan")
 
 
+def group_scores(frame: pd.DataFrame, keys: list[str], measured: str = "measured",
+                 predicted: str = "predicted") -> pd.DataFrame:
+    """:func:`r2` and :func:`mape` of every group of ``keys`` at once: columns ``keys``, ``n`` (rows
+    where both are known), ``r2``, ``mape``, sorted by ``keys``; a group with no known row has n = 0.
+    R² as sklearn's r2_score: 1 - SS_res / SS_tot; with SS_tot = 0, 1 if the fit is exact, else 0;
+    NaN below 2 rows."""
+    m, p = frame[measured].to_numpy(float), frame[predicted].to_numpy(float)
+    ok = np.isfinite(m) & np.isfinite(p)
+    key = frame[keys]
+    d = pd.DataFrame({"m": np.where(ok, m, np.nan), "res": np.where(ok, (p - m) ** 2, np.nan),
+                      "rel": np.where(ok, np.abs(p - m) / m, np.nan)}, index=frame.index)
+    by = [key[k] for k in keys]
+    g = d.groupby(by, sort=True, dropna=False)
+    mean = g["m"].transform("mean")
+    d["tot"] = (d["m"] - mean) ** 2
+    g = d.groupby(by, sort=True, dropna=False)
+    out = pd.DataFrame({"n": g["m"].count(), "ss_res": g["res"].sum(), "ss_tot": g["tot"].sum(),
+                        "mape": g["rel"].median()})
+    exact = np.where(out["ss_res"].to_numpy() == 0, 1.0, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r2v = np.where(out["ss_tot"].to_numpy() > 0, 1.0 - out["ss_res"].to_numpy() / out["ss_tot"].to_numpy(), exact)
+    out["r2"] = np.where(out["n"].to_numpy() >= 2, r2v, np.nan)
+    out.index.names = keys
+    return out.reset_index()[keys + ["n", "r2", "mape"]]
+
+
 def slopes(model: dict) -> dict[str, list]:
     """Per-bin slope b1 + b3_i of x with its standard error (the cost of one more process in bin i):
     columns ``term``, ``estimate``, ``se`` as lists."""

@@ -40,7 +40,7 @@ import pandas as pd
 
 from .correction import nearest_neighbour
 from .placement import active_units
-from .regression import design, fit_predict, form_of, mape, r2
+from .regression import design, fit_predict, form_of, group_scores
 from .runner import fork_map
 
 SPLITS = ("sparse_P", "extrapolation", "unseen_algorithm", "unseen_mapping", "sizes")
@@ -140,7 +140,7 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
     data) are not scored. ``forms`` is config ``regression.forms``.
     """
     fitted = fitted or {}
-    scores, rows, jobs = [], [], []
+    rows, jobs = [], []
     floors = {target: noise_floor(collective, target) for target in options.targets}
     for target in options.targets:
         cells = measured_cells(collective, target).reset_index(drop=True)
@@ -172,14 +172,12 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
         for model, p in out.items():
             rows.append(te.assign(model=model, split=split, fold=fold, target=target, predicted=p))
     table = pd.concat(rows, ignore_index=True)
-    for (model, split, op, alg, mapping, target), g in table[table["scored"]].groupby(
-            ["model", "split", "operation", "algorithm", "mapping", "target"], sort=True):
-        ok = np.isfinite(g["predicted"].to_numpy(float))
-        y, p = g["measured"].to_numpy(float)[ok], g["predicted"].to_numpy(float)[ok]
-        scores.append({"model": model, "split": split, "operation": op, "algorithm": int(alg), "mapping": mapping,
-                       "target": target, "cleaning": "robust", "n": int(ok.sum()), "r2": r2(y, p),
-                       "mape": mape(y, p), "floor": floors[target]})
-    return pd.DataFrame(scores, columns=COLUMNS), table
+    scores = group_scores(table[table["scored"]], ["model", "split", "operation", "algorithm", "mapping", "target"])
+    scores["algorithm"] = scores["algorithm"].astype(int)
+    scores["n"] = scores["n"].astype(int)
+    scores["cleaning"] = "robust"
+    scores["floor"] = scores["target"].map(floors)
+    return scores[COLUMNS], table
 
 
 def leaderboard(scores: pd.DataFrame) -> pd.DataFrame:

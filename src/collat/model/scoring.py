@@ -3,6 +3,7 @@ them; the fitted modes are scored by the validation, :mod:`collat.validation`)."
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from .options import ModelOptions
@@ -14,23 +15,34 @@ def score(predictions: pd.DataFrame, collective: pd.DataFrame, options: ModelOpt
     (operation, algorithm, mapping, size, mode, target, cleaning), over the measured rows; with the
     ``paper`` cleaning, only up to the largest P the study scored (config ``model.paper.max_P``)."""
     from ..quality import cleaning_mask
-    from ..regression import mape, r2  # statsmodels and scikit-learn: imported when scoring only
+    from ..regression import group_scores
 
     keys = ["operation", "algorithm", "mapping", "P", "size"]
-    limits = {(m["operation"], int(m["algorithm"]), m["mapping"]): int(m["P"]) for m in options.paper.max_P}
+    group = ["operation", "algorithm", "mapping", "size"]
+    limit = {(m["operation"], int(m["algorithm"]), m["mapping"]): int(m["P"]) for m in options.paper.max_P}
     data = collective.assign(**{f"keep_{c}": cleaning_mask(collective, c, paper_cleaning)
                                 for c in options.cleanings})
-    rows = []
+    if "paper" in options.cleanings and limit:
+        cap = np.array([limit.get((o, int(a), m), np.iinfo(np.int64).max) for o, a, m in
+                        zip(data["operation"], data["algorithm"], data["mapping"])])
+        data["keep_paper"] = data["keep_paper"] & (data["P"].to_numpy() <= cap)
+    names = data.groupby(["operation", "algorithm"], sort=False)["algorithm_name"].first()
+    frames = []
     for (mode, target), pred in predictions.groupby(["mode", "target"], sort=True):
         merged = data.merge(pred[keys + ["predicted"]], on=keys, how="inner")
         merged = merged[merged[target].notna() & merged["predicted"].notna()]
         for cleaning in options.cleanings:
             kept = merged[merged[f"keep_{cleaning}"]]
-            for (op, alg, mapping, size), g in kept.groupby(["operation", "algorithm", "mapping", "size"]):
-                if cleaning == "paper" and (op, int(alg), mapping) in limits:
-                    g = g[g["P"] <= limits[(op, int(alg), mapping)]]
-                y, p = g[target].to_numpy(float), g["predicted"].to_numpy(float)
-                rows.append({"operation": op, "algorithm": int(alg), "algorithm_name": g["algorithm_name"].iloc[0],
-                             "mapping": mapping, "size": int(size), "mode": mode, "target": target,
-                             "cleaning": cleaning, "r2": r2(y, p), "mape": mape(y, p), "n": len(y)})
-    return pd.DataFrame(rows)
+            if kept.empty:
+                continue
+            scores = group_scores(kept, group, measured=target)
+            frames.append(scores.assign(mode=mode, target=target, cleaning=cleaning))
+    columns = ["operation", "algorithm", "algorithm_name", "mapping", "size", "mode", "target", "cleaning", "r2",
+               "mape", "n"]
+    if not frames:
+        return pd.DataFrame(columns=columns)
+    out = pd.concat(frames, ignore_index=True)
+    out["algorithm"] = out["algorithm"].astype(int)
+    out["size"] = out["size"].astype(int)
+    out["algorithm_name"] = [names.get((o, a)) for o, a in zip(out["operation"], out["algorithm"])]
+    return out[columns]
