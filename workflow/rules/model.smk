@@ -21,6 +21,7 @@ rule model_calibrate:
     params:
         config={key: config[key] for key in ("machine", "channels", "model")},
     threads: 4  # worker processes (capped at --cores); on SLURM: cpus per task
+    priority: 10  # on the way to the model's validation and the selection (the longest path)
     log:
         "logs/model/calibrate.log",
     benchmark:
@@ -51,6 +52,7 @@ rule model_predict:
         config={key: config[key] for key in ("machine", "channels", "mappings", "algorithms", "model")},
         paper_cleaning=config["paper"]["cleaning"],
     threads: 4  # worker processes (capped at --cores); on SLURM: cpus per task
+    priority: 10  # on the way to the model's validation and the selection (the longest path)
     log:
         "logs/model/predict.log",
     benchmark:
@@ -79,6 +81,7 @@ rule model_validate:
         options=config["validation"],
         config={key: config[key] for key in ("machine", "channels", "model")},
     threads: 4  # worker processes (capped at --cores); on SLURM: cpus per task
+    priority: 10  # on the way to the model's validation and the selection (the longest path)
     log:
         "logs/model/validate.log",
     benchmark:

@@ -13,6 +13,7 @@ rule nbft_gamma:
     params:
         targets=config["nbft"]["targets"],
         min_r2=config["nbft"]["min_r2"],
+    priority: 10  # on the way to the model's validation and the selection (the longest path)
     log:
         "logs/nbft/gamma.log",
     benchmark:

@@ -14,6 +14,7 @@ rule pt2pt_hockney:
         channels=config["channels"],
         options=config["pt2pt"],
         study_weighting=config["model"]["paper"]["hockney_weighting"],
+    priority: 10  # on the way to the model's validation and the selection (the longest path)
     log:
         "logs/pt2pt/hockney.log",
     benchmark:

@@ -21,6 +21,7 @@ rule regression_fit:
         machine=config["machine"],
         options=config["regression"],
         paper_cleaning=config["paper"]["cleaning"],
+    priority: 10  # on the way to the model's validation and the selection (the longest path)
     log:
         "logs/regression/fit.log",
     benchmark:

@@ -33,6 +33,7 @@ rule selection:
         modes=config["model"]["modes"],
         default_candidate=config["selection"]["default_candidate"],
         mappings=config["mappings"],
+    priority: 10  # on the way to the model's validation and the selection (the longest path)
     log:
         "logs/selection/selection.log",
     benchmark:
