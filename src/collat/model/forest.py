@@ -45,6 +45,7 @@ class Forest:
         self._levels = None
         self._plan = None
         self._siblings = None
+        self._send_plan = None
         self.where: dict[str, np.ndarray] = {}  # node/socket of every forest node (for contention)
         self.link: np.ndarray | None = None  # channel index of every node's link to its parent (-1: root)
         self.send_key: np.ndarray | None = None  # a node's place among its siblings (send order)
@@ -77,6 +78,15 @@ class Forest:
             heads = np.flatnonzero(np.r_[True, np.diff(self.parent[kids]) != 0]) if kids.size else kids
             self._siblings = (kids, heads, np.diff(np.r_[heads, kids.size]))
         return self._siblings
+
+    @property
+    def send_plan(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(non-root nodes in send order, the channel of their link, their parent, the position of
+        their parent's first child in that order): what :func:`message_offsets` gathers by."""
+        if self._send_plan is None:
+            kids, heads, lengths = self.sibling_order
+            self._send_plan = (kids, self.link[kids], self.parent[kids], np.repeat(heads, lengths))
+        return self._send_plan
 
     def per_tree_max(self, x: np.ndarray) -> np.ndarray:
         return np.maximum.reduceat(x, self.offsets, axis=0)
@@ -176,17 +186,18 @@ def message_offsets(forest: Forest, w: np.ndarray, costs: ChannelCosts) -> tuple
     line's intercept) after its own gap, never sooner than one point-to-point message on its
     channel and never later than the parent's whole fan-out w. Roots: 0.
     """
-    parent, link = forest.parent, forest.link
-    kids, heads, lengths = forest.sibling_order
+    kids, k, up, head = forest.send_plan
     offset, gap_of = np.zeros_like(w), np.zeros_like(w)
     if kids.size == 0:
         return offset, gap_of
-    k = link[kids]
     gap = np.maximum(costs.beta, 0.0)[k]
     total = np.cumsum(gap, axis=0)
-    before = np.repeat(total[heads] - gap[heads], lengths, axis=0)
-    land = np.maximum(total - before + costs.alpha[k], costs.p2p[k])
-    offset[kids] = np.minimum(land, w[parent[kids]])
+    before = total - gap  # the gaps of every earlier message, over all parents ...
+    land = total - before[head]  # ... less those of earlier parents: this parent's gaps up to this child
+    land += costs.alpha[k]
+    np.maximum(land, costs.p2p[k], out=land)
+    np.minimum(land, w[up], out=land)
+    offset[kids] = land
     gap_of[kids] = gap
     return offset, gap_of
 
