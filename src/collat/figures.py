@@ -1,4 +1,7 @@
-"""Figures of the point-to-point and NBFT stages (seaborn; PNG and PDF; units on every axis)."""
+"""Figures of the point-to-point and NBFT stages (seaborn; PNG and PDF; units on every axis).
+
+seaborn (and the scipy.stats it loads, about a second) is imported by the figures that draw with it
+only: the figure jobs that do not draw with it do not pay for it."""
 
 from __future__ import annotations
 
@@ -9,7 +12,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import NullLocator  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
 
 from .hockney import t_p2p  # noqa: E402
 from .tidy import atomic_write  # noqa: E402
@@ -27,6 +29,8 @@ def save(fig, png_path) -> None:
 
 def latency_per_receiver(pt2pt: pd.DataFrame, size: int, machine: str):
     """The study's Figure 2: latency of one message from core 0 to each receiving core, per channel."""
+    import seaborn as sns
+
     d = pt2pt[pt2pt["size"] == size].copy()
     by_receiver = d["receiver"].notna().all() and len(d)
     x = "receiver" if by_receiver else "run"
@@ -145,6 +149,8 @@ def partitioned_vs_size(gain: pd.DataFrame, crossover: pd.DataFrame, threads: in
     Solid: the unified gain (latency and delay); dashed: Gillis eq. 4 (no latency); dotted: Gillis eq. 5
     (no delay); markers: the break-even size where eta = 1.
     """
+    import seaborn as sns
+
     g = gain[(gain["threads"] == threads) & (gain["delay"] == delay) & gain["theta"].isin(thetas)]
     c = crossover[(crossover["threads"] == threads) & (crossover["delay"] == delay) & crossover["theta"].isin(thetas)]
     names = _link_order(g)
@@ -179,6 +185,8 @@ def partitioned_vs_size(gain: pd.DataFrame, crossover: pd.DataFrame, threads: in
 
 def partitioned_vs_theta(gain: pd.DataFrame, threads: int, delay: str, sizes: list[int]):
     """eta against partitions per thread, one panel per link, one colour per total message size."""
+    import seaborn as sns
+
     g = gain[(gain["threads"] == threads) & (gain["delay"] == delay) & gain["size"].isin(sizes)]
     names = _link_order(g)
     palette = dict(zip(sizes, sns.color_palette("rocket", len(sizes))))
@@ -422,6 +430,8 @@ def best_algorithm_maps(cells: pd.DataFrame, operation: str, mappings: list[str]
     """Best algorithm over (P, size): the model's pick (among the measured algorithms and, if it was
     a candidate, OpenMPI's default) beside the measured best, one row per mapping; cells where not
     every algorithm was measured are blank."""
+    import seaborn as sns
+
     from matplotlib.colors import BoundaryNorm, ListedColormap
 
     c = cells[cells["operation"] == operation]
