@@ -148,3 +148,18 @@ def test_group_scores_by_hand_and_as_sklearn():
     assert out.loc["b", "r2"] == 1.0 and out.loc["d", "r2"] == 0.0 and out.loc["d", "mape"] == 0.5
     assert out.loc["d", "r2"] == r2_score([2.0, 2.0], [1.0, 3.0])
     assert np.isnan(out.loc["c", "r2"]) and out.loc["c", "mape"] == pytest.approx(0.25)
+
+
+def test_r2_is_sklearns_r2_score():
+    """regression.r2 gives r2_score's number on random data, on a constant measurement (exact fit:
+    1, else 0), and leaves out rows that are not finite (NaN below two)."""
+    from sklearn.metrics import r2_score
+
+    rng = np.random.default_rng(7)
+    for n in (2, 3, 17, 200):
+        y, p = rng.lognormal(size=n), rng.lognormal(size=n)
+        assert rg.r2(y, p) == pytest.approx(r2_score(y, p), rel=1e-12, abs=1e-12)
+    assert rg.r2([3.0, 3.0], [3.0, 3.0]) == r2_score([3.0, 3.0], [3.0, 3.0]) == 1.0
+    assert rg.r2([3.0, 3.0], [2.0, 3.0]) == r2_score([3.0, 3.0], [2.0, 3.0]) == 0.0
+    assert rg.r2([1.0, 2.0, 4.0], [1.0, np.nan, 3.0]) == pytest.approx(r2_score([1.0, 4.0], [1.0, 3.0]))
+    assert np.isnan(rg.r2([1.0, 2.0], [1.0, np.nan]))
