@@ -82,9 +82,9 @@ def measured_table(collective: pd.DataFrame, target: str = "avg") -> pd.DataFram
 def measured_best(measured: pd.DataFrame) -> pd.DataFrame:
     """Per cell where every forced algorithm of the operation was measured: the fastest one."""
     forced = measured[measured["algorithm"] > 0]
-    everything = forced.groupby("operation")["algorithm"].unique().map(set).to_dict()
-    have = forced.groupby(CELL)["algorithm"].agg(lambda a: set(a)).rename("have").reset_index()
-    complete = have[[h == everything[o] for o, h in zip(have["operation"], have["have"])]][CELL]
+    everything = forced.groupby("operation")["algorithm"].nunique()
+    have = forced.groupby(CELL)["algorithm"].nunique().rename("have").reset_index()  # a subset of everything:
+    complete = have[have["have"].to_numpy() == have["operation"].map(everything).to_numpy()][CELL]  # equal if as many
     f = forced.merge(complete, on=CELL).sort_values(CELL + ["measured", "algorithm"], kind="stable")
     best = f.drop_duplicates(CELL, keep="first")
     return best.rename(columns={"algorithm": "measured_best", "measured": "best_latency"}).reset_index(drop=True)
