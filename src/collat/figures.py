@@ -20,10 +20,12 @@ CHANNEL_PALETTE = {"cache": "#4c72b0", "core": "#55a868", "socket": "#dd8452", "
 
 
 def save(fig, png_path) -> None:
-    """Write ``png_path`` and the PDF beside it, atomically."""
-    for path in (str(png_path), str(png_path)[:-4] + ".pdf"):
-        atomic_write(path, lambda tmp, p=path: fig.savefig(tmp, format=p.rsplit(".", 1)[1], dpi=150,
-                                                           bbox_inches="tight"))
+    """Write ``png_path`` and the PDF beside it, atomically, both cropped to the figure's tight box
+    as the PNG's drawing measured it (one drawing less than "tight" for each: a fifth of the save)."""
+    png, pdf = str(png_path), str(png_path)[:-4] + ".pdf"
+    atomic_write(png, lambda tmp: fig.savefig(tmp, format="png", dpi=150, bbox_inches="tight"))
+    box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(plt.rcParams["savefig.pad_inches"])
+    atomic_write(pdf, lambda tmp: fig.savefig(tmp, format="pdf", dpi=150, bbox_inches=box))
     plt.close(fig)
 
 
