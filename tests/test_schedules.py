@@ -74,9 +74,9 @@ def test_hand_computed_prices():
 
 
 def test_many_schedules_at_once_equal_one_at_a_time():
-    """run_many (every P in one clock array, the ring's repeats dropping out per P, the rings taken
-    as one slice while adjacent and one by one when a P without a ring lies between) gives run's
-    numbers exactly, on two nodes with two channels."""
+    """run_many (every P in one clock array, the rings in closed form, including when a P without a
+    ring lies between two with one) gives run's numbers (step by step) to rounding, on two nodes
+    with two channels."""
     index = {"core": 0, "node": 1}
     cost = p2p_at([1.0, 3.0], [0.01, 0.02])
     m = np.array([1.0, 100.0, 4096.0])
@@ -87,4 +87,23 @@ def test_many_schedules_at_once_equal_one_at_a_time():
             done, mean = sc.run_many([build(P) for P in Pv], Pv, ranks, index, cost, m)
             for i, P in enumerate(Pv):
                 d1, m1 = sc.run(build(P), P, ranks[i], index, cost, m)
-                assert done[i].tolist() == d1.tolist() and mean[i].tolist() == m1.tolist(), (name, mapping, P)
+                assert done[i] == pytest.approx(d1, rel=1e-12) and mean[i] == pytest.approx(m1, rel=1e-12), \
+                    (name, mapping, P)
+
+
+def test_ring_in_closed_form_equals_its_steps():
+    """The ring's closed form (longest path over the unrolled ring, range maxima by sparse table)
+    gives what stepping it gives, for random clocks and message times of three kinds, every
+    repeat count up to P - 1, several sizes at once; by hand for P = 3, n = 2."""
+    rng = np.random.default_rng(1)
+    for P in (2, 3, 5, 8, 17, 64, 130):
+        for trial in range(6):
+            kind = rng.integers(0, 3, P)
+            t = rng.uniform(0.1, 5.0, (3, 4))[kind]
+            c = rng.uniform(0.0, 20.0, (P, 4)) * (trial % 2)
+            for n in sorted({0, 1, P // 2, P - 1}):
+                assert sc.ring_closed_form(c, t, kind, n) == pytest.approx(sc.ring_steps(c, t, n), rel=1e-12, abs=1e-12)
+    # P = 3, clocks 0, 0, 5, times 1, 2, 1: step 1 -> e = 1, 2, 6 -> (6, 2, 6); step 2 -> e = 7, 4, 7 -> (7, 7, 7)
+    c, t = np.array([[0.0], [0.0], [5.0]]), np.array([[1.0], [2.0], [1.0]])
+    assert sc.ring_closed_form(c, t, np.array([0, 1, 0]), 2).ravel().tolist() == [7.0, 7.0, 7.0]
+    assert sc.ring_steps(c, t, 1).ravel().tolist() == [6.0, 2.0, 6.0]

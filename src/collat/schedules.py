@@ -235,7 +235,7 @@ class Layout:
     """What :func:`run_many` needs of several schedules laid on their placements, independent of
     the costs (built once per curve by :func:`layout`): every message in flat arrays with its
     channel, the distinct (channel, share) pairs to price, the steps taken together, and the ring
-    steps (a one-way round s -> s + 1 over all ranks, repeated) taken last, in contiguous blocks."""
+    steps (a one-way round s -> s + 1 over all ranks, repeated) taken last (:func:`_ring_phase`)."""
 
     def __init__(self, P_values, offsets, src, dst, pair_k, pair_share, inverse, steps_of, rings):
         self.P_values, self.offsets = P_values, offsets
@@ -294,9 +294,9 @@ def price(plan: Layout, p2p_at, sizes):
     """(completion [T, S], mean rank time [T, S]) of the schedules of ``plan`` at ``sizes``.
 
     The ranks of every schedule share one clock array; step j of every schedule is taken together
-    (their ranks are disjoint), then every trailing ring, each for its own repeat count
-    (:func:`_ring_phase`). Each schedule's clocks see exactly the operations :func:`run` applies, in
-    its order.
+    (their ranks are disjoint), then every trailing ring, each for its own repeat count, in closed
+    form (:func:`_ring_phase`). Each schedule's clocks see the operations :func:`run` applies, in its
+    order (the rings' sums taken in another order: equal to rounding).
     """
     sizes = np.asarray(sizes, dtype=float)
     nbytes = np.maximum(np.ceil(plan.pair_share[:, None] * sizes[None, :]), 1.0)
@@ -316,33 +316,81 @@ def price(plan: Layout, p2p_at, sizes):
                     live = left > it
                     a, b, t, left = a[live], b[live], t[live], left[live]
                 _advance(clock, a, b, t, exchange)
-    _ring_phase(clock, plan.rings, t_all)
+    _ring_phase(clock, plan.rings, t_all, plan.inverse)
     offsets, P_values = plan.offsets, plan.P_values
     done = np.vstack([clock[o:o + P].max(axis=0) for o, P in zip(offsets, P_values)])
     mean = np.vstack([clock[o:o + P].mean(axis=0) for o, P in zip(offsets, P_values)])
     return done, mean
 
 
-def _ring_phase(clock: np.ndarray, rings: list, t_all: np.ndarray) -> None:
+def _ring_phase(clock: np.ndarray, rings: list, t_all: np.ndarray, pair_of: np.ndarray) -> None:
     """The trailing rings of several schedules, in place: ``rings`` lists (first row, end row,
-    first message, end message, repeats) sorted by row. One ring step is :func:`_advance` of the
-    one-way round s -> s + 1: every rank ends at e_s = clock_s + t_s, and the receiver no sooner
-    than its predecessor's e, so clock_s = max(e_s, e_{s-1}) (cyclically within a schedule); the
-    schedules' clocks are taken as one contiguous slice while they are adjacent rows."""
-    live, done = list(rings), 0
-    while live:
-        steps = min(r[4] for r in live) - done
-        adjacent = all(a[1] == b[0] for a, b in zip(live, live[1:]))
-        groups = [live] if adjacent else [[r] for r in live]
-        for group in groups:
-            lo, hi = group[0][0], group[-1][1]
-            seg = clock[lo:hi]
-            t = np.concatenate([t_all[m0:m1] for _, _, m0, m1, _ in group])
-            heads = np.array([r[0] - lo for r in group])
-            tails = np.array([r[1] - lo - 1 for r in group])
-            for _ in range(steps):
-                e = seg + t
-                np.maximum(e[1:], e[:-1], out=seg[1:])
-                seg[heads] = np.maximum(e[heads], e[tails])
-        done += steps
-        live = [r for r in live if r[4] > done]
+    first message, end message, repeats); ``pair_of`` the priced (channel, share) pair of every
+    message (messages of one pair take the same time). A ring of n <= P - 1 repeats is taken in
+    closed form (:func:`ring_closed_form`), a longer one step by step (:func:`ring_steps`)."""
+    for lo, hi, m0, m1, repeats in rings:
+        if repeats <= hi - lo - 1:
+            clock[lo:hi] = ring_closed_form(clock[lo:hi], t_all[m0:m1], pair_of[m0:m1], repeats)
+        else:
+            clock[lo:hi] = ring_steps(clock[lo:hi], t_all[m0:m1], repeats)
+
+
+def ring_steps(clock: np.ndarray, t: np.ndarray, repeats: int) -> np.ndarray:
+    """``repeats`` steps of the one-way ring s -> s + 1 (mod P), rank s's message taking t[s]: every
+    rank ends at e_s = clock_s + t_s (:func:`_advance`), and the receiver no sooner than its
+    predecessor's e, so clock_s = max(e_s, e_{s-1}). [P, S] -> [P, S]."""
+    c = np.array(clock, dtype=float)
+    for _ in range(repeats):
+        e = c + t
+        c = np.maximum(e, np.roll(e, 1, axis=0))
+    return c
+
+
+def ring_closed_form(clock: np.ndarray, t: np.ndarray, kind: np.ndarray, repeats: int) -> np.ndarray:
+    """:func:`ring_steps` without stepping, for n = ``repeats`` <= P - 1 (``kind``: messages with
+    equal kind take equal times).
+
+    Unrolled, a rank's clock after n steps is the longest path that ends at it: it starts at rank
+    u = s - j (j <= n hops back), pays t_r for each hop r -> r + 1 on the way, and waits the n - j
+    other steps at one rank r of [u, s], paying t_r each time:
+    c_n[s] = max over u <= r <= s, s - u <= n of c[u] + sum_{u <= q < s} t_q + (n - s + u) t_r.
+    For the ranks r of one kind (time T), with PS the prefix sums of t over the ring unrolled
+    twice, the inner maximum is a range maximum of g[u] = c[u] - PS[u] + u T over
+    s - n <= u <= (the last rank of that kind at or before s), plus PS[s] + (n - s) T; the range
+    maxima come from a sparse table (O(P log P) per kind instead of O(P^2) steps)."""
+    P, S = clock.shape
+    n = int(repeats)
+    ce, te, ke = np.vstack([clock, clock]), np.vstack([t, t]), np.r_[kind, kind]
+    PS = np.vstack([np.zeros((1, S)), np.cumsum(te, axis=0)[:-1]])  # PS[u] = sum of te[:u]
+    pos = np.arange(2 * P)
+    s = np.arange(P, 2 * P)  # every rank, as its second copy (s - n >= 1)
+    lo = s - n
+    out = np.full((P, S), -np.inf)
+    for kk in np.unique(kind):
+        T = t[np.flatnonzero(kind == kk)[0]]
+        last = np.maximum.accumulate(np.where(ke == kk, pos, -1))[s]
+        ok = last >= lo
+        if not ok.any():
+            continue
+        g = ce - PS + pos[:, None] * T[None, :]
+        best = _range_max(g, lo[ok], last[ok])
+        value = best + PS[s[ok]] + (n - s[ok])[:, None] * T[None, :]
+        out[ok] = np.maximum(out[ok], value)
+    return out
+
+
+def _range_max(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """max(values[lo[i]:hi[i] + 1]) for every i, [len(lo), S], by a sparse table (lo <= hi)."""
+    table = [values]
+    width = 1
+    while 2 * width <= int((hi - lo).max()) + 1:
+        prev = table[-1]
+        table.append(np.maximum(prev[:-width], prev[width:]))
+        width *= 2
+    level = np.floor(np.log2(hi - lo + 1)).astype(np.int64)
+    out = np.empty((len(lo), values.shape[1]))
+    for lv in np.unique(level):
+        i = level == lv
+        a = table[lv]
+        out[i] = np.maximum(a[lo[i]], a[hi[i] - (1 << lv) + 1])
+    return out
