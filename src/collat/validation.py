@@ -123,6 +123,19 @@ def segmented(train: pd.DataFrame, test: pd.DataFrame, machine: dict, forms: lis
     return out
 
 
+def _priced(tr: pd.DataFrame, te: pd.DataFrame, split: str, trend: np.ndarray, unfitted: np.ndarray | None,
+            train: np.ndarray, test: np.ndarray):
+    """(cells a refitted model prices, the segmented trend and the openmpi mode's prediction of each)
+    for one fold: its test cells (``scored`` True), and in the unseen_algorithm split also its
+    training cells (``scored`` False), so that the selection can ask whether the fold's model tells
+    when the unseen algorithm wins."""
+    unfitted = np.full(len(train), np.nan) if unfitted is None else unfitted
+    if split == "unseen_algorithm":
+        priced = pd.concat([te.assign(scored=True), tr.assign(scored=False)], ignore_index=True)
+        return priced, np.r_[trend, np.full(len(tr), np.nan)], np.r_[unfitted[test], unfitted[train]]
+    return te.assign(scored=True), trend, unfitted[test]
+
+
 def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict, forms: list[dict],
              options: ValidationOptions, fitted: dict | None = None, processes: int = 1
              ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -135,12 +148,13 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
     cells, target, trend, unfitted) -> {model: predictions of the test cells}, ``trend`` being the
     segmented regression's prediction of each test cell from the same training part and
     ``unfitted`` the openmpi mode's (NaN where they have none) for the models fitted on collective
-    measurements (``calibrated``, ``hybrid``), called on the training part of every split and fold
-    in ``processes`` worker processes; those models' rows of ``predictions`` (fitted on all the
-    data) are not scored. ``forms`` is config ``regression.forms``.
+    measurements (``calibrated``, ``hybrid``), called on the training part of every split and fold;
+    those models' rows of ``predictions`` (fitted on all the data) are not scored. The folds (the
+    segmented regression, the baseline and ``fitted``) run in ``processes`` worker processes.
+    ``forms`` is config ``regression.forms``.
     """
     fitted = fitted or {}
-    rows, jobs = [], []
+    folds = []  # (target, cells, fixed predictions, split, fold, train mask, test mask)
     floors = {target: noise_floor(collective, target) for target in options.targets}
     for target in options.targets:
         cells = measured_cells(collective, target).reset_index(drop=True)
@@ -148,29 +162,37 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
         stage = stage[~stage["mode"].isin(FITTED_MODES)]  # in-sample: never scored
         fixed = {mode: cells.merge(g[CELL + ["predicted"]], on=CELL, how="left")["predicted"].to_numpy()
                  for mode, g in stage.groupby("mode")}
-        for split, fold, train, test in splits(cells, options):
-            tr, te = cells[train].reset_index(drop=True), cells[test].reset_index(drop=True)
-            preds = {mode: p[test] for mode, p in fixed.items()}
-            preds["segmented"] = segmented(tr, te, machine, forms)
-            preds["nearest_neighbour"] = nearest_neighbour(tr, te, options.neighbours)
-            for model, p in preds.items():
-                rows.append(te.assign(model=model, split=split, fold=fold, target=target, predicted=p, scored=True))
+        folds += [(target, cells, fixed, split, fold, train, test) for split, fold, train, test in splits(cells, options)]
+
+    def one_fold(i):
+        """The refitted models of one fold, in a worker: {model: predictions of its test cells
+        (the fitted models': of :func:`_priced` cells)}."""
+        target, cells, fixed, split, _, train, test = folds[i]
+        tr, te = cells[train].reset_index(drop=True), cells[test].reset_index(drop=True)
+        out = {"segmented": segmented(tr, te, machine, forms),
+               "nearest_neighbour": nearest_neighbour(tr, te, options.neighbours)}
+        if fitted:
             # the hybrid's other forecasts: the segmented fit of this training part beyond a curve's
             # training P, the openmpi mode (no collective data) where the training part has nothing
             # at the operation, mapping and size
-            trend = preds["segmented"]
-            unfitted = fixed["openmpi"] if "openmpi" in fixed else np.full(len(cells), np.nan)
-            if split == "unseen_algorithm":  # the fold's model also prices the algorithms it trained
-                # on, so that the selection can ask whether it tells when the unseen one wins
-                te = pd.concat([te.assign(scored=True), tr.assign(scored=False)], ignore_index=True)
-                trend, unfitted = np.r_[trend, np.full(len(tr), np.nan)], np.r_[unfitted[test], unfitted[train]]
-            else:
-                te, unfitted = te.assign(scored=True), unfitted[test]
-            jobs += [(model, tr, te, target, trend, unfitted, split, fold) for model in fitted]
-    fits = fork_map(lambda i: fitted[jobs[i][0]](*jobs[i][1:6]), len(jobs), processes)
-    for (_, _, te, target, _, _, split, fold), out in zip(jobs, fits):
-        for model, p in out.items():
-            rows.append(te.assign(model=model, split=split, fold=fold, target=target, predicted=p))
+            priced, trend, unfitted = _priced(tr, te, split, out["segmented"], fixed.get("openmpi"), train, test)
+            for name, fit in fitted.items():
+                out.update(fit(tr, priced, target, trend, unfitted))
+        return out
+
+    results = fork_map(one_fold, len(folds), processes)
+    rows, later = [], []
+    for (target, cells, fixed, split, fold, train, test), out in zip(folds, results):
+        tr, te = cells[train].reset_index(drop=True), cells[test].reset_index(drop=True)
+        preds = {mode: p[test] for mode, p in fixed.items()}
+        preds.update({m: out[m] for m in ("segmented", "nearest_neighbour")})
+        for model, p in preds.items():
+            rows.append(te.assign(model=model, split=split, fold=fold, target=target, predicted=p, scored=True))
+        fits = {m: p for m, p in out.items() if m not in preds}
+        if fits:
+            priced = _priced(tr, te, split, preds["segmented"], None, train, test)[0]
+            later += [priced.assign(model=m, split=split, fold=fold, target=target, predicted=p) for m, p in fits.items()]
+    rows += later  # the refitted models' rows after the others, fold by fold
     table = pd.concat(rows, ignore_index=True)
     scores = group_scores(table[table["scored"]], ["model", "split", "operation", "algorithm", "mapping", "target"])
     scores["algorithm"] = scores["algorithm"].astype(int)
