@@ -75,9 +75,8 @@ def knn_log(train: pd.DataFrame, values: np.ndarray, test: pd.DataFrame, k: int)
     (operation, algorithm, mapping) groups, so the train cells are indexed in two dimensions, log2 P
     and log2 size (scikit-learn's NearestNeighbors, one index per set of train groups at one such
     constant from a test group, reused by the test groups that see the same set), and a test group
-    asks them in increasing order
-    of the constant, stopping when no cell at the next one can be nearer than the k-th found: the
-    distances of the one-hot features at a fraction of their cost."""
+    asks them in increasing order of the constant, stopping when no cell at the next one can be
+    nearer than the k-th found: the distances of the one-hot features at a fraction of their cost."""
     from sklearn.neighbors import NearestNeighbors
 
     out = np.full(len(test), np.nan)

@@ -116,21 +116,25 @@ def extrapolation_predictions(P, y, bins, form: str, P_max_train: float) -> np.n
     return out
 
 
+def _r2_from_sums(ss_res, ss_tot, n):
+    """R² from its sums as sklearn's r2_score has it: 1 - SS_res / SS_tot; with SS_tot = 0, 1 for an
+    exact fit, else 0; NaN below 2 rows (arrays or scalars)."""
+    ss_res, ss_tot, n = np.asarray(ss_res, float), np.asarray(ss_tot, float), np.asarray(n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = np.where(ss_tot > 0, 1.0 - ss_res / ss_tot, np.where(ss_res == 0, 1.0, 0.0))
+    return np.where(n >= 2, value, np.nan)
+
+
 def r2(measured, predicted) -> float:
-    """R² on the rows where both are known (NaN when fewer than 2), as sklearn's r2_score computes it:
-    1 - SS_res / SS_tot, and with SS_tot = 0, 1 for an exact fit, else 0 (tests/test_regression.py
-    pins it to r2_score; its input checks cost a millisecond a call, and the stages score
-    thousands of groups)."""
+    """R² on the rows where both are known (NaN when fewer than 2), as sklearn's r2_score computes it
+    (:func:`_r2_from_sums`; tests/test_regression.py pins it to r2_score, whose input checks cost a
+    millisecond a call where the stages score thousands of groups)."""
     m, p = np.asarray(measured, float), np.asarray(predicted, float)
     ok = np.isfinite(m) & np.isfinite(p)
-    if ok.sum() < 2:
-        return float("nan")
     m, p = m[ok], p[ok]
-    ss_res = float(((m - p) ** 2).sum())
-    ss_tot = float(((m - m.mean()) ** 2).sum())
-    if ss_tot == 0.0:
-        return 1.0 if ss_res == 0.0 else 0.0
-    return 1.0 - ss_res / ss_tot
+    if len(m) < 2:
+        return float("nan")
+    return float(_r2_from_sums(((m - p) ** 2).sum(), ((m - m.mean()) ** 2).sum(), len(m)))
 
 
 def mape(measured, predicted) -> float:
@@ -142,9 +146,8 @@ def mape(measured, predicted) -> float:
 def group_scores(frame: pd.DataFrame, keys: list[str], measured: str = "measured",
                  predicted: str = "predicted") -> pd.DataFrame:
     """:func:`r2` and :func:`mape` of every group of ``keys`` at once: columns ``keys``, ``n`` (rows
-    where both are known), ``r2``, ``mape``, sorted by ``keys``; a group with no known row has n = 0.
-    R² as sklearn's r2_score: 1 - SS_res / SS_tot; with SS_tot = 0, 1 if the fit is exact, else 0;
-    NaN below 2 rows."""
+    where both are known), ``r2`` (:func:`_r2_from_sums`), ``mape``, sorted by ``keys``; a group with
+    no known row has n = 0."""
     m, p = frame[measured].to_numpy(float), frame[predicted].to_numpy(float)
     ok = np.isfinite(m) & np.isfinite(p)
     key = frame[keys]
@@ -157,10 +160,7 @@ def group_scores(frame: pd.DataFrame, keys: list[str], measured: str = "measured
     g = d.groupby(by, sort=True, dropna=False)
     out = pd.DataFrame({"n": g["m"].count(), "ss_res": g["res"].sum(), "ss_tot": g["tot"].sum(),
                         "mape": g["rel"].median()})
-    exact = np.where(out["ss_res"].to_numpy() == 0, 1.0, 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r2v = np.where(out["ss_tot"].to_numpy() > 0, 1.0 - out["ss_res"].to_numpy() / out["ss_tot"].to_numpy(), exact)
-    out["r2"] = np.where(out["n"].to_numpy() >= 2, r2v, np.nan)
+    out["r2"] = _r2_from_sums(out["ss_res"].to_numpy(), out["ss_tot"].to_numpy(), out["n"].to_numpy())
     out.index.names = keys
     return out.reset_index()[keys + ["n", "r2", "mape"]]
 

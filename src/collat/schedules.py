@@ -263,8 +263,7 @@ def layout(schedules: list, P_values, placements: list, channel_index: dict, unp
         # a trailing ring (repeated one-way s -> s + 1 over all ranks) runs in the ring phase
         last = steps[-1] if steps else None
         if last is not None and not last[2] and last[3] > 1 and _is_ring(src[last[0]:last[1]], dst[last[0]:last[1]], P):
-            lo, hi, _, repeat = steps[-1]
-            rings.append((int(off), int(off) + P, lo + base, hi + base, repeat))
+            rings.append((int(off), int(off) + P, last[0] + base, last[1] + base, last[3]))
             steps = steps[:-1]
         srcs.append(src + off)
         dsts.append(dst + off)

@@ -83,8 +83,9 @@ def measured_best(measured: pd.DataFrame) -> pd.DataFrame:
     """Per cell where every forced algorithm of the operation was measured: the fastest one."""
     forced = measured[measured["algorithm"] > 0]
     everything = forced.groupby("operation")["algorithm"].nunique()
-    have = forced.groupby(CELL)["algorithm"].nunique().rename("have").reset_index()  # a subset of everything:
-    complete = have[have["have"].to_numpy() == have["operation"].map(everything).to_numpy()][CELL]  # equal if as many
+    # a cell's algorithms are a subset of its operation's: complete when there are as many
+    have = forced.groupby(CELL)["algorithm"].nunique().rename("have").reset_index()
+    complete = have[have["have"].to_numpy() == have["operation"].map(everything).to_numpy()][CELL]
     f = forced.merge(complete, on=CELL).sort_values(CELL + ["measured", "algorithm"], kind="stable")
     best = f.drop_duplicates(CELL, keep="first")
     return best.rename(columns={"algorithm": "measured_best", "measured": "best_latency"}).reset_index(drop=True)

@@ -137,28 +137,23 @@ def evaluate_tree(parent, counts, costs: ChannelCosts, operation: str, links, se
     return done[0], mean[0]
 
 
-class Piece:
-    """One shape of one curve (operation, algorithm, mapping, P values): the rows of P it prices
-    and, per (row, size), whether it is the one that runs there (OpenMPI's default picks a shape per
-    (P, size); a forced algorithm falls back below a message count). Independent of the costs."""
-
-    __slots__ = ("shape", "rows", "ok", "links")
-
-    def __init__(self, shape: dict, rows: np.ndarray, ok: np.ndarray, links: tuple):
-        self.shape, self.rows, self.ok, self.links = shape, rows, ok, links
-
-
-def plan(operation: str, algorithm: int, Pv, sizes, options: ModelOptions):
-    """(pieces, shape names [P, size], the algorithm OpenMPI runs [P, size]) of one curve: what
-    :func:`predict_arrays` prices, built once for every set of costs at these sizes."""
-    S = len(sizes)
+def predict_arrays(operation: str, algorithm: int, mapping: str, Pv, costs: ChannelCosts, options: ModelOptions,
+                   placements: Placements, with_average: bool = True):
+    """The openmpi-shaped prediction of one (operation, algorithm, mapping) as arrays [P, size]:
+    (targets {"max": completion, "avg": mean rank time (with_average)}, shape names, the algorithm
+    OpenMPI ran). Shared by the openmpi and calibrated modes; a ``costs.overhead`` (calibrated
+    mode: a per-call constant) is added to both targets.
+    """
+    sizes = costs.sizes
+    S, Pv = len(sizes), np.asarray([int(p) for p in Pv])
+    unpinned = options.unpinned_channel
     specs = options.openmpi.trees
     if algorithm == 0:
         chosen = default_algorithms(operation, Pv, sizes, options.openmpi.default_rules)
     else:
         chosen = np.full((len(Pv), S), int(algorithm))
+    done, mean = np.full((len(Pv), S), np.nan), np.full((len(Pv), S), np.nan)
     names = np.full((len(Pv), S), "", dtype=object)
-    pieces = []
     for alg in np.unique(chosen):
         spec = tree_spec(specs, operation, int(alg))
         if spec is None:
@@ -173,40 +168,17 @@ def plan(operation: str, algorithm: int, Pv, sizes, options: ModelOptions):
             rows = np.flatnonzero(ok.any(axis=1))
             if rows.size == 0:
                 continue
+            links = options.openmpi.contention.links_for(shape)
+            c, a = price_shape(shape, operation, Pv[rows], mapping, costs, placements, unpinned,
+                               with_average, links)
+            done[rows] = np.where(ok[rows], c, done[rows])
             names[ok] = shape.get("tree") or shape.get("schedule")
-            pieces.append(Piece(shape, rows, ok[rows], options.openmpi.contention.links_for(shape)))
-    return pieces, names, chosen
-
-
-def predict_arrays(operation: str, algorithm: int, mapping: str, Pv, costs: ChannelCosts, options: ModelOptions,
-                   placements: Placements, with_average: bool = True):
-    """The openmpi-shaped prediction of one (operation, algorithm, mapping) as arrays [P, size]:
-    (targets {"max": completion, "avg": mean rank time (with_average)}, shape names, the algorithm
-    OpenMPI ran). Shared by the openmpi and calibrated modes; a ``costs.overhead`` (calibrated
-    mode: a per-call constant) is added to both targets.
-    """
-    Pv = np.asarray([int(p) for p in Pv])
-    pieces, names, chosen = plan(operation, algorithm, Pv, costs.sizes, options)
-    done, mean = np.full((len(Pv), len(costs.sizes)), np.nan), np.full((len(Pv), len(costs.sizes)), np.nan)
-    for piece in pieces:
-        c, a = price_shape(piece.shape, operation, Pv[piece.rows], mapping, costs, placements,
-                           options.unpinned_channel, with_average, piece.links)
-        _fill(done, mean, piece, c, a)
-    return _targets(done, mean, costs, with_average), names, chosen
-
-
-def _fill(done, mean, piece: Piece, c, a) -> None:
-    r = piece.rows
-    done[r] = np.where(piece.ok, c, done[r])
-    if a is not None:
-        mean[r] = np.where(piece.ok, a, mean[r])
-
-
-def _targets(done, mean, costs: ChannelCosts, with_average: bool) -> dict:
+            if with_average:
+                mean[rows] = np.where(ok[rows], a, mean[rows])
     targets = {"max": done + costs.overhead}
     if with_average:
         targets["avg"] = mean + costs.overhead
-    return targets
+    return targets, names, chosen
 
 
 def relay_to_root(done, mean, Pv, mapping: str, costs: ChannelCosts, placements: Placements, unpinned: str):

@@ -23,9 +23,10 @@ def score(predictions: pd.DataFrame, collective: pd.DataFrame, options: ModelOpt
     data = collective.assign(**{f"keep_{c}": cleaning_mask(collective, c, paper_cleaning)
                                 for c in options.cleanings})
     if "paper" in options.cleanings and limit:
-        cap = np.array([limit.get((o, int(a), m), np.iinfo(np.int64).max) for o, a, m in
-                        zip(data["operation"], data["algorithm"], data["mapping"])])
-        data["keep_paper"] = data["keep_paper"] & (data["P"].to_numpy() <= cap)
+        caps = pd.DataFrame([(o, a, m, P) for (o, a, m), P in limit.items()],
+                            columns=["operation", "algorithm", "mapping", "cap"])
+        cap = data[["operation", "algorithm", "mapping"]].merge(caps, how="left")["cap"].to_numpy(float)
+        data["keep_paper"] = data["keep_paper"].to_numpy() & ~(data["P"].to_numpy() > cap)  # NaN cap: none
     names = data.groupby(["operation", "algorithm"], sort=False)["algorithm_name"].first()
     frames = []
     for (mode, target), pred in predictions.groupby(["mode", "target"], sort=True):
