@@ -31,23 +31,25 @@ TRUE = np.array([[0.3, 2e-4, 0.2, 1e-4], [0.8, 3e-4, 0.5, 2e-4], [2.0, 5e-4, 0.9
 
 def test_parametric_costs_by_hand():
     c = cal.parametric_costs(TRUE, CHANNELS, [1, 1000], max_receivers=3, overhead=0.25, eager_limit=64,
-                             waits=(0.1, 0.7), memory=1e-5)
+                             waits=(0.1, 0.7), memory=1e-5, forward=0.15)
     # alpha = L + G m, beta = g + g' m: node at 1000 B: 2 + 0.5 = 2.5 and 0.9 + 0.4 = 1.3
     assert c.alpha[2, 1] == pytest.approx(2.5) and c.beta[2, 1] == pytest.approx(1.3)
     # one message (the p2p curve) = alpha + beta; the table: 0 receivers cost 0, n cost alpha + n beta
     assert c.curves[0](np.array([1000.0]))[0] == pytest.approx(0.3 + 0.2 + 0.2 + 0.1)
     assert c.table_by_receivers[1, :, 1].tolist() == pytest.approx([0, 0.8 + 0.3 + 0.7, 1.1 + 2 * 0.7, 1.1 + 3 * 0.7])
-    assert (c.overhead, c.eager_limit, c.wait_eager, c.wait_rendezvous, c.memory_contention) == (0.25, 64, 0.1, 0.7, 1e-5)
+    assert (c.overhead, c.eager_limit, c.wait_eager, c.wait_rendezvous, c.memory_contention, c.forward) == (
+        0.25, 64, 0.1, 0.7, 1e-5, 0.15)
 
 
 def test_a_batch_prices_every_parameter_set_as_if_alone():
     # two parameter sets side by side on the size axis: each column keeps its own latency, gap,
-    # overhead, memory contention and waits (eager below 64 B, rendezvous above)
+    # overhead, memory contention, forward delay and waits (eager below 64 B, rendezvous above)
     sizes, second = [1, 1000], TRUE * np.array([1.5, 0.5, 2.0, 3.0])
     batch = cal.parametric_costs(np.stack([TRUE, second]), CHANNELS, sizes, 7, overhead=[0.25, 0.5],
-                                 eager_limit=64, waits=[[0.1, 0.7], [0.3, 0.9]], memory=[1e-5, 4e-5])
-    alone = [cal.parametric_costs(TRUE, CHANNELS, sizes, 7, 0.25, 64, (0.1, 0.7), 1e-5),
-             cal.parametric_costs(second, CHANNELS, sizes, 7, 0.5, 64, (0.3, 0.9), 4e-5)]
+                                 eager_limit=64, waits=[[0.1, 0.7], [0.3, 0.9]], memory=[1e-5, 4e-5],
+                                 forward=[0.15, 0.6])
+    alone = [cal.parametric_costs(TRUE, CHANNELS, sizes, 7, 0.25, 64, (0.1, 0.7), 1e-5, 0.15),
+             cal.parametric_costs(second, CHANNELS, sizes, 7, 0.5, 64, (0.3, 0.9), 4e-5, 0.6)]
     assert batch.sizes.tolist() == [1, 1000, 1, 1000]
     for operation in ("bcast", "reduce"):
         for algorithm in (1, 2, 3):
@@ -82,9 +84,11 @@ def synthetic_cells(operation, table, algorithms=(1, 2, 3), P=(2, 3, 4, 5, 6, 7,
     return grid
 
 
-def true_table(operation, overhead=0.4, memory=2e-5, waits=(0.05, 0.6)):
+def true_table(operation, overhead=0.4, memory=2e-5, waits=(0.05, 0.6), forward=0.05):
+    # forward at its start: on TINY (P <= 8) an inner rank's delay trades with the channels'
+    # latencies (pipeline: every hop pays both), so the weak prior holds it where it starts
     rows = [(c, q, TRUE[k, j]) for k, c in enumerate(CHANNELS) for j, q in enumerate(cal.PARAMETERS)]
-    rows += [("all", cal.OVERHEAD, overhead), ("all", cal.MEMORY, memory)]
+    rows += [("all", cal.OVERHEAD, overhead), ("all", cal.MEMORY, memory), ("all", cal.FORWARD, forward)]
     if operation == "reduce":
         rows += [("all", w, v) for w, v in zip(cal.WAITS, waits)]
     return pd.DataFrame([{"operation": operation, "target": "avg", "channel": c, "parameter": q, "value": v}

@@ -188,6 +188,14 @@ def test_hand_computed_rank_times_binary_p8():
     half = tiny_costs()
     half.eager_limit, half.wait_rendezvous = 0, 0.5  # rank 5: own 2, taken at 9: 2 + 0.5 x 7
     assert fo.osu_rank_times(forest, w, half, "reduce")[5, 0] == pytest.approx(5.5)
+    # an inner rank that forwards (1, 2, 3: neither root nor leaf) waits 0.5 before its sends.
+    # bcast: 1 at 1 + 0.5 + 5, 2 at 2.5 + 0.5 + 6; 3 lands at 1 + 0.5 + 2 and ends 0.5 + 4 later;
+    # their children land 0.5 later than without (5: 6.5, 4: 7, 6: 9, 7: 3.5 + 0.5 + 4)
+    forward = tiny_costs()
+    forward.forward = 0.5
+    assert fo.osu_rank_times(forest, w, forward, "bcast")[:, 0].tolist() == [2.5, 6.5, 9, 8, 7, 6.5, 9, 8]
+    # reduce, eager: fan-ins of 3, 1, 2 end at 4.5, 4.5 + 5.5 = 10, 6.5, the root's at 10 + 2.5
+    assert fo.osu_rank_times(forest, w, forward, "reduce")[:, 0].tolist() == [12.5, 10.5, 7.5, 5.5, 2, 2, 2, 2]
 
 
 def test_linear_bcast_avg_is_not_max():

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .model.calibrated_mode import MEMORY, OVERHEAD, PARAMETERS, WAITS, costs_from_table, parametric_costs
+from .model.calibrated_mode import FORWARD, MEMORY, OVERHEAD, PARAMETERS, WAITS, costs_from_table, parametric_costs
 from .model.costs import ChannelCosts
 from .model.forest import Placements
 from .model.openmpi_mode import predict_arrays
@@ -27,9 +27,10 @@ from .model.options import ModelOptions
 CALIBRATION_COLUMNS = ["operation", "target", "channel", "parameter", "value", "start", "fitted", "se_log", "low",
                        "high", "cells", "rms_log_residual"]
 _FLOOR = {"latency_us": 1e-3, "us_per_byte": 1e-7, "gap_us": 1e-3, "gap_us_per_byte": 1e-7, OVERHEAD: 1e-2,
-          "wait_eager": 1e-3, "wait_rendezvous": 1e-3, MEMORY: 1e-8}
+          "wait_eager": 1e-3, "wait_rendezvous": 1e-3, MEMORY: 1e-8,
+          FORWARD: 1e-3}
 _STEP = 1e-3  # finite-difference step of the Jacobian, in log units
-_START = {OVERHEAD: 0.1, MEMORY: 1e-5, "wait_eager": 0.05, "wait_rendezvous": 0.9}
+_START = {OVERHEAD: 0.1, MEMORY: 1e-5, FORWARD: 0.05, "wait_eager": 0.05, "wait_rendezvous": 0.9}
 
 
 @dataclass(frozen=True)
@@ -140,11 +141,11 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     problem = Problem(cells, operation, target, opts.points_per_curve, opts.sizes_per_curve)
     channels = openmpi.channels
     K = len(channels)
-    extra = (OVERHEAD, MEMORY) + (WAITS if operation == "reduce" else ())
+    extra = (OVERHEAD, MEMORY, FORWARD) + (WAITS if operation == "reduce" else ())
     first = start(openmpi)
     x0 = np.log(np.r_[first.ravel(), [_START[e] for e in extra]])
     floor = np.log(np.r_[np.tile([_FLOOR[p] for p in PARAMETERS], K), [_FLOOR[e] for e in extra]])
-    ceiling = np.r_[np.full(4 * K + 2, np.inf), np.zeros(len(extra) - 2)]  # waits <= 1
+    ceiling = np.r_[np.full(4 * K + 3, np.inf), np.zeros(len(extra) - 3)]  # waits <= 1
     free = free_parameters(first, problem.sizes.max(initial=0.0), extra)
     x0 = np.clip(x0, floor, ceiling)
 
@@ -155,9 +156,9 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
 
     def model_log(X):  # [B, cells] for B sets of fitted parameters, priced in one batch
         V = np.exp(full(X))
-        waits = V[:, 4 * K + 2:] if operation == "reduce" else np.tile([0.0, 1.0], (len(V), 1))
+        waits = V[:, 4 * K + 3:] if operation == "reduce" else np.tile([0.0, 1.0], (len(V), 1))
         costs = parametric_costs(V[:, :4 * K].reshape(len(V), K, 4), channels, problem.sizes, max_receivers,
-                                 V[:, 4 * K], openmpi.eager_limit, waits, V[:, 4 * K + 1])
+                                 V[:, 4 * K], openmpi.eager_limit, waits, V[:, 4 * K + 1], V[:, 4 * K + 2])
         return np.log(problem.predict(costs, options, placements))
 
     usable = np.isfinite(model_log(x0[free])[0])

@@ -11,7 +11,10 @@ A small parameter vector per (operation, target) replaces the measured costs: fo
 so that a fan-out of N_c receivers per channel costs sum_c beta_c N_c + max_c alpha_c
 (:func:`~collat.model.openmpi_mode.sequential_fanout`), one message alpha_c + beta_c, and a queue
 of n messages on a shared link alpha_c + n beta_c; plus ``overhead_us``, a per-call constant of the
-library and the benchmark loop, a socket's memory contention ``memory_us_per_byte``, and (reduce)
+library and the benchmark loop, a socket's memory contention ``memory_us_per_byte``, ``forward_us``,
+the delay between an inner rank's own message and its sends (a rank that forwards: bcast, from its
+arrival to its first send; reduce, from the end of its fan-in to its send up; zero for the root and
+the leaves, so that a flat tree does not pay it and a deep one pays it once per level), and (reduce)
 the share of the wait for its receiver a sender sees, eager and rendezvous (``wait_eager``,
 ``wait_rendezvous``). The values are read from ``results/model/calibration.csv``.
 """
@@ -31,14 +34,17 @@ PARAMETERS = ("latency_us", "us_per_byte", "gap_us", "gap_us_per_byte")
 OVERHEAD = "overhead_us"
 WAITS = ("wait_eager", "wait_rendezvous")  # reduce only: the share of the wait for the receiver a sender sees
 MEMORY = "memory_us_per_byte"  # shared_memory: per byte per concurrent message in one socket
+FORWARD = "forward_us"  # an inner rank's delay between its own message and its sends (osu_rank_times)
 
 
 def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receivers: int,
-                     overhead=0.0, eager_limit: float = np.inf, waits=(0.0, 1.0), memory=0.0) -> ChannelCosts:
+                     overhead=0.0, eager_limit: float = np.inf, waits=(0.0, 1.0), memory=0.0,
+                     forward=0.0) -> ChannelCosts:
     """:class:`ChannelCosts` from parameters ``values`` [K, 4] in the order of :data:`PARAMETERS`,
-    the per-call ``overhead`` and a reduce sender's ``waits`` (eager, rendezvous) around ``eager_limit``.
+    the per-call ``overhead``, a reduce sender's ``waits`` (eager, rendezvous) around ``eager_limit``,
+    a socket's ``memory`` contention and an inner rank's ``forward`` delay.
 
-    A batch of B parameter sets (``values`` [B, K, 4]; ``overhead``, ``memory`` [B]; ``waits``
+    A batch of B parameter sets (``values`` [B, K, 4]; ``overhead``, ``memory``, ``forward`` [B]; ``waits``
     [B, 2]) is priced in one pass: the size axis then holds the sizes of set 0, then of set 1, ...
     (B x S columns, each column with its own parameters), which every evaluation in
     :mod:`collat.model` treats column by column. :func:`collat.calibration.calibrate` differentiates that way.
@@ -73,6 +79,7 @@ def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receive
     w = np.asarray(waits, dtype=float).reshape(B, 2)
     costs.wait_eager, costs.wait_rendezvous = columns(w[:, 0]), columns(w[:, 1])
     costs.memory_contention = columns(memory)
+    costs.forward = columns(forward)
     return costs
 
 
@@ -84,8 +91,9 @@ def costs_from_table(table: pd.DataFrame, operation: str, target: str, channels:
     have = [c for c in channels if c in set(t["channel"])]
     values = np.array([[value[(c, q)] for q in PARAMETERS] for c in have])
     waits = tuple(value[("all", w)] for w in WAITS) if ("all", WAITS[0]) in value.index else (0.0, 1.0)
+    forward = value[("all", FORWARD)] if ("all", FORWARD) in value.index else 0.0
     return parametric_costs(values, have, sizes, max_receivers, value[("all", OVERHEAD)], eager_limit, waits,
-                            value[("all", MEMORY)])
+                            value[("all", MEMORY)], forward)
 
 
 class CalibratedMode:

@@ -38,6 +38,7 @@ class ChannelCosts:
         # a reduce sender's wait for its receiver (osu_rank_times): eager up to eager_limit bytes
         self.eager_limit, self.wait_eager, self.wait_rendezvous = np.inf, 0.0, 1.0
         self.memory_contention = 0.0  # us per byte per concurrent message in one socket (shared_memory)
+        self.forward = 0.0  # us between an inner non-root rank's own message and its sends (osu_rank_times)
 
     @classmethod
     def from_stage_outputs(cls, hockney: pd.DataFrame, nbft_fits: pd.DataFrame, operation: str, target: str,

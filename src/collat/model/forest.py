@@ -214,16 +214,30 @@ def osu_rank_times(forest: Forest, w: np.ndarray, costs: ChannelCosts, operation
     sender whose message the receiver has not matched yet (q = 1: rendezvous, the send completes
     when the parent takes it; q = 0: eager, it completes locally). q is ``costs.wait_eager`` up to
     ``costs.eager_limit`` bytes and ``costs.wait_rendezvous`` above.
+    An inner non-root rank (one that forwards) waits ``costs.forward`` (the calibrated mode's; 0
+    otherwise) between its own message and its sends: bcast, after its arrival, so its subtree
+    lands that much later; reduce, after its fan-in, before its send up.
     """
     if forest.link is None:
         raise ValueError("per-rank times need the channel of every link: build the forest with Placements.census")
-    offset, gap = message_offsets(forest, w, costs)
     parent = forest.parent
+    forward = np.asarray(costs.forward, dtype=float)
+    delay = None
+    if np.any(forward > 0):
+        inner = np.zeros(len(parent), dtype=bool)
+        inner[parent[parent >= 0]] = True
+        inner &= parent >= 0
+        delay = inner[:, None] * forward
+        if operation == "reduce":
+            w = w + delay
+    offset, gap = message_offsets(forest, w, costs)
     if operation == "bcast":
         arrival = np.zeros_like(w)
         for nodes in forest.levels[1:]:
             arrival[nodes] = arrival[parent[nodes]] + offset[nodes]
-        return arrival + w
+            if delay is not None:
+                arrival[nodes] += delay[parent[nodes]]
+        return arrival + w if delay is None else arrival + delay + w
     finish = fanin_done(parent, w, forest.levels, forest.fanin_plan)
     kids = np.flatnonzero(parent >= 0)
     taken = (finish - w)[parent[kids]] + offset[kids]
