@@ -99,7 +99,8 @@ def tiny_costs(table=True):
 def test_options_from_config(config):
     o = md.ModelOptions.from_config(config["model"], ["core"])
     assert o.openmpi.link_target == "avg" and o.openmpi.contention.links_for({"tree": "binary"}) == ("node",)
-    assert o.openmpi.contention.links_for({"tree": "binomial"}) == () and o.mappings == ("core",)
+    assert o.openmpi.contention.links_for({"tree": "binomial"}) == ("node",) and o.mappings == ("core",)
+    assert o.openmpi.contention.links_for({"tree": "heap_binary"}) == ()  # the paper mode's shape: not listed
     assert o.paper.segments(openmpi.tree_spec(o.paper.algorithms, "bcast", 2), "socket") == 12
     assert o.paper.segments(openmpi.tree_spec(o.paper.algorithms, "bcast", 1), "socket") == 1
     # unset keys take the schema's defaults: the link priced like a fan-out, no shared links
