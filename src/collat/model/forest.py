@@ -46,6 +46,7 @@ class Forest:
         self._plan = None
         self._siblings = None
         self._send_plan = None
+        self._forwarding = None
         self.where: dict[str, np.ndarray] = {}  # node/socket of every forest node (for contention)
         self.link: np.ndarray | None = None  # channel index of every node's link to its parent (-1: root)
         self.send_key: np.ndarray | None = None  # a node's place among its siblings (send order)
@@ -87,6 +88,22 @@ class Forest:
             kids, heads, lengths = self.sibling_order
             self._send_plan = (kids, self.link[kids], self.parent[kids], np.repeat(heads, lengths))
         return self._send_plan
+
+    @property
+    def forwarding(self) -> tuple[np.ndarray, np.ndarray]:
+        """(the nodes that forward: neither root nor leaf, how many forwarding nodes lie above each
+        node on its way to the root, [N])."""
+        if self._forwarding is None:
+            parent = self.parent
+            inner = np.zeros(len(parent), dtype=bool)
+            inner[parent[parent >= 0]] = True
+            inner &= parent >= 0
+            above = np.zeros(len(parent))
+            for nodes in self.levels[1:]:
+                up = parent[nodes]
+                above[nodes] = above[up] + inner[up]
+            self._forwarding = (np.flatnonzero(inner), above)
+        return self._forwarding
 
     def per_tree_max(self, x: np.ndarray) -> np.ndarray:
         return np.maximum.reduceat(x, self.offsets, axis=0)
@@ -222,22 +239,22 @@ def osu_rank_times(forest: Forest, w: np.ndarray, costs: ChannelCosts, operation
         raise ValueError("per-rank times need the channel of every link: build the forest with Placements.census")
     parent = forest.parent
     forward = np.asarray(costs.forward, dtype=float)
-    delay = None
+    forwarders = None
     if np.any(forward > 0):
-        inner = np.zeros(len(parent), dtype=bool)
-        inner[parent[parent >= 0]] = True
-        inner &= parent >= 0
-        delay = inner[:, None] * forward
-        if operation == "reduce":
-            w = w + delay
+        forwarders, above = forest.forwarding
+        if operation == "reduce":  # a forwarder's send up starts that much after its fan-in
+            w = w.copy()
+            w[forwarders] += forward
     offset, gap = message_offsets(forest, w, costs)
     if operation == "bcast":
         arrival = np.zeros_like(w)
         for nodes in forest.levels[1:]:
             arrival[nodes] = arrival[parent[nodes]] + offset[nodes]
-            if delay is not None:
-                arrival[nodes] += delay[parent[nodes]]
-        return arrival + w if delay is None else arrival + delay + w
+        out = arrival + w
+        if forwarders is not None:  # every forwarder above delays the arrival, a forwarder its own sends
+            out += above[:, None] * forward
+            out[forwarders] += forward
+        return out
     finish = fanin_done(parent, w, forest.levels, forest.fanin_plan)
     kids = np.flatnonzero(parent >= 0)
     taken = (finish - w)[parent[kids]] + offset[kids]
