@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -80,13 +82,57 @@ def cut_config() -> dict:
     return cfg
 
 
+_STUDY: dict = {}  # the session's study run, started in the background: {"dir": Path, "proc": Popen}
+
+
+def _start_study_run() -> None:
+    base = Path(tempfile.mkdtemp(prefix="collat-study-"))
+    wd = make_workdir(base / "study", load_config())
+    env = {**os.environ, "STUDY_DATA_MIRROR": str(STUDY)}
+    with open(base / "snakemake.log", "w") as log:
+        proc = subprocess.Popen([SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(wd), "--cores", "2"],
+                                stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    _STUDY.update(base=base, dir=wd, proc=proc)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The tests on the session's study run go last, and the run starts in the background as soon
+    as they are collected, so that the other tests run meanwhile (it is most of the suite's time;
+    issue 16)."""
+    study = [item for item in items if "study_run" in getattr(item, "fixturenames", ())]
+    if not study or not HAVE_STUDY or config.option.collectonly:
+        return
+    chosen = set(map(id, study))
+    items[:] = [item for item in items if id(item) not in chosen] + study
+    _start_study_run()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """The background study run is stopped (a session cut short) and its directory removed."""
+    proc = _STUDY.get("proc")
+    if proc is not None and proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    if "base" in _STUDY:
+        shutil.rmtree(_STUDY["base"], ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
-def study_run(tmp_path_factory):
-    """The default pipeline on the full study data, once per session (shared by the end-to-end checks)."""
+def study_run():
+    """The default pipeline on the full study data, once per session (shared by the end-to-end
+    checks): the run started in the background at collection, waited for here."""
     if not HAVE_STUDY:
         pytest.skip(NO_STUDY)
-    wd = make_workdir(tmp_path_factory.mktemp("study"), load_config())
-    run_snakemake(wd, "--cores", "2")
+    if "proc" not in _STUDY:  # not collected as a user of the run (requested some other way)
+        _start_study_run()
+    proc, wd = _STUDY["proc"], _STUDY["dir"]
+    try:
+        proc.wait(timeout=900)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
+    if proc.returncode != 0:
+        raise AssertionError(f"the study run in {wd} failed:\n{(wd.parent / 'snakemake.log').read_text()[-6000:]}")
     return wd
 
 
