@@ -82,16 +82,15 @@ def cut_config() -> dict:
     return cfg
 
 
-_STUDY: dict = {}  # the session's study run, started in the background: {"dir": Path, "proc": Popen}
+_STUDY: dict = {}  # the session's study run, started in the background: {"base", "dir": Path, "proc": Popen}
 
 
 def _start_study_run() -> None:
     base = Path(tempfile.mkdtemp(prefix="collat-study-"))
     wd = make_workdir(base / "study", load_config())
-    env = {**os.environ, "STUDY_DATA_MIRROR": str(STUDY)}
+    cmd, env = snakemake_call(wd, "--cores", "2")
     with open(base / "snakemake.log", "w") as log:
-        proc = subprocess.Popen([SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(wd), "--cores", "2"],
-                                stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     _STUDY.update(base=base, dir=wd, proc=proc)
 
 
@@ -136,9 +135,14 @@ def study_run():
     return wd
 
 
-def run_snakemake(workdir: Path, *args, check=True, env_extra=None, timeout=900):
+def snakemake_call(workdir: Path, *args, env_extra=None) -> tuple[list[str], dict]:
+    """(command, environment) of this clone's Snakemake on ``workdir``, the study data as its mirror."""
     env = {**os.environ, "STUDY_DATA_MIRROR": str(STUDY if HAVE_STUDY else STUDY_CUT), **(env_extra or {})}
-    cmd = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(workdir), *args]
+    return [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(workdir), *args], env
+
+
+def run_snakemake(workdir: Path, *args, check=True, env_extra=None, timeout=900):
+    cmd, env = snakemake_call(workdir, *args, env_extra=env_extra)
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
     if check and res.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} failed:\n{res.stdout[-4000:]}\n{res.stderr[-6000:]}")

@@ -93,8 +93,8 @@ def test_many_schedules_at_once_equal_one_at_a_time():
 
 def test_ring_in_closed_form_equals_its_steps():
     """The ring's closed form (longest path over the unrolled ring, range maxima by sparse table)
-    gives what stepping it gives, for random clocks and message times of three kinds, every
-    repeat count up to P - 1, several sizes at once; by hand for P = 3, n = 2."""
+    gives what stepping it gives, for random clocks and message times of three kinds, repeat
+    counts 0, 1, P // 2 and P - 1, several sizes at once; by hand for P = 3, n = 2."""
     rng = np.random.default_rng(1)
     for P in (2, 3, 5, 8, 17, 64, 130):
         for trial in range(6):

@@ -123,17 +123,13 @@ def segmented(train: pd.DataFrame, test: pd.DataFrame, machine: dict, forms: lis
     return out
 
 
-def _priced(tr: pd.DataFrame, te: pd.DataFrame, split: str, trend: np.ndarray, unfitted: np.ndarray | None,
-            train: np.ndarray, test: np.ndarray):
-    """(cells a refitted model prices, the segmented trend and the openmpi mode's prediction of each)
-    for one fold: its test cells (``scored`` True), and in the unseen_algorithm split also its
-    training cells (``scored`` False), so that the selection can ask whether the fold's model tells
-    when the unseen algorithm wins."""
-    unfitted = np.full(len(train), np.nan) if unfitted is None else unfitted
+def _priced(tr: pd.DataFrame, te: pd.DataFrame, split: str) -> pd.DataFrame:
+    """The cells a refitted model prices in one fold: its test cells (``scored`` True), and in the
+    unseen_algorithm split also its training cells after them (``scored`` False), so that the
+    selection can ask whether the fold's model tells when the unseen algorithm wins."""
     if split == "unseen_algorithm":
-        priced = pd.concat([te.assign(scored=True), tr.assign(scored=False)], ignore_index=True)
-        return priced, np.r_[trend, np.full(len(tr), np.nan)], np.r_[unfitted[test], unfitted[train]]
-    return te.assign(scored=True), trend, unfitted[test]
+        return pd.concat([te.assign(scored=True), tr.assign(scored=False)], ignore_index=True)
+    return te.assign(scored=True)
 
 
 def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict, forms: list[dict],
@@ -175,8 +171,12 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
             # the hybrid's other forecasts: the segmented fit of this training part beyond a curve's
             # training P, the openmpi mode (no collective data) where the training part has nothing
             # at the operation, mapping and size
-            priced, trend, unfitted = _priced(tr, te, split, out["segmented"], fixed.get("openmpi"), train, test)
-            for name, fit in fitted.items():
+            priced = _priced(tr, te, split)
+            also = len(priced) > len(te)  # the training cells priced after the test cells
+            openmpi = fixed.get("openmpi", np.full(len(cells), np.nan))
+            trend = np.r_[out["segmented"], np.full(len(tr), np.nan)] if also else out["segmented"]
+            unfitted = np.r_[openmpi[test], openmpi[train]] if also else openmpi[test]
+            for fit in fitted.values():
                 out.update(fit(tr, priced, target, trend, unfitted))
         return out
 
@@ -190,7 +190,7 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
             rows.append(te.assign(model=model, split=split, fold=fold, target=target, predicted=p, scored=True))
         fits = {m: p for m, p in out.items() if m not in preds}
         if fits:
-            priced = _priced(tr, te, split, preds["segmented"], None, train, test)[0]
+            priced = _priced(tr, te, split)
             later += [priced.assign(model=m, split=split, fold=fold, target=target, predicted=p) for m, p in fits.items()]
     rows += later  # the refitted models' rows after the others, fold by fold
     table = pd.concat(rows, ignore_index=True)
