@@ -1,5 +1,7 @@
 """The calibrated mode: parametric costs by hand, recovery of known parameters, no test cell in a fit."""
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -23,10 +25,13 @@ OPTIONS = md.ModelOptions.from_config({
         "default_rules": {"bcast": [{"P_below": None, "sizes": [[None, 2]]}],
                           "reduce": [{"P_below": None, "sizes": [[None, 2]]}]},
         "contention": {"links": [], "trees": []}, "link_target": None,  # as validated: the schema's defaults
-        "eager_limit": 4096,
+        "eager_limit": 4096, "small_limit": None,
     },
 })
 TRUE = np.array([[0.3, 2e-4, 0.2, 1e-4], [0.8, 3e-4, 0.5, 2e-4], [2.0, 5e-4, 0.9, 4e-4]])
+# with the small-message gap (gap_us_small): smaller on core and socket, none on node
+TRUE5 = np.c_[TRUE, [0.1, 0.2, 0.9]]
+SMALL = replace(OPTIONS, openmpi=replace(OPTIONS.openmpi, small_limit=64.0))
 
 
 def test_parametric_costs_by_hand():
@@ -39,6 +44,18 @@ def test_parametric_costs_by_hand():
     assert c.table_by_receivers[1, :, 1].tolist() == pytest.approx([0, 0.8 + 0.3 + 0.7, 1.1 + 2 * 0.7, 1.1 + 3 * 0.7])
     assert (c.overhead, c.eager_limit, c.wait_eager, c.wait_rendezvous, c.memory_contention, c.forward) == (
         0.25, 64, 0.1, 0.7, 1e-5, 0.15)
+
+
+def test_the_small_message_gap_prices_sizes_up_to_its_limit():
+    c = cal.parametric_costs(TRUE5, CHANNELS, [1, 64, 1000], max_receivers=3, small_limit=64)
+    # socket: beta = 0.2 + 2e-4 m up to 64 B, 0.5 + 2e-4 m above; alpha never steps
+    assert c.beta[1].tolist() == pytest.approx([0.2 + 2e-4, 0.2 + 64 * 2e-4, 0.5 + 0.2])
+    assert c.alpha[1].tolist() == pytest.approx([0.8 + 3e-4, 0.8 + 64 * 3e-4, 0.8 + 0.3])
+    # one message on core: L + g_small + (G + g') m at 64 B, L + g + (G + g') m at 1000 B
+    assert c.curves[0](np.array([64.0, 1000.0])).tolist() == pytest.approx([0.3 + 0.1 + 64 * 3e-4, 0.3 + 0.2 + 0.3])
+    # without a limit the small gap is never used; four columns: one gap for every size
+    assert np.array_equal(cal.parametric_costs(TRUE5, CHANNELS, [1, 1000], 3).beta,
+                          cal.parametric_costs(TRUE, CHANNELS, [1, 1000], 3).beta)
 
 
 def test_a_batch_prices_every_parameter_set_as_if_alone():
@@ -74,20 +91,42 @@ def test_start_takes_intercepts_and_slopes_of_the_openmpi_costs():
     alpha = np.array([[1.0, 3.0]])
     beta = np.array([[0.5, 0.5]])  # flat: its per-byte term floors at 1e-7
     start = cal.start(md.ChannelCosts(["core"], sizes, alpha + beta, alpha, beta))
-    assert start[0].tolist() == pytest.approx([1.0, 2e-3, 0.5, 1e-7])
+    assert start[0].tolist() == pytest.approx([1.0, 2e-3, 0.5, 1e-7, 0.5])
+    # a gap that steps above 64 B: gap_us from the first size above, gap_us_small at the smallest
+    sizes = np.array([1.0, 64.0, 128.0, 1001.0])
+    beta = np.array([[0.2, 0.2, 0.6, 0.7]])  # slope (0.7 - 0.2) / 1000
+    alpha = np.ones_like(beta)
+    start = cal.start(md.ChannelCosts(["core"], sizes, alpha + beta, alpha, beta), small_limit=64)
+    assert start[0].tolist() == pytest.approx([1.0, 1e-7, 0.6 - 5e-4 * 127, 5e-4, 0.2])
+    # one message costs the point-to-point time: the flight's per-byte term is at least the
+    # point-to-point slope (2 -> 5 us over 1000 B) less the gap's (0.5 -> 1.5 us)
+    sizes = np.array([1.0, 1001.0])
+    start = cal.start(md.ChannelCosts(["core"], sizes, [[2.0, 5.0]], [[1.0, 1.0]], [[0.5, 1.5]]))
+    assert start[0].tolist() == pytest.approx([1.0, 3e-3 - 1e-3, 0.5, 1e-3, 0.5])
 
 
-def synthetic_cells(operation, table, algorithms=(1, 2, 3), P=(2, 3, 4, 5, 6, 7, 8), sizes=(1, 64, 8192)):
+def test_the_gaps_are_fitted_only_where_a_calibration_size_prices_them():
+    start = np.array([[0.3, 2e-4, 0.2, 1e-4, 0.1]])
+    extra = (cal.OVERHEAD,)
+    # sizes 1-1024 B around a 64 B limit: both gaps; only up to 64 B: the small gap alone
+    assert cal.free_parameters(start, 1024, extra, 1, 64).tolist() == [True, False, True, False, True, True]
+    assert cal.free_parameters(start, 64, extra, 1, 64).tolist() == [True, False, False, False, True, True]
+    assert cal.free_parameters(start, 1024, extra, 128, 64).tolist() == [True, False, True, False, False, True]
+    assert cal.free_parameters(start, 1024, extra).tolist() == [True, False, True, False, False, True]  # no limit
+
+
+def synthetic_cells(operation, table, algorithms=(1, 2, 3), P=(2, 3, 4, 5, 6, 7, 8), sizes=(1, 64, 8192),
+                    options=OPTIONS):
     grid = pd.DataFrame([{"operation": operation, "algorithm": a, "mapping": "core", "P": p, "size": s}
                          for a in algorithms for p in P for s in sizes])
-    grid["measured"] = cal.predict_cells(table, grid, "avg", CHANNELS, OPTIONS, md.Placements(TINY), 7)
+    grid["measured"] = cal.predict_cells(table, grid, "avg", CHANNELS, options, md.Placements(TINY), 7)
     return grid
 
 
 def true_table(operation, overhead=0.4, memory=2e-5, waits=(0.05, 0.6), forward=0.05):
     # forward at its start: on TINY (P <= 8) an inner rank's delay trades with the channels'
     # latencies (pipeline: every hop pays both), so the weak prior holds it where it starts
-    rows = [(c, q, TRUE[k, j]) for k, c in enumerate(CHANNELS) for j, q in enumerate(cal.PARAMETERS)]
+    rows = [(c, q, TRUE5[k, j]) for k, c in enumerate(CHANNELS) for j, q in enumerate(cal.PARAMETERS)]
     rows += [("all", cal.OVERHEAD, overhead), ("all", cal.MEMORY, memory), ("all", cal.FORWARD, forward)]
     if operation == "reduce":
         rows += [("all", w, v) for w, v in zip(cal.WAITS, waits)]
@@ -95,31 +134,37 @@ def true_table(operation, overhead=0.4, memory=2e-5, waits=(0.05, 0.6), forward=
                          for c, q, v in rows])
 
 
-def start_from(table, factor):
+def start_from(table, factor, options=OPTIONS, sizes=(1, 64, 8192)):
     """The openmpi costs a calibration starts from: the true ones off by ``factor``."""
-    costs = cal.costs_from_table(table, table["operation"].iloc[0], "avg", CHANNELS, [1, 64, 8192], 7, 4096)
-    off = cal.parametric_costs(TRUE * factor, CHANNELS, [1, 64, 8192], 7)
+    costs = cal.costs_from_table(table, table["operation"].iloc[0], "avg", CHANNELS, sizes, 7, 4096)
+    off = cal.parametric_costs(TRUE5 * factor, CHANNELS, sizes, 7, small_limit=options.openmpi.small_limit)
     off.eager_limit = costs.eager_limit
     return off
 
 
 @pytest.mark.parametrize("operation", ["bcast", "reduce"])
-def test_calibration_recovers_what_made_the_data(operation):
+@pytest.mark.parametrize("options, sizes", [(OPTIONS, (1, 64, 8192)), (SMALL, (1, 64, 128, 8192))],
+                         ids=["one gap", "small-message gap"])
+def test_calibration_recovers_what_made_the_data(operation, options, sizes):
     table = true_table(operation)
-    cells = synthetic_cells(operation, table)
+    cells = synthetic_cells(operation, table, sizes=sizes, options=options)
     opts = cal.CalibrationOptions(points_per_curve=7, sizes_per_curve=11, loss="soft_l1", f_scale=0.1,
                                   prior_sd=10.0, max_nfev=200, tolerance=1e-8, targets=("avg",))
-    start = start_from(table, 1.6)
+    start = start_from(table, 1.6, options, sizes)
     before = np.abs(np.log(cal.predict_cells(
-        cal.calibrate(cells, operation, "avg", start, OPTIONS, md.Placements(TINY),
+        cal.calibrate(cells, operation, "avg", start, options, md.Placements(TINY),
                       cal.CalibrationOptions(7, 11, "soft_l1", 0.1, 10.0, 1, 1e-8, ("avg",)), 7),
-        cells, "avg", CHANNELS, OPTIONS, md.Placements(TINY), 7) / cells["measured"]))
-    fit = cal.calibrate(cells, operation, "avg", start, OPTIONS, md.Placements(TINY), opts, 7)
+        cells, "avg", CHANNELS, options, md.Placements(TINY), 7) / cells["measured"]))
+    fit = cal.calibrate(cells, operation, "avg", start, options, md.Placements(TINY), opts, 7)
     assert list(fit.columns) == cal.CALIBRATION_COLUMNS and (fit["cells"] == len(cells)).all()
-    after = np.abs(np.log(cal.predict_cells(fit, cells, "avg", CHANNELS, OPTIONS, md.Placements(TINY), 7)
+    after = np.abs(np.log(cal.predict_cells(fit, cells, "avg", CHANNELS, options, md.Placements(TINY), 7)
                           / cells["measured"]))
     assert np.median(before) > 0.1 and np.median(after) < 0.01  # the data are reproduced
     assert fit["rms_log_residual"].iloc[0] < 0.02
+    # without a limit no cell prices the small-message gap: it keeps its start, unfitted
+    small = fit[fit["parameter"] == "gap_us_small"]
+    assert small["fitted"].all() == (options is SMALL)
+    fit = fit[fit["fitted"]]
     value = fit.set_index(["channel", "parameter"])["value"]
     truth = table.set_index(["channel", "parameter"])["value"]
     # every parameter within three standard errors of the truth: the uncertainty is honest
@@ -128,8 +173,11 @@ def test_calibration_recovers_what_made_the_data(operation):
     # the node and socket costs are pinned to 10 %; on core, the gap trades with the per-call
     # overhead (both are paid once per message of a small tree), but their sum is pinned
     for channel in ("socket", "node"):
-        for q in cal.PARAMETERS:
+        for q in cal.PARAMETERS[:4]:
             assert value[(channel, q)] == pytest.approx(truth[(channel, q)], rel=0.1), (channel, q)
+    if options is SMALL:  # the step: the socket's small-message gap is 0.4 of its gap (0.2 / 0.5)
+        assert value[("socket", "gap_us_small")] / value[("socket", "gap_us")] == pytest.approx(0.4, rel=0.2)
+        assert value[("node", "gap_us_small")] == pytest.approx(0.9, rel=0.1)  # no step
     assert value[("core", "gap_us")] + value[("all", cal.OVERHEAD)] == pytest.approx(0.2 + 0.4, rel=0.05)
     assert ((fit["low"] <= fit["value"]) & (fit["value"] <= fit["high"])).all()
 

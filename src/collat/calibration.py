@@ -26,7 +26,8 @@ from .model.options import ModelOptions
 
 CALIBRATION_COLUMNS = ["operation", "target", "channel", "parameter", "value", "start", "fitted", "se_log", "low",
                        "high", "cells", "rms_log_residual"]
-_FLOOR = {"latency_us": 1e-3, "us_per_byte": 1e-7, "gap_us": 1e-3, "gap_us_per_byte": 1e-7, OVERHEAD: 1e-2,
+_FLOOR = {"latency_us": 1e-3, "us_per_byte": 1e-7, "gap_us": 1e-3, "gap_us_per_byte": 1e-7, "gap_us_small": 1e-3,
+          OVERHEAD: 1e-2,
           "wait_eager": 1e-3, "wait_rendezvous": 1e-3, MEMORY: 1e-8,
           FORWARD: 1e-3}
 _STEP = 1e-3  # finite-difference step of the Jacobian, in log units
@@ -53,17 +54,30 @@ class CalibrationOptions:
                    tuple(cfg["targets"]))
 
 
-def start(openmpi: ChannelCosts) -> np.ndarray:
-    """Starting parameters [K, 4] from the openmpi mode's costs (point-to-point fits and NBFT
-    lines): intercepts at the smallest size, per-byte terms from the largest."""
+def start(openmpi: ChannelCosts, small_limit: float = -1.0) -> np.ndarray:
+    """Starting parameters [K, 5] (:data:`PARAMETERS`) from the openmpi mode's costs (point-to-point
+    fits and NBFT lines): intercepts at the smallest size, per-byte terms from the smallest and
+    largest; with a ``small_limit`` the gap's intercept ``gap_us`` is taken at the first size above
+    it, and ``gap_us_small`` is the gap at the smallest size. The flight's per-byte term
+    ``us_per_byte`` is at least the point-to-point fit's slope less the gap's, so that one message
+    starts at the point-to-point time (the NBFT lines' intercepts barely grow with size: alone they
+    start the per-byte costs 2-3x below the collectives' and a calibration on small sizes, which
+    keeps the per-byte terms at their start, underprices large messages)."""
     m = openmpi.sizes
     lo, hi = 0, len(m) - 1
-    out = np.empty((len(openmpi.channels), 4))
+    above = int(np.searchsorted(m, small_limit, side="right"))  # the first size above small_limit
+    out = np.empty((len(openmpi.channels), 5))
     for j, line in enumerate((openmpi.alpha, np.maximum(openmpi.beta, 0.0))):
-        intercept = line[:, lo]
         slope = (line[:, hi] - line[:, lo]) / max(m[hi] - m[lo], 1.0)
+        first = above if j == 1 and lo < above <= hi else lo
+        intercept = line[:, first] - slope * (m[first] - m[lo])
         out[:, 2 * j] = np.maximum(intercept, _FLOOR[PARAMETERS[2 * j]])
         out[:, 2 * j + 1] = np.maximum(slope, _FLOOR[PARAMETERS[2 * j + 1]])
+    out[:, 4] = np.maximum(np.maximum(openmpi.beta[:, lo], 0.0), _FLOOR[PARAMETERS[4]])
+    # one message costs the point-to-point time: its flight's per-byte term is at least what the
+    # point-to-point fit has beyond the gap's
+    p2p_slope = (openmpi.p2p[:, hi] - openmpi.p2p[:, lo]) / max(m[hi] - m[lo], 1.0)
+    out[:, 1] = np.maximum(out[:, 1], p2p_slope - out[:, 3])
     return out
 
 
@@ -109,17 +123,23 @@ class Problem:
         return out
 
 
-def free_parameters(start_values: np.ndarray, largest_size: float, extra: tuple) -> np.ndarray:
-    """Which parameters a calibration fits, [4 K + len(extra)]: all but a channel's per-byte terms
-    when the largest calibration size stays below their half-performance length (Hockney's n_1/2 =
-    intercept / per-byte term of the start: below it a message's time is mostly latency, so the
-    cells say little about the bandwidth and a fitted per-byte term would only absorb misfit).
-    Those keep their point-to-point/NBFT start, and so does the memory-contention term (per byte)
-    when no per-byte term is fitted."""
-    K = len(start_values)
-    free = np.ones((K, 4), dtype=bool)
+def free_parameters(start_values: np.ndarray, largest_size: float, extra: tuple, smallest_size: float = 1.0,
+                    small_limit: float = -1.0) -> np.ndarray:
+    """Which parameters a calibration fits, [NP K + len(extra)] (NP = ``start_values.shape[1]``):
+    all but a channel's per-byte terms when the largest calibration size stays below their
+    half-performance length (Hockney's n_1/2 = intercept / per-byte term of the start: below it a
+    message's time is mostly latency, so the cells say little about the bandwidth and a fitted
+    per-byte term would only absorb misfit). Those keep their point-to-point/NBFT start, and so
+    does the memory-contention term (per byte) when no per-byte term is fitted. ``gap_us`` is
+    fitted only if a calibration size is above ``small_limit``, ``gap_us_small`` only if one is at
+    or below it (a gap no cell prices keeps its start)."""
+    K, NP = start_values.shape
+    free = np.ones((K, NP), dtype=bool)
     for q in (1, 3):
         free[:, q] = largest_size >= start_values[:, q - 1] / start_values[:, q]
+    if NP > 4:
+        free[:, 2] &= largest_size > small_limit
+        free[:, 4] = smallest_size <= small_limit
     tail = np.array([e != MEMORY or bool(free[:, [1, 3]].any()) for e in extra])
     return np.r_[free.ravel(), tail]
 
@@ -142,11 +162,14 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     channels = openmpi.channels
     K = len(channels)
     extra = (OVERHEAD, MEMORY, FORWARD) + (WAITS if operation == "reduce" else ())
-    first = start(openmpi)
+    small_limit = options.openmpi.small_limit
+    first = start(openmpi, small_limit)
+    NP = first.shape[1]
     x0 = np.log(np.r_[first.ravel(), [_START[e] for e in extra]])
     floor = np.log(np.r_[np.tile([_FLOOR[p] for p in PARAMETERS], K), [_FLOOR[e] for e in extra]])
-    ceiling = np.r_[np.full(4 * K + 3, np.inf), np.zeros(len(extra) - 3)]  # waits <= 1
-    free = free_parameters(first, problem.sizes.max(initial=0.0), extra)
+    ceiling = np.r_[np.full(NP * K + 3, np.inf), np.zeros(len(extra) - 3)]  # waits <= 1
+    free = free_parameters(first, problem.sizes.max(initial=0.0), extra, problem.sizes.min(initial=0.0),
+                           small_limit)
     x0 = np.clip(x0, floor, ceiling)
 
     def full(X):  # fitted log parameters [B, free] -> every log parameter [B, p]
@@ -156,9 +179,10 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
 
     def model_log(X):  # [B, cells] for B sets of fitted parameters, priced in one batch
         V = np.exp(full(X))
-        waits = V[:, 4 * K + 3:] if operation == "reduce" else np.tile([0.0, 1.0], (len(V), 1))
-        costs = parametric_costs(V[:, :4 * K].reshape(len(V), K, 4), channels, problem.sizes, max_receivers,
-                                 V[:, 4 * K], openmpi.eager_limit, waits, V[:, 4 * K + 1], V[:, 4 * K + 2])
+        waits = V[:, NP * K + 3:] if operation == "reduce" else np.tile([0.0, 1.0], (len(V), 1))
+        costs = parametric_costs(V[:, :NP * K].reshape(len(V), K, NP), channels, problem.sizes, max_receivers,
+                                 V[:, NP * K], openmpi.eager_limit, waits, V[:, NP * K + 1], V[:, NP * K + 2],
+                                 small_limit)
         return np.log(problem.predict(costs, options, placements))
 
     usable = np.isfinite(model_log(x0[free])[0])
@@ -210,7 +234,7 @@ def predict_cells(table: pd.DataFrame, cells: pd.DataFrame, target: str, channel
     for (op, alg, mapping), g in cells.groupby(["operation", "algorithm", "mapping"], sort=True):
         sizes = np.sort(g["size"].unique()).astype(float)
         costs = costs_from_table(table, op, target, channels, sizes, max_receivers,
-                                 options.openmpi.eager_limit)
+                                 options.openmpi.eager_limit, options.openmpi.small_limit)
         Pv = np.unique(g["P"].to_numpy())
         pred = predict_arrays(op, int(alg), mapping, Pv, costs, options, placements,
                               with_average=target == "avg")[0][target]

@@ -7,6 +7,9 @@ A small parameter vector per (operation, target) replaces the measured costs: fo
   (the NBFT line's intercept, study eq. 6, alpha_c(m) = L_c + G_c m);
 * ``gap_us`` g_c and ``gap_us_per_byte`` g'_c: what each further receiver adds at the sender
   (the NBFT line's slope, beta_c(m) = g_c + g'_c m);
+* ``gap_us_small``: g_c for messages of at most ``small_limit`` bytes (config
+  ``model.openmpi.small_limit``), where a protocol step makes the gap smaller (on ORFEO the NBFT
+  slope of the intra-node channels doubles from 64 to 128 B); without a limit it is g_c;
 
 so that a fan-out of N_c receivers per channel costs sum_c beta_c N_c + max_c alpha_c
 (:func:`~collat.model.openmpi_mode.sequential_fanout`), one message alpha_c + beta_c, and a queue
@@ -30,7 +33,7 @@ from .openmpi_mode import predict_arrays, shaped_algorithms
 from .options import ModelOptions
 from .predict import curve_frame
 
-PARAMETERS = ("latency_us", "us_per_byte", "gap_us", "gap_us_per_byte")
+PARAMETERS = ("latency_us", "us_per_byte", "gap_us", "gap_us_per_byte", "gap_us_small")
 OVERHEAD = "overhead_us"
 WAITS = ("wait_eager", "wait_rendezvous")  # reduce only: the share of the wait for the receiver a sender sees
 MEMORY = "memory_us_per_byte"  # shared_memory: per byte per concurrent message in one socket
@@ -39,12 +42,13 @@ FORWARD = "forward_us"  # an inner rank's delay between its own message and its 
 
 def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receivers: int,
                      overhead=0.0, eager_limit: float = np.inf, waits=(0.0, 1.0), memory=0.0,
-                     forward=0.0) -> ChannelCosts:
-    """:class:`ChannelCosts` from parameters ``values`` [K, 4] in the order of :data:`PARAMETERS`,
+                     forward=0.0, small_limit: float = -1.0) -> ChannelCosts:
+    """:class:`ChannelCosts` from parameters ``values`` [K, 5] in the order of :data:`PARAMETERS`
+    (or [K, 4]: one gap at every size), the gap ``gap_us_small`` taken up to ``small_limit`` bytes,
     the per-call ``overhead``, a reduce sender's ``waits`` (eager, rendezvous) around ``eager_limit``,
     a socket's ``memory`` contention and an inner rank's ``forward`` delay.
 
-    A batch of B parameter sets (``values`` [B, K, 4]; ``overhead``, ``memory``, ``forward`` [B]; ``waits``
+    A batch of B parameter sets (``values`` [B, K, 5]; ``overhead``, ``memory``, ``forward`` [B]; ``waits``
     [B, 2]) is priced in one pass: the size axis then holds the sizes of set 0, then of set 1, ...
     (B x S columns, each column with its own parameters), which every evaluation in
     :mod:`collat.model` treats column by column. :func:`collat.calibration.calibrate` differentiates that way.
@@ -53,25 +57,32 @@ def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receive
     v = np.asarray(values, dtype=float)
     batch = v.ndim == 3
     v = v if batch else v[None]
+    if v.shape[2] == 4:  # no small-message gap: the gap of every size
+        v = np.concatenate([v, v[:, :, 2:3]], axis=2)
     B, K, S = v.shape[0], v.shape[1], len(sizes)
 
     def columns(a):  # one value per parameter set -> one per column (a scalar when not batched)
         a = np.asarray(a, dtype=float).reshape(B)
         return np.repeat(a, S) if batch else float(a[0])
 
-    per = [np.repeat(v[:, :, q].T, S, axis=1) if batch else v[0, :, q:q + 1] for q in range(4)]  # [K, B S]
+    per = [np.repeat(v[:, :, q].T, S, axis=1) if batch else v[0, :, q:q + 1] for q in range(5)]  # [K, B S]
     m = np.tile(sizes, B)
+    gap = np.where(m[None, :] <= small_limit, per[4], per[2])
     alpha = per[0] + per[1] * m[None, :]
-    beta = per[2] + per[3] * m[None, :]
+    beta = gap + per[3] * m[None, :]
     n = np.arange(max_receivers + 1, dtype=float)
     table = alpha[:, :, None] + beta[:, :, None] * n[None, None, :]
     table[:, :, 0] = 0.0
 
     def curve(k):  # T_p2p at any sizes whose last axis is the columns' (any shape when not batched)
-        flat, per_byte = per[0][k] + per[2][k], per[1][k] + per[3][k]
+        flat, small, per_byte = per[0][k] + per[2][k], per[0][k] + per[4][k], per[1][k] + per[3][k]
         if not batch:
-            flat, per_byte = float(flat[0]), float(per_byte[0])
-        return lambda size: flat + per_byte * np.asarray(size, dtype=float)
+            flat, small, per_byte = float(flat[0]), float(small[0]), float(per_byte[0])
+
+        def t_p2p(size):
+            size = np.asarray(size, dtype=float)
+            return np.where(size <= small_limit, small, flat) + per_byte * size
+        return t_p2p
 
     costs = ChannelCosts(channels, m, alpha + beta, alpha, beta, table, [curve(k) for k in range(K)])
     costs.overhead = columns(overhead)
@@ -84,16 +95,17 @@ def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receive
 
 
 def costs_from_table(table: pd.DataFrame, operation: str, target: str, channels: list[str], sizes,
-                     max_receivers: int, eager_limit: float) -> ChannelCosts:
-    """The :class:`ChannelCosts` of one (operation, target) from rows of :func:`collat.calibration.calibrate`."""
+                     max_receivers: int, eager_limit: float, small_limit: float = -1.0) -> ChannelCosts:
+    """The :class:`ChannelCosts` of one (operation, target) from rows of :func:`collat.calibration.calibrate`
+    (a table without ``gap_us_small``: the gap of every size)."""
     t = table[(table["operation"] == operation) & (table["target"] == target)]
     value = t.set_index(["channel", "parameter"])["value"]
     have = [c for c in channels if c in set(t["channel"])]
-    values = np.array([[value[(c, q)] for q in PARAMETERS] for c in have])
+    values = np.array([[value.get((c, q), value[(c, "gap_us")]) for q in PARAMETERS] for c in have])
     waits = tuple(value[("all", w)] for w in WAITS) if ("all", WAITS[0]) in value.index else (0.0, 1.0)
     forward = value[("all", FORWARD)] if ("all", FORWARD) in value.index else 0.0
     return parametric_costs(values, have, sizes, max_receivers, value[("all", OVERHEAD)], eager_limit, waits,
-                            value[("all", MEMORY)], forward)
+                            value[("all", MEMORY)], forward, small_limit)
 
 
 class CalibratedMode:
@@ -112,7 +124,8 @@ class CalibratedMode:
         costs: dict = {}
         for (operation, target), _ in table.groupby(["operation", "target"], sort=True):
             costs.setdefault(operation, {})[target] = costs_from_table(
-                table, operation, target, channels, sizes, max_receivers, options.openmpi.eager_limit)
+                table, operation, target, channels, sizes, max_receivers, options.openmpi.eager_limit,
+                options.openmpi.small_limit)
         return cls(costs, options)
 
     def algorithms(self, operation: str) -> list[int]:

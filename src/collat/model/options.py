@@ -37,6 +37,7 @@ class OpenMPIOptions:
     nbft_target: str           # NBFT column that prices a fan-out
     link_target: str           # NBFT column that prices a shared link's queue
     eager_limit: float         # bytes up to which a reduce sender does not wait for its receiver
+    small_limit: float         # bytes up to which the calibrated mode's gap is gap_us_small (-1: none)
     contention: Contention
     trees: tuple[dict, ...]    # the shape of every forced algorithm
     default_rules: dict        # operation -> the fixed decision rules' blocks
@@ -66,6 +67,7 @@ class ModelOptions:
                                tuple(p["max_P"])),
             openmpi=OpenMPIOptions(str(o["nbft_target"]), str(o["link_target"] or o["nbft_target"]),  # null: the same
                                    float(o["eager_limit"]),
+                                   -1.0 if o["small_limit"] is None else float(o["small_limit"]),
                                    Contention(tuple(contention["links"]), tuple(contention["trees"])),
                                    tuple(o["trees"]), dict(o["default_rules"])),
         )
