@@ -68,11 +68,11 @@ def test_hybrid_where_nothing_was_measured_averages_with_the_unfitted_forecast()
     test = frame([("bcast", 2, "node", 4, 1, np.nan), ("bcast", 2, "core", 4, 1, np.nan),
                   ("bcast", 1, "core", 4, 2, np.nan)])
     # every cell takes the only residual, log 2: 10 x 2 = 20, 3 x 2 = 6, 7 x 2 = 14. The unfitted
-    # forecast counts where no algorithm was measured at (operation, mapping, size): map-by node
-    # (sqrt(20 x 5) = 10) and size 2 (sqrt(14 x 56) = 28), not algorithm 2 beside algorithm 1
+    # forecast counts where no algorithm was measured at (operation, mapping): map-by node
+    # (sqrt(20 x 5) = 10), not algorithm 2 beside algorithm 1, nor size 2 of the measured mapping
     got = co.hybrid(train, np.array([1.0]), test, np.array([10.0, 3.0, 7.0]), 1,
                     unfitted=np.array([5.0, 1000.0, 56.0]))
-    assert got == pytest.approx([10.0, 6.0, 28.0])
+    assert got == pytest.approx([10.0, 6.0, 14.0])
 
 
 def test_hybrid_of_an_unseen_algorithm_takes_the_other_algorithms_residuals():

@@ -146,7 +146,7 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "cell). The calibrated mode is recalibrated on the training part of every split and fold, and the hybrid "
                 "mode (the calibration times its own log residuals, interpolated along P; beyond the training P "
                 "averaged in log with the segmented fit of the same part, and with the openmpi mode where no "
-                "algorithm was measured at the operation, mapping and size) on the same part; the paper "
+                "algorithm was measured at the operation and mapping) on the same part; the paper "
                 "mode's segment counts were tuned on all of this data: it is not out of sample.", "",
                 "| split | target | model | cells | median relative error | × floor | median R² |",
                 "|---|---|---|---|---|---|---|"]
