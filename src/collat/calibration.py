@@ -27,9 +27,7 @@ from .model.options import ModelOptions
 CALIBRATION_COLUMNS = ["operation", "target", "channel", "parameter", "value", "start", "fitted", "se_log", "low",
                        "high", "cells", "rms_log_residual"]
 _FLOOR = {"latency_us": 1e-3, "us_per_byte": 1e-7, "gap_us": 1e-3, "gap_us_per_byte": 1e-7, "gap_us_small": 1e-3,
-          OVERHEAD: 1e-2,
-          "wait_eager": 1e-3, "wait_rendezvous": 1e-3, MEMORY: 1e-8,
-          FORWARD: 1e-3}
+          OVERHEAD: 1e-2, "wait_eager": 1e-3, "wait_rendezvous": 1e-3, MEMORY: 1e-8, FORWARD: 1e-3}
 _STEP = 1e-3  # finite-difference step of the Jacobian, in log units
 _START = {OVERHEAD: 0.1, MEMORY: 1e-5, FORWARD: 0.05, "wait_eager": 0.05, "wait_rendezvous": 0.9}
 

@@ -170,7 +170,7 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
         if fitted:
             # the hybrid's other forecasts: the segmented fit of this training part beyond a curve's
             # training P, the openmpi mode (no collective data) where the training part has nothing
-            # at the operation, mapping and size
+            # at the operation and mapping (collat.correction.hybrid)
             priced = _priced(tr, te, split)
             also = len(priced) > len(te)  # the training cells priced after the test cells
             openmpi = fixed.get("openmpi", np.full(len(cells), np.nan))

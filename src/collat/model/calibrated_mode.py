@@ -101,7 +101,9 @@ def costs_from_table(table: pd.DataFrame, operation: str, target: str, channels:
     t = table[(table["operation"] == operation) & (table["target"] == target)]
     value = t.set_index(["channel", "parameter"])["value"]
     have = [c for c in channels if c in set(t["channel"])]
-    values = np.array([[value.get((c, q), value[(c, "gap_us")]) for q in PARAMETERS] for c in have])
+    older = {"gap_us_small": "gap_us"}  # a table written before the parameter: the gap of every size
+    values = np.array([[value[(c, q)] if (c, q) in value.index else value[(c, older[q])] for q in PARAMETERS]
+                       for c in have])
     waits = tuple(value[("all", w)] for w in WAITS) if ("all", WAITS[0]) in value.index else (0.0, 1.0)
     forward = value[("all", FORWARD)] if ("all", FORWARD) in value.index else 0.0
     return parametric_costs(values, have, sizes, max_receivers, value[("all", OVERHEAD)], eager_limit, waits,
