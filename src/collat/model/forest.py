@@ -14,7 +14,8 @@ gives (:func:`node_costs`). From those costs:
 * the paper mode's level-synchronous stages use the depth levels (:mod:`.paper_mode`).
 
 Several trees (every P of a curve) are evaluated as one :class:`Forest`; the tree census (children
-per parent per channel) does not depend on the message size.
+per parent per channel) does not depend on the message size. The passes along a forest (a parent
+before its children, or the reverse) run as compiled loops (:mod:`.kernels`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import numpy as np
 
 from .. import schedules, trees
 from ..placement import LEVELS, channel_codes, place_arrays
+from . import kernels
 from .costs import ChannelCosts
 
 class Forest:
@@ -42,8 +44,7 @@ class Forest:
         glob = [np.where(p >= 0, p + o, -1) for p, o in zip(parents, self.offsets)]
         self.parent = np.concatenate(glob) if glob else np.zeros(0, np.int64)
         self._depth = None
-        self._levels = None
-        self._plan = None
+        self._order = None
         self._siblings = None
         self._send_plan = None
         self._forwarding = None
@@ -58,16 +59,11 @@ class Forest:
         return self._depth
 
     @property
-    def levels(self) -> list[np.ndarray]:
-        if self._levels is None:
-            self._levels = levels_of(self.depth)
-        return self._levels
-
-    @property
-    def fanin_plan(self) -> list[tuple]:
-        if self._plan is None:
-            self._plan = fanin_plan(self.parent, self.levels)
-        return self._plan
+    def order(self) -> np.ndarray:
+        """Every node, parents before children (by depth)."""
+        if self._order is None:
+            self._order = topological_order(self.depth)
+        return self._order
 
     @property
     def sibling_order(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -82,11 +78,14 @@ class Forest:
 
     @property
     def send_plan(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(non-root nodes in send order, the channel of their link, their parent, the position of
-        their parent's first child in that order): what :func:`message_offsets` gathers by."""
+        """(non-root nodes in send order, the channel of their link, their parent, True where a
+        parent's first child starts): what :func:`message_offsets` runs along."""
         if self._send_plan is None:
-            kids, heads, lengths = self.sibling_order
-            self._send_plan = (kids, self.link[kids], self.parent[kids], np.repeat(heads, lengths))
+            kids, heads, _ = self.sibling_order
+            first = np.zeros(kids.size, dtype=np.bool_)
+            first[heads] = True
+            self._send_plan = (kids.astype(np.int64), self.link[kids].astype(np.int64),
+                               self.parent[kids].astype(np.int64), first)
         return self._send_plan
 
     @property
@@ -98,11 +97,11 @@ class Forest:
             inner = np.zeros(len(parent), dtype=bool)
             inner[parent[parent >= 0]] = True
             inner &= parent >= 0
-            above = np.zeros(len(parent))
-            for nodes in self.levels[1:]:
-                up = parent[nodes]
-                above[nodes] = above[up] + inner[up]
-            self._forwarding = (np.flatnonzero(inner), above)
+            above = np.zeros((len(parent), 1))
+            step = np.zeros((len(parent), 1))
+            step[parent >= 0, 0] = inner[parent[parent >= 0]]
+            kernels.arrivals(self.order, parent, step, above)  # forwarders above = the sum of steps down
+            self._forwarding = (np.flatnonzero(inner), above[:, 0])
         return self._forwarding
 
     def per_tree_max(self, x: np.ndarray) -> np.ndarray:
@@ -137,42 +136,22 @@ def census(parent: np.ndarray, ranks, channel_index: dict, unpinned_channel: str
     return np.bincount(parent[s] * K + links[s], minlength=P * K).reshape(P, K)
 
 
-def levels_of(depth: np.ndarray) -> list[np.ndarray]:
-    """Node indices grouped by depth, root level first."""
-    order = np.argsort(depth, kind="stable")
-    return np.split(order, np.flatnonzero(np.diff(depth[order])) + 1)
-
-
-def fanin_done(parent: np.ndarray, w: np.ndarray, levels: list[np.ndarray] | None = None,
-               plan: list[tuple] | None = None) -> np.ndarray:
+def fanin_done(parent: np.ndarray, w: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
     """When each rank's reduce fan-in is done, [N, S], for a tree or a forest: its slowest child
-    subtree is in and its own fan-in w is over (leaves: 0)."""
-    if levels is None:
-        levels = levels_of(trees.depth(parent))
-    if plan is None:
-        plan = fanin_plan(parent, levels)
-    finish = w.copy()
-    sub = np.zeros_like(w)  # slowest child subtree
-    for nodes, kids, heads, up in plan:
-        finish[nodes] = sub[nodes] + w[nodes]
-        if kids is not None:
-            sub[up] = np.maximum.reduceat(finish[kids], heads, axis=0)
+    subtree is in and its own fan-in w is over (leaves: 0). ``order``: the nodes, parents before
+    children (:attr:`Forest.order`)."""
+    parent = np.asarray(parent, dtype=np.int64)
+    if order is None:
+        order = topological_order(trees.depth(parent))
+    w = np.ascontiguousarray(w, dtype=float)
+    finish = np.empty_like(w)
+    kernels.fanin_done(order, parent, w, finish)
     return finish
 
 
-def fanin_plan(parent: np.ndarray, levels: list[np.ndarray]) -> list[tuple]:
-    """Bottom-up order of :func:`fanin_done`: per level, deepest first, (nodes, its
-    non-root nodes grouped by parent, the group heads, the parents); it depends on the tree only."""
-    plan = []
-    for nodes in levels[::-1]:
-        kids = nodes[parent[nodes] >= 0]
-        if kids.size:
-            kids = kids[np.argsort(parent[kids], kind="stable")]
-            heads = np.flatnonzero(np.r_[True, np.diff(parent[kids]) != 0])
-            plan.append((nodes, kids, heads, parent[kids[heads]]))
-        else:
-            plan.append((nodes, None, None, None))
-    return plan
+def topological_order(depth: np.ndarray) -> np.ndarray:
+    """The nodes by depth, root level first (a parent before its children)."""
+    return np.argsort(depth, kind="stable").astype(np.int64)
 
 
 def send_keys(spec: dict, P: int) -> np.ndarray:
@@ -203,20 +182,17 @@ def message_offsets(forest: Forest, w: np.ndarray, costs: ChannelCosts) -> tuple
     line's intercept) after its own gap, never sooner than one point-to-point message on its
     channel and never later than the parent's whole fan-out w. Roots: 0.
     """
-    kids, k, up, head = forest.send_plan
+    kids, k, up, first = forest.send_plan
+    w = np.ascontiguousarray(w, dtype=float)
     offset, gap_of = np.zeros_like(w), np.zeros_like(w)
-    if kids.size == 0:
-        return offset, gap_of
-    gap = np.maximum(costs.beta, 0.0)[k]
-    total = np.cumsum(gap, axis=0)
-    before = total - gap  # the gaps of every earlier message, over all parents ...
-    land = total - before[head]  # ... less those of earlier parents: this parent's gaps up to this child
-    land += costs.alpha[k]
-    np.maximum(land, costs.p2p[k], out=land)
-    np.minimum(land, w[up], out=land)
-    offset[kids] = land
-    gap_of[kids] = gap
+    if kids.size:
+        kernels.message_offsets(kids, k, up, first, np.maximum(costs.beta, 0.0), _f(costs.alpha), _f(costs.p2p),
+                                w, offset, gap_of)
     return offset, gap_of
+
+
+def _f(a) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=float)
 
 
 def osu_rank_times(forest: Forest, w: np.ndarray, costs: ChannelCosts, operation: str) -> np.ndarray:
@@ -247,21 +223,19 @@ def osu_rank_times(forest: Forest, w: np.ndarray, costs: ChannelCosts, operation
             w[forwarders] += forward
     offset, gap = message_offsets(forest, w, costs)
     if operation == "bcast":
-        arrival = np.zeros_like(w)
-        for nodes in forest.levels[1:]:
-            arrival[nodes] = arrival[parent[nodes]] + offset[nodes]
-        out = arrival + w
+        out = np.zeros_like(offset)
+        kernels.arrivals(forest.order, parent, offset, out)
+        out += w
         if forwarders is not None:  # every forwarder above delays the arrival, a forwarder its own sends
             out += above[:, None] * forward
             out[forwarders] += forward
         return out
-    finish = fanin_done(parent, w, forest.levels, forest.fanin_plan)
-    kids = np.flatnonzero(parent >= 0)
-    taken = (finish - w)[parent[kids]] + offset[kids]
-    q = np.where(costs.sizes > costs.eager_limit, costs.wait_rendezvous, costs.wait_eager)[None, :]
-    own = finish[kids] + gap[kids]
+    w = np.ascontiguousarray(w, dtype=float)
+    finish = fanin_done(parent, w, forest.order)
+    q = _f(np.broadcast_to(np.where(costs.sizes > costs.eager_limit, costs.wait_rendezvous, costs.wait_eager),
+                           costs.sizes.shape))
     out = finish.copy()
-    out[kids] = own + q * np.maximum(taken - own, 0.0)
+    kernels.reduce_sends(forest.send_plan[0], parent, finish, w, offset, gap, q, out)
     return out
 
 

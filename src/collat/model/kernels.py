@@ -1,0 +1,82 @@
+"""The per-rank passes of :mod:`.forest` as compiled loops (numba): one pass over the nodes of a
+forest instead of a numpy call per tree level.
+
+Every function takes a forest's arrays (parents in global node ids, nodes in an order where a parent
+comes before its children) and [N, S] cost arrays, one column per size (or per size and parameter
+set), and writes its result in place. They are compiled once per machine and cached next to this
+file (numba ``cache=True``); the numpy meaning of each is in its docstring and in
+:func:`collat.model.forest.osu_rank_times`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def message_offsets(kids, link, up, first, gap, alpha, p2p, w, offset, gap_of):  # pragma: no cover - compiled
+    """For the non-root nodes ``kids`` in send order (``first[i]``: True where a parent's first child
+    starts), over their parent's fan-out w[up]: offset[kid] = clip(sum of the gaps of this parent's
+    children up to kid + alpha[link], p2p[link], w[up]), gap_of[kid] = gap[link]."""
+    S = w.shape[1]
+    run = np.zeros(S)
+    for i in range(kids.shape[0]):
+        n, k, p = kids[i], link[i], up[i]
+        if first[i]:
+            run[:] = 0.0
+        for s in range(S):
+            g = gap[k, s]
+            run[s] += g
+            land = run[s] + alpha[k, s]
+            if land < p2p[k, s]:
+                land = p2p[k, s]
+            if land > w[p, s]:
+                land = w[p, s]
+            offset[n, s] = land
+            gap_of[n, s] = g
+
+
+@njit(cache=True, nogil=True)
+def arrivals(order, parent, offset, arrival):  # pragma: no cover - compiled
+    """arrival[n] = arrival[parent[n]] + offset[n] for the non-root nodes in ``order`` (parents first);
+    roots keep their value."""
+    S = offset.shape[1]
+    for i in range(order.shape[0]):
+        n = order[i]
+        p = parent[n]
+        if p < 0:
+            continue
+        for s in range(S):
+            arrival[n, s] = arrival[p, s] + offset[n, s]
+
+
+@njit(cache=True, nogil=True)
+def fanin_done(order, parent, w, finish):  # pragma: no cover - compiled
+    """finish[n] = (the slowest finish of n's children, 0 for a leaf) + w[n], children before parents
+    (``order`` read backwards)."""
+    N, S = w.shape
+    sub = np.zeros((N, S))
+    for i in range(order.shape[0] - 1, -1, -1):
+        n = order[i]
+        p = parent[n]
+        for s in range(S):
+            f = sub[n, s] + w[n, s]
+            finish[n, s] = f
+            if p >= 0 and f > sub[p, s]:
+                sub[p, s] = f
+
+
+@njit(cache=True, nogil=True)
+def reduce_sends(kids, parent, finish, w, offset, gap_of, q, out):  # pragma: no cover - compiled
+    """A non-root reduce rank's time: its fan-in, its send's gap and a share q of its wait until its
+    parent takes the message in: out[n] = own + q max(taken - own, 0), own = finish[n] + gap_of[n],
+    taken = finish[p] - w[p] + offset[n]."""
+    S = w.shape[1]
+    for i in range(kids.shape[0]):
+        n = kids[i]
+        p = parent[n]
+        for s in range(S):
+            own = finish[n, s] + gap_of[n, s]
+            wait = finish[p, s] - w[p, s] + offset[n, s] - own
+            out[n, s] = own + q[s] * wait if wait > 0.0 else own
