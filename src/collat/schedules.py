@@ -27,7 +27,7 @@ import functools
 
 import numpy as np
 
-from . import trees
+from . import kernels, trees
 from .placement import LEVELS, channel_codes
 
 Round = tuple[np.ndarray, np.ndarray, np.ndarray, bool]  # src, dst, share of the message, exchange
@@ -242,6 +242,9 @@ class Layout:
         self.src, self.dst = src, dst
         self.pair_k, self.pair_share, self.inverse = pair_k, pair_share, inverse
         self.steps_of, self.rings = steps_of, rings
+        steps = [step for s in steps_of for step in s]  # every schedule's steps, one schedule after another
+        self.steps = tuple(np.array([step[q] for step in steps], dtype=dtype).reshape(-1)
+                           for q, dtype in ((0, np.int64), (1, np.int64), (2, np.bool_), (3, np.int64)))
 
 
 def _is_ring(src: np.ndarray, dst: np.ndarray, P: int) -> bool:
@@ -292,34 +295,19 @@ def run_many(schedules: list, P_values, placements: list, channel_index: dict, p
 def price(plan: Layout, p2p_at, sizes):
     """(completion [T, S], mean rank time [T, S]) of the schedules of ``plan`` at ``sizes``.
 
-    The ranks of every schedule share one clock array; step j of every schedule is taken together
-    (their ranks are disjoint), then every trailing ring, each for its own repeat count, in closed
-    form (:func:`_ring_phase`). Each schedule's clocks see the operations :func:`run` applies, in its
-    order (the rings' sums taken in another order: equal to rounding).
+    The ranks of every schedule share one clock array; the steps of every schedule are taken in
+    order (:func:`collat.kernels.advance_steps`), then every trailing ring, each for its own repeat
+    count, in closed form (:func:`_ring_phase`). Each schedule's clocks see the operations
+    :func:`run` applies, in its order (the rings' sums taken in another order: equal to rounding).
     """
     sizes = np.asarray(sizes, dtype=float)
     nbytes = np.maximum(np.ceil(plan.pair_share[:, None] * sizes[None, :]), 1.0)
     t_all = (p2p_at(plan.pair_k, nbytes) if len(plan.pair_k) else np.zeros((0, len(sizes))))[plan.inverse]
-    src, dst, steps_of = plan.src, plan.dst, plan.steps_of
     clock = np.zeros((int(sum(plan.P_values)), len(sizes)))
-    for j in range(max((len(s) for s in steps_of), default=0)):
-        for exchange in (True, False):
-            blocks = [s[j] for s in steps_of if j < len(s) and s[j][2] == exchange]
-            if not blocks:
-                continue
-            idx = np.concatenate([np.arange(lo, hi) for lo, hi, _, _ in blocks])
-            left = np.concatenate([np.full(hi - lo, repeat) for lo, hi, _, repeat in blocks])
-            a, b, t = src[idx], dst[idx], t_all[idx]
-            for it in range(int(left.max())):
-                if it and (left <= it).any():  # schedules whose repeats are over drop out
-                    live = left > it
-                    a, b, t, left = a[live], b[live], t[live], left[live]
-                _advance(clock, a, b, t, exchange)
+    kernels.advance_steps(plan.src, plan.dst, np.ascontiguousarray(t_all), *plan.steps, clock)
     _ring_phase(clock, plan.rings, t_all, plan.inverse)
-    offsets, P_values = plan.offsets, plan.P_values
-    done = np.vstack([clock[o:o + P].max(axis=0) for o, P in zip(offsets, P_values)])
-    mean = np.vstack([clock[o:o + P].mean(axis=0) for o, P in zip(offsets, P_values)])
-    return done, mean
+    P = np.asarray(plan.P_values, dtype=float)[:, None]
+    return np.maximum.reduceat(clock, plan.offsets, axis=0), np.add.reduceat(clock, plan.offsets, axis=0) / P
 
 
 def _ring_phase(clock: np.ndarray, rings: list, t_all: np.ndarray, pair_of: np.ndarray) -> None:

@@ -24,9 +24,8 @@ import functools
 
 import numpy as np
 
-from .. import schedules, trees
+from .. import kernels, schedules, trees
 from ..placement import LEVELS, channel_codes, place_arrays
-from . import kernels
 from .costs import ChannelCosts
 
 class Forest:
@@ -51,6 +50,14 @@ class Forest:
         self.where: dict[str, np.ndarray] = {}  # node/socket of every forest node (for contention)
         self.link: np.ndarray | None = None  # channel index of every node's link to its parent (-1: root)
         self.send_key: np.ndarray | None = None  # a node's place among its siblings (send order)
+        self._memo: dict = {}
+        self.counts: np.ndarray | None = None  # the census [N, K] the forest was built with (Placements.census)
+
+    def memo(self, key, build):
+        """``build()``, once per forest: what depends on the tree and its census, not on the costs."""
+        if key not in self._memo:
+            self._memo[key] = build()
+        return self._memo[key]
 
     @property
     def depth(self) -> np.ndarray:
@@ -267,6 +274,7 @@ class Placements:
             forest.send_key = np.concatenate([send_keys(spec, int(P)) for P in P_values])
             forest.where = {level: np.concatenate([self(int(P), mapping)[level] for P in P_values])
                             for level in ("node", "socket")}
+            forest.counts = counts
             self._census[key] = (forest, counts)
         return self._census[key]
 
@@ -280,17 +288,22 @@ class Placements:
         return self._census[key]
 
 
-def node_costs(counts: np.ndarray, costs: ChannelCosts, fanout) -> np.ndarray:
-    """Fan-out cost of every node, [N, S] (0 for leaves), priced by ``fanout(counts [n, K], costs)``
-    (a mode's fan-out: :func:`.paper_mode.folded_fanout`, :func:`.openmpi_mode.sequential_fanout`)."""
-    # many parents share one census row (every inner node of a chain: one child, same channel):
-    # cost each distinct row once
+def census_rows(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct rows of a census [n, K], the row of every node [N]): many parents share one row
+    (every inner node of a chain: one child, same channel), so a fan-out is priced once per row."""
     counts = np.asarray(counts, dtype=np.int64)
     base = int(counts.max(initial=0)) + 1
     if base ** counts.shape[1] < 2**62:  # one integer key per row: a 1-D unique is fast
         key = counts @ (base ** np.arange(counts.shape[1], dtype=np.int64))
         _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-        rows = counts[first]
-    else:
-        rows, inverse = np.unique(counts, axis=0, return_inverse=True)
-    return fanout(rows, costs)[inverse.ravel()]
+        return counts[first], inverse.ravel()
+    rows, inverse = np.unique(counts, axis=0, return_inverse=True)
+    return rows, inverse.ravel()
+
+
+def node_costs(counts: np.ndarray, costs: ChannelCosts, fanout, rows: tuple | None = None) -> np.ndarray:
+    """Fan-out cost of every node, [N, S] (0 for leaves), priced by ``fanout(counts [n, K], costs)``
+    (a mode's fan-out: :func:`.paper_mode.folded_fanout`, :func:`.openmpi_mode.sequential_fanout`)
+    once per distinct row (``rows``: :func:`census_rows` of ``counts``, when already known)."""
+    distinct, inverse = rows if rows is not None else census_rows(counts)
+    return fanout(distinct, costs)[inverse]

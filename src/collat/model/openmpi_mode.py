@@ -22,7 +22,7 @@ from .. import schedules
 from ..openmpi import as_run, default_algorithms, runs_fallback, tree_spec
 from ..placement import LEVELS, channel_codes
 from .costs import ChannelCosts
-from .forest import Forest, Placements, node_costs, osu_rank_times
+from .forest import Forest, Placements, census_rows, node_costs, osu_rank_times
 from .options import ModelOptions
 from .predict import curve_frame
 
@@ -75,12 +75,17 @@ def shared_link(forest: Forest, counts: np.ndarray, costs: ChannelCosts, w: np.n
     if channel not in costs.index or link is None:
         return w
     k = costs.index[channel]
-    uses = counts[:, k]
-    senders = np.flatnonzero(uses > 0)
+
+    def groups():  # (the parents using the link, their group, the messages over it per group)
+        uses = counts[:, k]
+        senders = np.flatnonzero(uses > 0)
+        if senders.size == 0:
+            return senders, senders, senders
+        inverse = _same_level_and_place(forest, senders, "node" if channel == "node" else "socket")
+        return senders, inverse, np.bincount(inverse, weights=uses[senders]).astype(np.int64)
+    senders, inverse, load = forest.memo(("shared_link", channel, k), groups)
     if senders.size == 0:
         return w
-    inverse = _same_level_and_place(forest, senders, "node" if channel == "node" else "socket")
-    load = np.bincount(inverse, weights=uses[senders]).astype(np.int64)
     table = link[k]
     load = np.minimum(load, table.shape[0] - 1)
     out = w.copy()
@@ -103,14 +108,19 @@ def shared_memory(forest: Forest, counts: np.ndarray, costs: ChannelCosts, w: np
     microseconds per byte to a fan-out (the copies share the socket's memory bandwidth)."""
     if np.all(np.asarray(costs.memory_contention) <= 0):
         return w
-    sent = counts.sum(axis=1)
-    senders = np.flatnonzero(sent > 0)
+
+    def others():  # (the parents that send, the messages the other parents of their group send)
+        sent = counts.sum(axis=1)
+        senders = np.flatnonzero(sent > 0)
+        if senders.size == 0:
+            return senders, np.zeros(0)
+        inverse = _same_level_and_place(forest, senders, "socket")
+        return senders, np.bincount(inverse, weights=sent[senders])[inverse] - sent[senders]
+    senders, concurrent = forest.memo("shared_memory", others)
     if senders.size == 0:
         return w
-    inverse = _same_level_and_place(forest, senders, "socket")
-    others = np.bincount(inverse, weights=sent[senders])[inverse] - sent[senders]
     out = w.copy()
-    out[senders] += costs.memory_contention * others[:, None] * costs.sizes[None, :]
+    out[senders] += costs.memory_contention * concurrent[:, None] * costs.sizes[None, :]
     return out
 
 
@@ -119,7 +129,7 @@ def evaluate(forest: Forest, counts: np.ndarray, costs: ChannelCosts, operation:
     """(completion [T, S], mean rank time [T, S] or None) of every tree of a forest: sequential
     fan-outs, the shared links of ``contention`` (:func:`shared_link`) and the socket's memory
     (:func:`shared_memory`), then per-rank times."""
-    w = node_costs(counts, costs, sequential_fanout)
+    w = node_costs(counts, costs, sequential_fanout, forest.memo("rows", lambda: census_rows(counts)))
     for channel in contention:
         w = shared_link(forest, counts, costs, w, channel)
     w = shared_memory(forest, counts, costs, w)

@@ -1,9 +1,10 @@
-"""The per-rank passes of :mod:`.forest` as compiled loops (numba): one pass over the nodes of a
-forest instead of a numpy call per tree level.
+"""The per-rank passes of :mod:`collat.model.forest` and the message rounds of :mod:`collat.schedules`
+as compiled loops (numba): one pass over the nodes of a forest instead of a numpy call per tree
+level, one pass over the messages of a schedule instead of one per round.
 
-Every function takes a forest's arrays (parents in global node ids, nodes in an order where a parent
-comes before its children) and [N, S] cost arrays, one column per size (or per size and parameter
-set), and writes its result in place. They are compiled once per machine and cached next to this
+The tree passes take a forest's arrays (parents in global node ids, nodes in an order where a
+parent comes before its children) and [N, S] cost arrays, one column per size (or per size and
+parameter set), and write their result in place. They are compiled once per machine and cached next to this
 file (numba ``cache=True``); the numpy meaning of each is in its docstring and in
 :func:`collat.model.forest.osu_rank_times`.
 """
@@ -80,3 +81,36 @@ def reduce_sends(kids, parent, finish, w, offset, gap_of, q, out):  # pragma: no
             own = finish[n, s] + gap_of[n, s]
             wait = finish[p, s] - w[p, s] + offset[n, s] - own
             out[n, s] = own + q[s] * wait if wait > 0.0 else own
+
+
+@njit(cache=True, nogil=True)
+def advance_steps(src, dst, t, lo, hi, exchange, repeat, clock):  # pragma: no cover - compiled
+    """Steps of message rounds on rank clocks [R, S], in place (:func:`collat.schedules._advance`
+    repeated): step i sends messages lo[i]:hi[i] (src -> dst taking t), ``repeat[i]`` times. In one
+    round every end is taken from the clocks before it; an exchange ends both sides together when
+    the later one is ready; a one-way send ends the sender at its clock plus t and the receiver no
+    sooner than that (after every sender of the round is set, as numpy's fancy assignment does)."""
+    S = clock.shape[1]
+    width = 0
+    for i in range(lo.shape[0]):
+        width = max(width, hi[i] - lo[i])
+    end = np.empty((width, S))
+    for i in range(lo.shape[0]):
+        for _ in range(repeat[i]):
+            for j in range(lo[i], hi[i]):
+                a, b = src[j], dst[j]
+                for s in range(S):
+                    e = clock[a, s] + t[j, s]
+                    if exchange[i] and clock[b, s] + t[j, s] > e:
+                        e = clock[b, s] + t[j, s]
+                    end[j - lo[i], s] = e
+            for j in range(lo[i], hi[i]):
+                a = src[j]
+                for s in range(S):
+                    clock[a, s] = end[j - lo[i], s]
+            for j in range(lo[i], hi[i]):
+                b = dst[j]
+                for s in range(S):
+                    e = end[j - lo[i], s]
+                    if exchange[i] or e > clock[b, s]:
+                        clock[b, s] = e
