@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import KFold
 
 FORMS = ("P", "log2P", "log2P+P")
 
@@ -92,6 +91,8 @@ def fit_predict(P_train, y_train, bins_train, P_test, bins_test, form) -> np.nda
 
 def cv_predictions(P, y, bins, form: str, folds: int = 5, seed: int = 0) -> np.ndarray:
     """Out-of-fold predictions, folds over the distinct P values (shuffled with ``seed``)."""
+    from sklearn.model_selection import KFold  # here: scikit-learn's import (1 s) only where folds are drawn
+
     P = np.asarray(P)
     levels = np.unique(P)
     out = np.full(len(P), np.nan)
