@@ -178,7 +178,8 @@ def test_forcerun_single_rule(study_run):
     jobs = planned_jobs(res)
     assert jobs["nbft_gamma"] == 1 and jobs["nbft_figures"] == 1
     # only what depends on the NBFT fits follows; nothing upstream, nothing independent of them
-    assert set(jobs) == {"nbft_gamma", "nbft_figures", "model_calibrate", "model_predict", "model_validate", "evaluate_tables",
+    assert set(jobs) == {"nbft_gamma", "nbft_figures", "model_calibrate", "model_predict_unfitted", "model_predict",
+                         "model_validate", "evaluate_tables",
                          "evaluate_summary", "figures_collective", "figures_accuracy", "figures_validation",
                          "selection", "selection_figures", "all"}
 
@@ -290,11 +291,11 @@ def test_changed_parameter_reruns_only_its_rules(study_run, tmp_path):
     shutil.copytree(study_run, wd, symlinks=True)  # results and .snakemake metadata, times preserved
     cfg = load_config()
     # the hybrid mode reads the regression's grid (its trend beyond the measured P): the model's
-    # predictions, validation and selection follow the regression
+    # predictions and the selection follow the regression; the validation does not (it refits the
+    # segmented model per fold and reads only the modes fitted on no collective data)
     cases = [("regression", "cv_folds", 4, {"regression_fit", "evaluate_tables", "evaluate_summary",
                                               "figures_collective", "figures_accuracy", "model_predict",
-                                              "model_validate", "figures_validation", "selection",
-                                              "selection_figures", "all"}),
+                                              "selection", "selection_figures", "all"}),
              ("partitioned", "threads", [1, 4, 8], {"partitioned_gain", "partitioned_figures", "evaluate_summary",
                                                      "all"})]
     for section, key, value, expected in cases:

@@ -60,6 +60,7 @@ def _tables(config: dict) -> None:
                 raise ConfigError(f"{key}.values.{k}", k, f"a tidy key one of {key}.columns maps to")
 
 
+FITTED_MODES = ("calibrated", "hybrid")  # model.modes fitted on the collective measurements (rule model_predict)
 NOT_OUT_OF_SAMPLE = ("paper",)  # model.modes tuned on the study's data: never the best validated one
 
 

@@ -42,11 +42,11 @@ from .correction import nearest_neighbour
 from .placement import active_units
 from .regression import design, fit_predict, form_of, group_scores
 from .runner import fork_map
+from .settings import FITTED_MODES
 
 SPLITS = ("sparse_P", "extrapolation", "unseen_algorithm", "unseen_mapping", "sizes")
 CELL = ["operation", "algorithm", "mapping", "P", "size"]
 GROUP = ["operation", "algorithm", "mapping", "size"]
-FITTED_MODES = ("calibrated", "hybrid")  # the model stage's modes fitted on the collective measurements
 COLUMNS = ["model", "split", "operation", "algorithm", "mapping", "target", "cleaning", "n", "r2", "mape", "floor"]
 
 

@@ -4,6 +4,8 @@
 # and `hybrid` (the calibrated grid corrected by its residuals and, beyond the measured P, averaged
 # with the regression stage's segmented fit), predicted on every P and size from the
 # pt2pt and nbft stages' outputs, scored in sample (model_predict) and out of sample (model_validate).
+# The modes fitted on no collective measurement are priced first (model_predict_unfitted): the
+# validation needs them alone, so it starts beside the calibration instead of after it.
 
 
 rule model_calibrate:
@@ -32,15 +34,35 @@ rule model_calibrate:
         "../scripts/model_calibrate.py"
 
 
-rule model_predict:
+rule model_predict_unfitted:
     input:
-        unpack(calibration_input),
-        unpack(hybrid_input),
         collective="results/tidy/collective.parquet",
         hockney="results/pt2pt/hockney.parquet",
         hockney_study="results/pt2pt/hockney_study.parquet",
         nbft_fits="results/nbft/fits.csv",
         nbft_medians="results/nbft/medians.parquet",
+    output:
+        predictions="results/model/unfitted_predictions.parquet",
+    params:
+        config={key: config[key] for key in ("machine", "channels", "mappings", "algorithms", "model")},
+    threads: 4  # worker processes (capped at --cores); on SLURM: cpus per task
+    priority: 10  # on the way to the model's validation (the longest path)
+    log:
+        "logs/model/predict_unfitted.log",
+    benchmark:
+        "benchmarks/rules/model/predict_unfitted.tsv",
+    conda:
+        "../envs/collat.yaml"
+    script:
+        "../scripts/model_predict_unfitted.py"
+
+
+rule model_predict:
+    input:
+        unpack(calibration_input),
+        unpack(hybrid_input),
+        collective="results/tidy/collective.parquet",
+        unfitted="results/model/unfitted_predictions.parquet",
     output:
         predictions="results/model/predictions.parquet",
         scores=report(
@@ -67,7 +89,7 @@ rule model_validate:
     input:
         unpack(calibration_start_input),
         collective="results/tidy/collective.parquet",
-        predictions="results/model/predictions.parquet",
+        unfitted="results/model/unfitted_predictions.parquet",
     output:
         scores=report(
             "results/model/validation.csv",

@@ -1,4 +1,5 @@
-"""Point-to-point model predictions of every algorithm on the dense (P, size) grid, and their scores."""
+"""Every mode on the dense (P, size) grid: the unfitted modes' grid (rule model_predict_unfitted), the
+calibrated mode's and the hybrid's, and their scores on the measured cells."""
 
 import numpy as np
 import pandas as pd
@@ -16,23 +17,24 @@ options = ModelOptions.from_config(cfg["model"], cfg["mappings"])
 collective = read_parquet(snakemake.input.collective, "collective")
 cores = total_cores(cfg["machine"])
 sizes = np.sort(collective["size"].unique()) if len(collective) else 2 ** np.arange(0, 21)
-calibration = pd.read_csv(snakemake.input.calibration) if "calibrated" in options.modes else None
-modes = build_modes(options, cfg["channels"], sizes, cores - 1, pd.read_parquet(snakemake.input.hockney),
-                    pd.read_parquet(snakemake.input.hockney_study), pd.read_csv(snakemake.input.nbft_fits),
-                    pd.read_parquet(snakemake.input.nbft_medians), calibration)
-predictions = predict_all(modes, Placements(cfg["machine"]), cfg["algorithms"], range(2, cores + 1, options.grid_step),
-                          snakemake.threads)
-scores = score(predictions, collective, options, snakemake.params.paper_cleaning)
+unfitted = pd.read_parquet(snakemake.input.unfitted)
+parts = {mode: g for mode, g in unfitted.groupby("mode", sort=False)}
+if "calibrated" in options.modes:
+    modes = build_modes(options, cfg["channels"], sizes, cores - 1, None, None, None, None,
+                        pd.read_csv(snakemake.input.calibration), names=("calibrated",))
+    parts["calibrated"] = predict_all(modes, Placements(cfg["machine"]), cfg["algorithms"],
+                                      range(2, cores + 1, options.grid_step), snakemake.threads)
 if "hybrid" in options.modes:  # the calibrated grid corrected by its residuals on the measured cells;
     # not in scores.csv: at a measured cell it returns the measurement (its scores are the validation's)
     k = HybridOptions.from_config(cfg["model"]["hybrid"]).neighbours
-    cal = predictions[predictions["mode"] == "calibrated"]
+    cal = parts["calibrated"]
     measured = {t: measured_cells(collective, t) for t in cal["target"].unique()}
     trend = pd.read_parquet(snakemake.input.trend, columns=["operation", "algorithm", "mapping", "P", "size",
                                                              "target", "predicted"],
                             filters=[("run", "==", -1)])  # the regression stage's grid (its grid_cleaning)
-    unfitted = predictions[predictions["mode"] == "openmpi"] if "openmpi" in options.modes else None
-    predictions = pd.concat([predictions, hybrid_predictions(cal, measured, k, trend, unfitted)], ignore_index=True)
+    parts["hybrid"] = hybrid_predictions(cal, measured, k, trend, parts.get("openmpi"))
+predictions = pd.concat([parts[m] for m in options.modes if m in parts], ignore_index=True)
+scores = score(predictions[predictions["mode"] != "hybrid"], collective, options, snakemake.params.paper_cleaning)
 atomic_write(snakemake.output.predictions, lambda tmp: predictions.to_parquet(tmp, index=False))
 atomic_write(snakemake.output.scores, lambda tmp: scores.to_csv(tmp, index=False))
 log.info("%d predictions, %d scored cells", len(predictions), len(scores))

@@ -17,7 +17,7 @@ log = setup_log(snakemake.log)
 p = snakemake.params
 options = ModelOptions.from_config(p.config["model"])
 collective = read_parquet(snakemake.input.collective, "collective")
-predictions = pd.read_parquet(snakemake.input.predictions)
+predictions = pd.read_parquet(snakemake.input.unfitted)  # the modes fitted on no collective data
 fitted = {}
 if "calibrated" in options.modes:  # recalibrated on the training part of every split
     cores = total_cores(p.machine)

@@ -40,13 +40,16 @@ __all__ = ["CalibratedMode", "ChannelCosts", "ModelOptions", "OpenMPIMode", "PRE
 
 def build_modes(options: ModelOptions, channels: list[str], sizes, max_receivers: int, hockney: pd.DataFrame,
                 hockney_study: pd.DataFrame, nbft_fits: pd.DataFrame, nbft_medians: pd.DataFrame,
-                calibration: pd.DataFrame | None = None) -> list:
-    """The pricing modes of ``options.modes``, in that order, from the earlier stages' outputs:
-    the pt2pt stage's Hockney fits (``hockney``; the study's weighting: ``hockney_study``), the
-    nbft stage's lines and medians, and the calibration table (calibrated mode). ``hybrid`` is not
-    a pricing mode: it corrects the calibrated grid (:func:`collat.correction.hybrid_predictions`)."""
+                calibration: pd.DataFrame | None = None, names: tuple[str, ...] | None = None) -> list:
+    """The pricing modes of ``options.modes`` (of those also in ``names``, when given), in that
+    order, from the earlier stages' outputs: the pt2pt stage's Hockney fits (``hockney``; the
+    study's weighting: ``hockney_study``), the nbft stage's lines and medians, and the calibration
+    table (calibrated mode). ``hybrid`` is not a pricing mode: it corrects the calibrated grid
+    (:func:`collat.correction.hybrid_predictions`)."""
     modes = []
     for name in options.modes:
+        if names is not None and name not in names:
+            continue
         if name == "paper":
             modes.append(PaperMode(paper_costs(hockney_study, nbft_fits, options.paper.nbft_target, channels, sizes),
                                    options))
