@@ -365,3 +365,13 @@ def test_openmpi_mode_scores_and_grid(one_byte_scores):
     assert s[("bcast", 1, "core")] > 0.95  # the linear bcast is fully explained from p2p and NBFT data
     for col in ("operation", "algorithm", "mapping", "size", "mode", "target", "cleaning", "r2", "mape", "n"):
         assert col in scores.columns
+
+
+def test_grid_axes_are_the_measured_sizes_and_every_p_of_the_machine():
+    """The grid both prediction rules price: measured sizes (1 B .. 1 MiB without any), P from 2 to
+    the machine's cores every grid_step, fan-outs of up to cores - 1 receivers (TINY: 8 cores)."""
+    measured = pd.DataFrame({"size": [64, 1, 64, 4096]})
+    sizes, P, receivers = md.grid_axes(measured, TINY, 3)
+    assert sizes.tolist() == [1, 64, 4096] and list(P) == [2, 5, 8] and receivers == 7
+    sizes, P, _ = md.grid_axes(measured.iloc[:0], TINY, 1)
+    assert sizes.tolist() == [2 ** k for k in range(21)] and list(P) == list(range(2, 9))

@@ -1,12 +1,10 @@
 """Every mode on the dense (P, size) grid: the unfitted modes' grid (rule model_predict_unfitted), the
 calibrated mode's and the hybrid's, and their scores on the measured cells."""
 
-import numpy as np
 import pandas as pd
 
 from collat.correction import HybridOptions, hybrid_predictions
-from collat.model import ModelOptions, Placements, build_modes, predict_all, score
-from collat.placement import total_cores
+from collat.model import ModelOptions, Placements, build_modes, grid_axes, predict_all, score
 from collat.runner import setup_log
 from collat.tidy import atomic_write, read_parquet
 from collat.validation import measured_cells
@@ -15,15 +13,14 @@ log = setup_log(snakemake.log)
 cfg = snakemake.params.config
 options = ModelOptions.from_config(cfg["model"], cfg["mappings"])
 collective = read_parquet(snakemake.input.collective, "collective")
-cores = total_cores(cfg["machine"])
-sizes = np.sort(collective["size"].unique()) if len(collective) else 2 ** np.arange(0, 21)
+sizes, P_values, max_receivers = grid_axes(collective, cfg["machine"], options.grid_step)
 unfitted = pd.read_parquet(snakemake.input.unfitted)
 parts = {mode: g for mode, g in unfitted.groupby("mode", sort=False)}
 if "calibrated" in options.modes:
-    modes = build_modes(options, cfg["channels"], sizes, cores - 1, None, None, None, None,
+    modes = build_modes(options, cfg["channels"], sizes, max_receivers, None, None, None, None,
                         pd.read_csv(snakemake.input.calibration), names=("calibrated",))
-    parts["calibrated"] = predict_all(modes, Placements(cfg["machine"]), cfg["algorithms"],
-                                      range(2, cores + 1, options.grid_step), snakemake.threads)
+    parts["calibrated"] = predict_all(modes, Placements(cfg["machine"]), cfg["algorithms"], P_values,
+                                      snakemake.threads)
 if "hybrid" in options.modes:  # the calibrated grid corrected by its residuals on the measured cells;
     # not in scores.csv: at a measured cell it returns the measurement (its scores are the validation's)
     k = HybridOptions.from_config(cfg["model"]["hybrid"]).neighbours

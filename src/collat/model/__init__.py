@@ -31,11 +31,11 @@ from .forest import Placements
 from .openmpi_mode import OpenMPIMode
 from .options import ModelOptions
 from .paper_mode import PaperMode
-from .predict import PREDICTION_COLUMNS, predict_all
+from .predict import PREDICTION_COLUMNS, grid_axes, predict_all
 from .scoring import score
 
 __all__ = ["CalibratedMode", "ChannelCosts", "ModelOptions", "OpenMPIMode", "PREDICTION_COLUMNS", "PaperMode",
-           "Placements", "build_modes", "openmpi_costs", "paper_costs", "predict_all", "score"]
+           "Placements", "build_modes", "grid_axes", "openmpi_costs", "paper_costs", "predict_all", "score"]
 
 
 def build_modes(options: ModelOptions, channels: list[str], sizes, max_receivers: int, hockney: pd.DataFrame,

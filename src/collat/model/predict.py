@@ -15,6 +15,17 @@ PREDICTION_COLUMNS = ["mode", "operation", "algorithm", "algorithm_name", "mappi
                       "predicted", "tree", "segments", "runs"]
 
 
+def grid_axes(collective: pd.DataFrame, machine: dict, step: int) -> tuple[np.ndarray, range, int]:
+    """The grid every mode is priced on: (sizes: every measured size, or 1 B to 1 MiB in powers of
+    two without measurements; P: 2 to the machine's cores, every ``step`` (config
+    ``model.grid_step``); the most receivers of one fan-out, cores - 1)."""
+    from ..placement import total_cores
+
+    cores = total_cores(machine)
+    sizes = np.sort(collective["size"].unique()) if len(collective) else 2 ** np.arange(0, 21)
+    return sizes, range(2, cores + 1, step), cores - 1
+
+
 def curve_frame(Pv, sizes, targets: dict, names, segments, runs) -> pd.DataFrame:
     """One curve's rows: P, size, target, predicted, tree, segments, runs (the algorithm OpenMPI ran;
     differs from the algorithm asked for where that is the default, 0), one block per target."""
