@@ -40,6 +40,19 @@ def test_predicted_best_excludes_default_and_breaks_ties_by_id():
     assert sel.predicted_best(p).set_index(["P", "size"]).loc[(2, 1), "predicted_best"] == 1
 
 
+def test_a_tie_to_rounding_goes_to_the_smaller_id():
+    """Predictions equal but for their last bits (the default priced beside the algorithm it runs,
+    a calibration refitted to rounding) tie, and the default wins either way; 1e-6 apart is no tie."""
+    p = predictions()
+    at = (p["P"] == 2) & (p["size"] == 1)
+    p.loc[at & (p["algorithm"] == 0), "predicted"] = 2.0 * (1 + 4e-15)  # linear: P * 1.0 = 2.0
+    assert sel.predicted_best(p, default=True).set_index(["P", "size"]).loc[(2, 1), "predicted_best"] == 0
+    p.loc[at & (p["algorithm"] == 0), "predicted"] = 2.0 * (1 - 4e-15)
+    assert sel.predicted_best(p, default=True).set_index(["P", "size"]).loc[(2, 1), "predicted_best"] == 0
+    p.loc[at & (p["algorithm"] == 0), "predicted"] = 2.0 * (1 + 1e-6)
+    assert sel.predicted_best(p, default=True).set_index(["P", "size"]).loc[(2, 1), "predicted_best"] == 1
+
+
 def test_the_default_is_a_candidate_when_asked():
     p = predictions()
     b = sel.predicted_best(p, default=True).set_index(["P", "size"])["predicted_best"]
