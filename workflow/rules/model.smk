@@ -23,7 +23,7 @@ rule model_calibrate:
     params:
         config={key: config[key] for key in ("machine", "channels", "model")},
     threads: 4  # worker processes (capped at --cores); on SLURM: cpus per task
-    priority: 10  # on the way to the model's validation and the selection (the longest path)
+    priority: 10  # on the way to the predictions, the selection and the figures
     log:
         "logs/model/calibrate.log",
     benchmark:
@@ -73,8 +73,11 @@ rule model_predict:
     params:
         config={key: config[key] for key in ("machine", "channels", "mappings", "algorithms", "model")},
         paper_cleaning=config["paper"]["cleaning"],
-    threads: 4  # worker processes (capped at --cores); on SLURM: cpus per task
-    priority: 10  # on the way to the model's validation and the selection (the longest path)
+    # one worker: its serial part (the hybrid, the scores, the table) is most of it, and one core lets
+    # another job run beside it (cold runs on 2 cores, three alternated pairs: 115 s against 122 s with
+    # 4 workers); on SLURM the profile sets 4 (set-threads)
+    threads: 1
+    priority: 10  # on the way to the selection and the figures
     log:
         "logs/model/predict.log",
     benchmark:
@@ -103,7 +106,7 @@ rule model_validate:
         options=config["validation"],
         config={key: config[key] for key in ("machine", "channels", "model")},
     threads: 4  # worker processes (capped at --cores); on SLURM: cpus per task
-    priority: 10  # on the way to the model's validation and the selection (the longest path)
+    priority: 10  # the longest path: the validation, its figure, the selection and the summary
     log:
         "logs/model/validate.log",
     benchmark:
