@@ -234,15 +234,17 @@ def _advance(clock: np.ndarray, a: np.ndarray, b: np.ndarray, t: np.ndarray, exc
 class Layout:
     """What :func:`run_many` needs of several schedules laid on their placements, independent of
     the costs (built once per curve by :func:`layout`): every message in flat arrays with its
-    channel, the distinct (channel, share) pairs to price, the steps taken together, and the ring
-    steps (a one-way round s -> s + 1 over all ranks, repeated) taken last (:func:`_ring_phase`)."""
+    channel, the distinct (channel, share) pairs to price, the steps as four arrays (first
+    message, end message, exchange, repeats; one schedule after another, for
+    :func:`collat.kernels.advance_steps`), and the ring steps (a one-way round s -> s + 1 over all
+    ranks, repeated) taken last (:func:`_ring_phase`)."""
 
     def __init__(self, P_values, offsets, src, dst, pair_k, pair_share, inverse, steps_of, rings):
         self.P_values, self.offsets = P_values, offsets
         self.src, self.dst = src, dst
         self.pair_k, self.pair_share, self.inverse = pair_k, pair_share, inverse
-        self.steps_of, self.rings = steps_of, rings
-        steps = [step for s in steps_of for step in s]  # every schedule's steps, one schedule after another
+        self.rings = rings
+        steps = [step for s in steps_of for step in s]
         self.steps = tuple(np.array([step[q] for step in steps], dtype=dtype).reshape(-1)
                            for q, dtype in ((0, np.int64), (1, np.int64), (2, np.bool_), (3, np.int64)))
 

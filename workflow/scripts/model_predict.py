@@ -4,7 +4,7 @@ calibrated mode's and the hybrid's, and their scores on the measured cells."""
 import pandas as pd
 
 from collat.correction import HybridOptions, hybrid_predictions
-from collat.model import ModelOptions, Placements, build_modes, grid_axes, predict_all, score
+from collat.model import CalibratedMode, ModelOptions, Placements, grid_axes, predict_all, score
 from collat.runner import setup_log
 from collat.tidy import atomic_write, read_parquet
 from collat.validation import measured_cells
@@ -17,9 +17,9 @@ sizes, P_values, max_receivers = grid_axes(collective, cfg["machine"], options.g
 unfitted = pd.read_parquet(snakemake.input.unfitted)
 parts = {mode: g for mode, g in unfitted.groupby("mode", sort=False)}
 if "calibrated" in options.modes:
-    modes = build_modes(options, cfg["channels"], sizes, max_receivers, None, None, None, None,
-                        pd.read_csv(snakemake.input.calibration), names=("calibrated",))
-    parts["calibrated"] = predict_all(modes, Placements(cfg["machine"]), cfg["algorithms"], P_values,
+    calibrated = CalibratedMode.from_table(pd.read_csv(snakemake.input.calibration), cfg["channels"], sizes,
+                                           max_receivers, options)
+    parts["calibrated"] = predict_all([calibrated], Placements(cfg["machine"]), cfg["algorithms"], P_values,
                                       snakemake.threads)
 if "hybrid" in options.modes:  # the calibrated grid corrected by its residuals on the measured cells;
     # not in scores.csv: at a measured cell it returns the measurement (its scores are the validation's)

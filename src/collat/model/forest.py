@@ -50,8 +50,7 @@ class Forest:
         self.where: dict[str, np.ndarray] = {}  # node/socket of every forest node (for contention)
         self.link: np.ndarray | None = None  # channel index of every node's link to its parent (-1: root)
         self.send_key: np.ndarray | None = None  # a node's place among its siblings (send order)
-        self._memo: dict = {}
-        self.counts: np.ndarray | None = None  # the census [N, K] the forest was built with (Placements.census)
+        self._memo: dict = {}  # memo(): what one census of the forest gives (Placements.census pairs them)
 
     def memo(self, key, build):
         """``build()``, once per forest: what depends on the tree and its census, not on the costs."""
@@ -274,7 +273,6 @@ class Placements:
             forest.send_key = np.concatenate([send_keys(spec, int(P)) for P in P_values])
             forest.where = {level: np.concatenate([self(int(P), mapping)[level] for P in P_values])
                             for level in ("node", "socket")}
-            forest.counts = counts
             self._census[key] = (forest, counts)
         return self._census[key]
 
