@@ -21,3 +21,20 @@ def test_annotated_cells_label_every_value_with_a_readable_colour():
     assert [t.get_text() for t in ax.get_yticklabels()] == ["linear (1)", "chain (2)"]
     assert ax.get_ylim() == (2.0, 0.0)
     plt.close(fig)
+
+
+def test_save_writes_png_and_pdf_of_one_box_that_holds_a_label_outside_the_axes(tmp_path):
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    fig, ax = plt.subplots(figsize=(4, 3), layout="constrained")
+    ax.plot([1, 2], [1, 2])
+    ax.legend(["a line"], loc="upper left", bbox_to_anchor=(1.0, 1.0))  # outside: "tight" must widen the box
+    fg.save(fig, tmp_path / "f.png")
+    width, height = Image.open(tmp_path / "f.png").size
+    box = [float(v) for v in
+           (tmp_path / "f.pdf").read_bytes().split(b"MediaBox [")[1].split(b"]")[0].split()]
+    # the PDF's box in points (72 per inch) is the PNG's in pixels at 150 dpi, to a pixel's rounding
+    assert abs(box[2] * 150 / 72 - width) <= 1 and abs(box[3] * 150 / 72 - height) <= 1
+    assert width > 4 * 150  # wider than the 4-inch figure: the legend is inside the crop
+    assert not list(tmp_path.glob("*.tmp*")) and not plt.get_fignums()  # no partial file, figure closed

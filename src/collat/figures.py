@@ -20,11 +20,17 @@ CHANNEL_PALETTE = {"cache": "#4c72b0", "core": "#55a868", "socket": "#dd8452", "
 
 
 def save(fig, png_path) -> None:
-    """Write ``png_path`` and the PDF beside it, atomically, both cropped to the figure's tight box
-    as the PNG's drawing measured it (one drawing less than "tight" for each: a fifth of the save)."""
+    """Write ``png_path`` and the PDF beside it, atomically, both cropped to the figure's tight box.
+
+    The layout is computed once, by one drawing without output at the PNG's resolution; the box is
+    measured on it, and the layout engine is then switched off, so that neither format lays the
+    figure out again nor draws it twice for "tight" (a third of a figure job's time)."""
     png, pdf = str(png_path), str(png_path)[:-4] + ".pdf"
-    atomic_write(png, lambda tmp: fig.savefig(tmp, format="png", dpi=150, bbox_inches="tight"))
+    fig.set_dpi(150)
+    fig.draw_without_rendering()
     box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(plt.rcParams["savefig.pad_inches"])
+    fig.set_layout_engine("none")
+    atomic_write(png, lambda tmp: fig.savefig(tmp, format="png", dpi=150, bbox_inches=box))
     atomic_write(pdf, lambda tmp: fig.savefig(tmp, format="pdf", dpi=150, bbox_inches=box))
     plt.close(fig)
 

@@ -45,7 +45,9 @@ rule model_predict_unfitted:
         predictions="results/model/unfitted_predictions.parquet",
     params:
         config={key: config[key] for key in ("machine", "channels", "mappings", "algorithms", "model")},
-    threads: 4  # worker processes (capped at --cores); on SLURM: cpus per task
+    # one worker: two took as long on 2 cores (5.6 s against 5.9 s), and with two it waited for both
+    # cores to be free, 19 s of the longest path in a cold run; on SLURM the profile sets 4 (set-threads)
+    threads: 1
     priority: 10  # on the way to the model's validation (the longest path)
     log:
         "logs/model/predict_unfitted.log",
