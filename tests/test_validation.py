@@ -76,3 +76,22 @@ def test_validate_scores_every_model_on_its_test_part_only():
     board = va.leaderboard(scores)
     assert set(board["model"]) == {"openmpi", "segmented", "nearest_neighbour"}
     assert not ((board["model"] == "segmented") & (board["split"] == "unseen_algorithm")).any()
+
+
+def test_gather_of_one_run_per_target_is_the_run_of_both_targets():
+    c = cells()
+    collective = collective_of(c)
+    stage = pd.concat([c.assign(mode="openmpi", target=t, predicted=f * c["measured"])
+                       for t, f in (("avg", 2.0), ("max", 3.0))])
+    both = va.ValidationOptions(**{**OPTIONS.__dict__, "targets": ("avg", "max")})
+    scores, table = va.validate(collective, stage, MACHINE, [], both)
+    runs = [va.validate(collective, stage, MACHINE, [], va.ValidationOptions(**{**OPTIONS.__dict__, "targets": (t,)}))
+            for t in ("max", "avg")]  # gathered in any order
+    g_scores, g_table = va.gather([r[0] for r in runs], [r[1] for r in runs])
+    pd.testing.assert_frame_equal(g_scores, scores)
+    key = ["model", "split", "fold", "target", "operation", "algorithm", "mapping", "P", "size"]
+    pd.testing.assert_frame_equal(g_table.sort_values(key, ignore_index=True), table.sort_values(key, ignore_index=True))
+    # each target's run scored its own target: max predicted at 3x the avg, measured at 2x: error 0.5
+    assert np.allclose(g_scores.loc[(g_scores["model"] == "openmpi") & (g_scores["target"] == "max"), "mape"], 0.5)
+    with pytest.raises(ValueError, match="a target validated twice"):
+        va.gather([runs[0][0], runs[0][0]], [runs[0][1], runs[0][1]])

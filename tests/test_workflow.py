@@ -179,7 +179,7 @@ def test_forcerun_single_rule(study_run):
     assert jobs["nbft_gamma"] == 1 and jobs["nbft_figures"] == 1
     # only what depends on the NBFT fits follows; nothing upstream, nothing independent of them
     assert set(jobs) == {"nbft_gamma", "nbft_figures", "model_calibrate", "model_predict_unfitted", "model_predict",
-                         "model_validate", "evaluate_tables",
+                         "model_validate", "model_validation", "evaluate_tables",
                          "evaluate_summary", "figures_collective", "figures_accuracy", "figures_validation",
                          "selection", "selection_figures", "all"}
 

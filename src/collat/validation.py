@@ -202,6 +202,18 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
     return scores[COLUMNS], table
 
 
+def gather(scores: list[pd.DataFrame], tables: list[pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The :func:`validate` results of several runs (one per target) as one: the scores sorted as one
+    run of every target sorts them (by model, split, operation, algorithm, mapping, target), the
+    test-part predictions one run after the other. A target may come once only."""
+    seen = [t for s in scores for t in s["target"].unique()]
+    if len(seen) != len(set(seen)):
+        raise ValueError(f"a target validated twice: {sorted(seen)}")
+    keys = COLUMNS[:COLUMNS.index("target") + 1]
+    out = pd.concat(scores, ignore_index=True).sort_values(keys, kind="stable", ignore_index=True)
+    return out[COLUMNS], pd.concat(tables, ignore_index=True)
+
+
 def leaderboard(scores: pd.DataFrame) -> pd.DataFrame:
     """Median over (operation, algorithm, mapping) cells of the relative error and R², per model,
     split and target, beside the noise floor; cells a model cannot predict (n = 0) left out."""

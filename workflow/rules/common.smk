@@ -32,6 +32,7 @@ wildcard_constraints:
     size=r"\d+",
     log=r".+",
     entry=r"\d+",
+    target=r"avg|max",
 
 
 def published_files():

@@ -1,5 +1,7 @@
-"""Every model scored outside the data it was fitted or tuned on: results/model/validation.csv."""
+"""Every model scored outside the data it was fitted or tuned on, for one target:
+results/model/validation/{target}.csv and the test part's predictions beside it."""
 
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
@@ -29,8 +31,8 @@ if "calibrated" in options.modes:  # recalibrated on the training part of every 
     fitted["calibrated"] = partial(fit_predict, start=start, options=options, placements=Placements(p.machine),
                                    opts=CalibrationOptions.from_config(p.config["model"]["calibrated"]),
                                    max_receivers=cores - 1, hybrid_neighbours=neighbours)
-scores, table = validate(collective, predictions, p.machine, p.forms, ValidationOptions.from_config(p.options),
-                         fitted, snakemake.threads)
+one = replace(ValidationOptions.from_config(p.options), targets=(snakemake.wildcards.target,))
+scores, table = validate(collective, predictions, p.machine, p.forms, one, fitted, snakemake.threads)
 atomic_write(snakemake.output.scores, lambda tmp: scores.to_csv(tmp, index=False))
 atomic_write(snakemake.output.predictions, lambda tmp: table.to_parquet(tmp, index=False))
-log.info("%d scored cells, %d test predictions", len(scores), len(table))
+log.info("%s: %d scored cells, %d test predictions", snakemake.wildcards.target, len(scores), len(table))

@@ -1,0 +1,15 @@
+"""The validation of every target in one table: results/model/validation.csv and
+results/model/validation_predictions.parquet (collat.validation.gather)."""
+
+import pandas as pd
+
+from collat.runner import setup_log
+from collat.tidy import atomic_write
+from collat.validation import gather
+
+log = setup_log(snakemake.log)
+scores, table = gather([pd.read_csv(f) for f in snakemake.input.scores],
+                       [pd.read_parquet(f) for f in snakemake.input.predictions])
+atomic_write(snakemake.output.scores, lambda tmp: scores.to_csv(tmp, index=False))
+atomic_write(snakemake.output.predictions, lambda tmp: table.to_parquet(tmp, index=False))
+log.info("%d scored cells, %d test predictions", len(scores), len(table))
