@@ -87,12 +87,13 @@ def test_selection_section_of_the_summary():
             for c, w, g, d in (("model", 0.8, 0.9, 0.4), ("rules_file", 0.85, 0.95, 0.4), ("default", 0.7, 0.85, 1.0))]
     unseen = pd.DataFrame({"operation": "bcast", "mapping": "core", "target": "avg", "within_10pct": [0.5, 0.7, 0.9]})
     sparse = pd.DataFrame([{"operation": "bcast", "mapping": "core", "target": "avg", "within_10pct": 0.95,
-                            "geomean_regret": 1.01, "default_within_10pct": 0.6, "default_geomean_regret": 1.2}])
+                            "geomean_regret": 1.01, "default_within_10pct": 0.6, "default_geomean_regret": 1.2,
+                            "neighbour_within_10pct": 0.9}])
     paths = {"regret": "r.csv", "unseen": "u.csv", "unseen_P": "p.csv"}
     text = "\n".join(selection_markdown(pd.DataFrame(rows), unseen, paths, sparse))
     assert "The calibrated mode's pick" in text and "`r.csv`" in text and "`u.csv`" in text and "`p.csv`" in text
-    # folds: median 0.7; then the in-sample model and its default share
-    assert "| bcast | core | avg | 0.95 | 1.010 | 0.60 | 1.200 | 0.70 | 0.80 | 0.40 |" in text
+    # the nearest measured P's pick; folds: median 0.7; then the in-sample model and its default share
+    assert "| bcast | core | avg | 0.95 | 1.010 | 0.60 | 1.200 | 0.90 | 0.70 | 0.80 | 0.40 |" in text
     text = "\n".join(selection_markdown(pd.DataFrame(rows), unseen, paths))
-    assert "| bcast | core | avg | nan | nan | nan | nan | 0.70 | 0.80 | 0.40 |" in text
+    assert "| bcast | core | avg | nan | nan | nan | nan | nan | 0.70 | 0.80 | 0.40 |" in text
     assert selection_markdown(pd.DataFrame(rows).iloc[:0], unseen, {}) == []

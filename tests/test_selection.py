@@ -171,3 +171,35 @@ def test_best_validated_mode_has_the_smallest_mean_error_over_the_splits():
     assert sel.best_validated_mode(scores, modes, "max") == "hybrid"
     with pytest.raises(ValueError, match="no mode"):
         sel.best_validated_mode(scores, ["paper", "calibrated"], "avg")
+
+
+def varying():
+    """Measured latency (max) whose best algorithm changes with P; P = 10 lacks the default."""
+    table = {2: {1: 1.0, 2: 2.0, 0: 3.0}, 4: {1: 2.0, 2: 1.0, 0: 3.0}, 6: {1: 1.0, 2: 3.0, 0: 3.0},
+             8: {1: 5.0, 2: 1.0, 0: 0.5}, 10: {1: 1.0, 2: 2.0}}
+    return pd.DataFrame([{"operation": "bcast", "algorithm": a, "mapping": "core", "P": P, "size": 1, "avg": t,
+                          "max": t, "outlier": False} for P, row in table.items() for a, t in row.items()])
+
+
+def test_neighbour_picks_take_the_best_measured_at_the_nearest_other_P():
+    measured = sel.measured_table(varying(), "max")
+    cells = pd.DataFrame({"operation": "bcast", "mapping": "core", "P": [2, 4, 6, 8, 10], "size": 1})
+    # with the default a candidate, P = 10 is incomplete: P = 4 and 6 take the lower of two
+    # neighbours as near (2, 4); P = 10 takes P = 8, where the default (0.5) is fastest
+    assert sel.neighbour_picks(measured, cells).tolist() == [2, 1, 2, 1, 0]
+    # forced algorithms only: P = 8 sits between 6 and 10 and takes 6; P = 10 takes 8's best forced (2)
+    assert sel.neighbour_picks(measured, cells, default=False).tolist() == [2, 1, 2, 1, 2]
+    other = cells.assign(size=1024)  # no measurement at that size: no pick
+    assert sel.neighbour_picks(measured, other).tolist() == [-1] * 5
+
+
+def test_regret_at_unmeasured_P_beside_the_neighbour_pick():
+    rows = [{"model": "hybrid", "split": "sparse_P", "fold": "all", "target": "max", "operation": "bcast",
+             "algorithm": a, "mapping": "core", "P": P, "size": 1, "predicted": {1: 1.0, 2: 2.0, 0: 3.0}[a],
+             "scored": True} for P in (4, 6) for a in (0, 1, 2)]
+    r = sel.regret_sparse_P(pd.DataFrame(rows), varying(), "max", "hybrid").iloc[0]
+    # the model picks linear (1): regret 2.0 / 1.0 at P = 4, 1.0 at P = 6; the neighbour's picks
+    # (linear from P = 2, the lower of 2 and 6; then the chain from P = 4) cost 2.0 and 3.0
+    assert r["cells"] == 2 and r["within_10pct"] == 0.5 and r["geomean_regret"] == pytest.approx(np.sqrt(2.0))
+    assert r["neighbour_within_10pct"] == 0.0 and r["neighbour_geomean_regret"] == pytest.approx(np.sqrt(6.0))
+    assert r["default_within_10pct"] == 0.0 and r["default_geomean_regret"] == pytest.approx(3.0)

@@ -206,7 +206,43 @@ def regret_unseen_algorithm(folds: pd.DataFrame, collective: pd.DataFrame, targe
 
 
 SPARSE_COLUMNS = ["operation", "mapping", "target", "model", "cells", "within_10pct", "geomean_regret",
-                  "default_within_10pct", "default_geomean_regret"]
+                  "default_within_10pct", "default_geomean_regret", "neighbour_within_10pct",
+                  "neighbour_geomean_regret"]
+
+
+def neighbour_picks(measured: pd.DataFrame, cells: pd.DataFrame, default: bool = True) -> np.ndarray:
+    """For each of ``cells`` (operation, mapping, P, size), the algorithm measured fastest at the
+    nearest other measured P of the same operation, mapping and size (the smaller P when two are as
+    near; ties in latency: the smaller id), among the forced algorithms and, when ``default``,
+    OpenMPI's default, at a P where all of them were measured; -1 where there is none.
+
+    A reference for a pick at a P nobody measured that a model cannot be expected to beat: a
+    measurement of every candidate a few P away (on the study's data the next measured P, 4 away,
+    where the sparse_P split's model saw the measurements 32 P apart). Where it is poor, the best
+    algorithm changes faster with P than measurements can follow (or than their noise allows)."""
+    candidates = measured[measured["algorithm"] >= (0 if default else 1)]
+    complete = measured_best(measured)[CELL]
+    if default:
+        complete = complete.merge(candidates.loc[candidates["algorithm"] == 0, CELL], on=CELL)
+    best = (candidates.merge(complete, on=CELL).sort_values(CELL + ["measured", "algorithm"], kind="stable")
+            .drop_duplicates(CELL)[CELL + ["algorithm"]])
+    out = np.full(len(cells), -1, dtype=np.int64)
+    where = cells.reset_index(drop=True).groupby(["operation", "mapping", "size"], sort=False).indices
+    for key, g in best.groupby(["operation", "mapping", "size"], sort=False):
+        rows = where.get(key)
+        if rows is None or len(g) < 2:
+            continue
+        Q, alg = g["P"].to_numpy(), g["algorithm"].to_numpy()  # sorted by P
+        P = cells["P"].to_numpy()[rows]
+        i = np.searchsorted(Q, P)  # Q[i] >= P
+        below = np.where(i > 0, i - 1, -1)
+        above = np.where((i < len(Q)) & (Q[np.minimum(i, len(Q) - 1)] == P), i + 1, i)
+        above = np.where(above < len(Q), above, -1)
+        d_below = np.where(below >= 0, P - Q[np.maximum(below, 0)], np.inf)
+        d_above = np.where(above >= 0, Q[np.maximum(above, 0)] - P, np.inf)
+        pick = np.where(d_below <= d_above, below, above)
+        out[rows] = np.where(pick >= 0, alg[np.maximum(pick, 0)], -1)
+    return out
 
 
 def regret_sparse_P(folds: pd.DataFrame, collective: pd.DataFrame, target: str = "avg", model: str = "hybrid",
@@ -215,10 +251,11 @@ def regret_sparse_P(folds: pd.DataFrame, collective: pd.DataFrame, target: str =
     model saw every ``sparse_every``-th measured P only. At each test cell (operation, mapping, P,
     size) where the fold priced every forced algorithm (and the default when ``default``), the pick
     is the smallest prediction; its regret is scored against the measured best forced algorithm,
-    beside OpenMPI's default on the same cells.
+    beside OpenMPI's default on the same cells and the pick of the measurements at the nearest other
+    measured P (:func:`neighbour_picks`).
 
     ``folds`` is results/model/validation_predictions.parquet. Per operation x mapping: cells,
-    within_10pct and geomean_regret of the pick and of the default.
+    within_10pct and geomean_regret of the pick, of the default and of the neighbour's pick.
     """
     f = folds[(folds["model"] == model) & (folds["split"] == "sparse_P") & (folds["target"] == target)
               & (folds["algorithm"] >= (0 if default else 1)) & folds["predicted"].notna()]
@@ -237,11 +274,14 @@ def regret_sparse_P(folds: pd.DataFrame, collective: pd.DataFrame, target: str =
     lat = measured.set_index(CELL + ["algorithm"])["measured"]
     cells["regret"] = _latency(lat, cells, cells["pick"]) / cells["best_latency"]
     cells["default_regret"] = _latency(lat, cells, 0) / cells["best_latency"]
+    cells["neighbour_regret"] = _latency(lat, cells, neighbour_picks(measured, cells, default)) / cells["best_latency"]
     rows = []
     for (op, mapping), c in cells.groupby(["operation", "mapping"], sort=True):
-        r, d = c["regret"].dropna(), c["default_regret"].dropna()
+        r, d, n = c["regret"].dropna(), c["default_regret"].dropna(), c["neighbour_regret"].dropna()
         (within, geomean), (d_within, d_geomean) = _within_and_geomean(r), _within_and_geomean(d)
+        n_within, n_geomean = _within_and_geomean(n)
         rows.append({"operation": op, "mapping": mapping, "target": target, "model": model, "cells": len(r),
                      "within_10pct": within, "geomean_regret": geomean, "default_within_10pct": d_within,
-                     "default_geomean_regret": d_geomean})
+                     "default_geomean_regret": d_geomean, "neighbour_within_10pct": n_within,
+                     "neighbour_geomean_regret": n_geomean})
     return pd.DataFrame(rows, columns=SPARSE_COLUMNS)
