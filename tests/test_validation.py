@@ -57,12 +57,25 @@ def test_segmented_recovers_a_line_and_cannot_predict_unseen_groups():
     assert np.isnan(va.segmented(c[c["algorithm"] == 1], c[c["algorithm"] == 2], MACHINE, [])).all()
 
 
+def test_measured_neighbours_interpolate_each_cell_from_the_next_measured_P_on_its_curve():
+    c = pd.DataFrame({"operation": "bcast", "algorithm": 1, "mapping": "core", "size": 1,
+                      "P": [8, 2, 4, 16, 32], "measured": [4.0, 1.0, 2.0, 32.0, 5.0]})
+    got = va.measured_neighbours(c)
+    # P = 4 between 2 and 8 (log2 1 .. 3): exp(mean of log 1, log 4) = 2; P = 8 between 4 and 16:
+    # sqrt(2 * 32) = 8; P = 16 between 8 and 32: sqrt(4 * 5); the ends (2, 32) have none
+    assert got[[2, 0, 3]] == pytest.approx([2.0, 8.0, np.sqrt(20.0)])
+    assert np.isnan(got[[1, 4]]).all()
+    two = c.iloc[:2].assign(size=[1, 2])  # one P per curve: nothing to interpolate
+    assert np.isnan(va.measured_neighbours(two)).all()
+
+
 def test_validate_scores_every_model_on_its_test_part_only():
     c = cells()
     collective = collective_of(c)
     stage = pd.concat([c.assign(mode="openmpi", target="avg", predicted=2 * c["measured"])])
     scores, table = va.validate(collective, stage, MACHINE, [], OPTIONS)
-    assert set(scores["model"]) == {"openmpi", "segmented", "nearest_neighbour"}
+    assert set(scores["model"]) == {"openmpi", "segmented", "nearest_neighbour", va.REFERENCE}
+    assert set(scores.loc[scores["model"] == va.REFERENCE, "split"]) == {"sparse_P"}
     assert list(scores.columns) == va.COLUMNS
     o = scores[(scores["model"] == "openmpi")]
     assert np.allclose(o["mape"], 1.0) and o["floor"].isna().all()  # 2x everywhere; no repeats
@@ -74,7 +87,7 @@ def test_validate_scores_every_model_on_its_test_part_only():
     sp = table[(table["split"] == "sparse_P")]
     assert not sp["P"].isin([2, 18, 34]).any()
     board = va.leaderboard(scores)
-    assert set(board["model"]) == {"openmpi", "segmented", "nearest_neighbour"}
+    assert set(board["model"]) == {"openmpi", "segmented", "nearest_neighbour", va.REFERENCE}
     assert not ((board["model"] == "segmented") & (board["split"] == "unseen_algorithm")).any()
 
 

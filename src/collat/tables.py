@@ -151,7 +151,10 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "mode (the calibration times its own log residuals, interpolated along P; beyond the training P "
                 "averaged in log with the segmented fit of the same part, and with the openmpi mode where no "
                 "algorithm was measured at the operation and mapping) on the same part; the paper "
-                "mode's segment counts were tuned on all of this data: it is not out of sample.", "",
+                "mode's segment counts were tuned on all of this data: it is not out of sample. `measured_neighbours` "
+                "(sparse_P only) is no model: each test cell interpolated in log from the measurements at the "
+                "nearest measured P on either side, which the split held out; it shows what measurements a few P "
+                "apart, instead of `validation.sparse_every` times farther, tell about the P between them.", "",
                 "| split | target | model | cells | median relative error | × floor | median R² |",
                 "|---|---|---|---|---|---|---|"]
         for _, r in board.sort_values(["split", "target", "median_mape"]).iterrows():

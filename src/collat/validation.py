@@ -28,7 +28,11 @@ is refitted with the calibrated mode on every training part.
 
 The noise floor (:func:`noise_floor`) is the median relative difference between repeated
 measurements of one cell (|a - b| / b over ordered pairs of runs): the error of predicting a
-measurement with another measurement of the same thing.
+measurement with another measurement of the same thing. Beside it in the sparse_P split, the
+reference ``measured_neighbours`` (:func:`measured_neighbours`): each test cell interpolated from
+the measurements at the nearest measured P on either side, which the split held out. It is no
+model (it uses test data); it is what measurements a few P apart, instead of ``sparse_every``
+times farther apart, tell about a P between them: noise plus how fast the curve bends.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from .runner import fork_map
 from .settings import FITTED_MODES
 
 SPLITS = ("sparse_P", "extrapolation", "unseen_algorithm", "unseen_mapping", "sizes")
+REFERENCE = "measured_neighbours"  # no model: the sparse_P test cells interpolated from their measured neighbours
 CELL = ["operation", "algorithm", "mapping", "P", "size"]
 GROUP = ["operation", "algorithm", "mapping", "size"]
 COLUMNS = ["model", "split", "operation", "algorithm", "mapping", "target", "cleaning", "n", "r2", "mape", "floor"]
@@ -83,6 +88,21 @@ def noise_floor(collective: pd.DataFrame, target: str) -> float:
     pairs = pairs[pairs["row_a"] != pairs["row_b"]]  # ... but a row with itself
     rel = (pairs[f"{target}_a"] - pairs[f"{target}_b"]).abs() / pairs[f"{target}_b"]
     return float(rel.median()) if len(rel) else float("nan")
+
+
+def measured_neighbours(cells: pd.DataFrame) -> np.ndarray:
+    """Each cell's measured latency interpolated linearly in log2 P (log latency) between the
+    nearest other measured P below and above it on its curve (operation, algorithm, mapping,
+    size); NaN at a curve's first and last P."""
+    out = np.full(len(cells), np.nan)
+    P, y = np.log2(cells["P"].to_numpy(float)), np.log(cells["measured"].to_numpy(float))
+    for rows in cells.groupby(GROUP, sort=False).indices.values():
+        if len(rows) < 3:
+            continue
+        rows = rows[np.argsort(P[rows], kind="stable")]
+        x, v = P[rows], y[rows]
+        out[rows[1:-1]] = np.exp(v[:-2] + (v[2:] - v[:-2]) * (x[1:-1] - x[:-2]) / (x[2:] - x[:-2]))
+    return out
 
 
 def splits(cells: pd.DataFrame, options: ValidationOptions):
@@ -186,6 +206,8 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
         tr, te = cells[train].reset_index(drop=True), cells[test].reset_index(drop=True)
         preds = {mode: p[test] for mode, p in fixed.items()}
         preds.update({m: out[m] for m in ("segmented", "nearest_neighbour")})
+        if split == "sparse_P":
+            preds[REFERENCE] = measured_neighbours(cells)[test]
         for model, p in preds.items():
             rows.append(te.assign(model=model, split=split, fold=fold, target=target, predicted=p, scored=True))
         fits = {m: p for m, p in out.items() if m not in preds}
