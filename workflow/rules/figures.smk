@@ -74,6 +74,7 @@ rule figures_validation:
             caption="../report/validation_figure.rst",
         ),
         pdf="results/figures/accuracy/validation.pdf",
+    priority: 10  # on the longest path: the validation, its figure, the summary
     log:
         "logs/figures/validation.log",
     benchmark:
