@@ -38,3 +38,34 @@ def test_save_writes_png_and_pdf_of_one_box_that_holds_a_label_outside_the_axes(
     assert abs(box[2] * 150 / 72 - width) <= 1 and abs(box[3] * 150 / 72 - height) <= 1
     assert width > 4 * 150  # wider than the 4-inch figure: the legend is inside the crop
     assert not list(tmp_path.glob("*.tmp*")) and not plt.get_fignums()  # no partial file, figure closed
+
+
+def test_save_cuts_the_png_from_one_rendering_the_same_as_a_tight_savefig(tmp_path, monkeypatch):
+    import matplotlib.figure
+    import matplotlib.pyplot as plt
+    import numpy as np
+    from matplotlib.transforms import Bbox
+    from PIL import Image
+
+    def draw():
+        fig, ax = plt.subplots(figsize=(4, 3), layout="constrained")
+        ax.plot([1, 2], [1, 2], label="a line")
+        ax.legend(loc="upper left")  # inside the axes: nothing beyond the figure's edge
+        ax.set_xlabel("P")
+        return fig
+
+    reference = draw()
+    reference.set_dpi(150)
+    reference.draw_without_rendering()
+    pad = reference.get_tightbbox().padded(plt.rcParams["savefig.pad_inches"])
+    box = Bbox.from_extents(*(np.r_[np.floor(pad.min * 150), np.ceil(pad.max * 150)] / 150))
+    reference.set_layout_engine("none")
+    reference.savefig(tmp_path / "tight.png", dpi=150, bbox_inches=box)  # "tight", on whole pixels
+    plt.close(reference)
+    formats, savefig = [], matplotlib.figure.Figure.savefig
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig",
+                        lambda self, *a, **k: formats.append(k["format"]) or savefig(self, *a, **k))
+    fg.save(draw(), tmp_path / "f.png")
+    assert formats == ["pdf"]  # the PNG is cut from the drawing that measured the box: no second render
+    ours, tight = (np.asarray(Image.open(tmp_path / name)) for name in ("f.png", "tight.png"))
+    assert ours.shape == tight.shape and (ours == tight).all()  # the same pixels
