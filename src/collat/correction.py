@@ -73,11 +73,11 @@ def knn_log(train: pd.DataFrame, values: np.ndarray, test: pd.DataFrame, k: int)
 
     The one-hot part of the squared distance between two cells is a constant per pair of
     (operation, algorithm, mapping) groups, so the train cells are indexed in two dimensions, log2 P
-    and log2 size (scikit-learn's NearestNeighbors, one index per set of train groups at one such
+    and log2 size (scipy's cKDTree, one index per set of train groups at one such
     constant from a test group, reused by the test groups that see the same set), and a test group
     asks them in increasing order of the constant, stopping when no cell at the next one can be
     nearer than the k-th found: the distances of the one-hot features at a fraction of their cost."""
-    from sklearn.neighbors import NearestNeighbors
+    from scipy.spatial import cKDTree  # scipy: loaded by the calibration anyway (scikit-learn's import: 1.3 s)
 
     out = np.full(len(test), np.nan)
     if train.empty or test.empty:
@@ -102,9 +102,9 @@ def knn_log(train: pd.DataFrame, values: np.ndarray, test: pd.DataFrame, k: int)
             at = tuple(np.flatnonzero(apart == level))
             if at not in index:
                 cells = np.concatenate([members[j] for j in at])
-                index[at] = (cells, NearestNeighbors().fit(x_train[cells]))
-            cells, nn = index[at]
-            d, i = nn.kneighbors(q, n_neighbors=min(want, len(cells)))
+                index[at] = (cells, cKDTree(x_train[cells]))
+            cells, tree = index[at]
+            d, i = tree.query(q, k=np.arange(1, min(want, len(cells)) + 1))
             dist = np.hstack([dist, np.sqrt(d ** 2 + level)])
             ind = np.hstack([ind, cells[i]])
             if dist.shape[1] > want:

@@ -18,8 +18,8 @@ part is every measured cell of the split), ``paper`` (the study's model; its seg
 tuned by the study on all of this data, so its scores are not out of sample), ``segmented`` (study
 eq. 12 refitted on the training part of each (operation, algorithm, mapping, size); it cannot
 predict an unseen algorithm, mapping or size), and ``nearest_neighbour``, the naive baseline:
-scikit-learn's k-nearest-neighbours regression of log latency on (log2 P, log2 size, algorithm,
-operation, algorithm, mapping), distance-weighted, categories one-hot and scaled so that a cell of
+a k-nearest-neighbours regression of log latency on (log2 P, log2 size, operation, algorithm,
+mapping), inverse-distance-weighted, categories one-hot and scaled so that a cell of
 the same operation, algorithm and mapping is nearer than any other (:mod:`collat.correction`).
 ``hybrid`` (the calibrated mode times its own residuals on the training cells, interpolated along
 P; averaged in log with the segmented regression's trend beyond a curve's training P, and with the
