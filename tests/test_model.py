@@ -123,6 +123,14 @@ def test_fanout_costs_openmpi_and_paper():
     # paper (study eq. 11): fold lower channels onto the highest one by integer division with Q = 4/1, 4/2
     got = pm.folded_fanout(counts, c)[:, 0]
     assert got.tolist() == [2 + 2 * (4 + 0 + 1), 2, 6, 1, 0]
+    # without the NBFT table the lines alpha + beta n price the tails: the same numbers on TINY's lines
+    assert om.sequential_fanout(counts, tiny_costs(table=False))[:, 0].tolist() == [10 + 0.5 + 2, 2, 6, 1, 0]
+    # two sizes priced apart: the second at twice the costs
+    two = md.ChannelCosts(["core", "socket", "node"], [1, 2], np.c_[c.p2p, 2 * c.p2p], np.c_[c.alpha, 2 * c.alpha],
+                          np.c_[c.beta, 2 * c.beta], None)
+    assert om.sequential_fanout(counts, two)[:, 1].tolist() == [2 * 12.5, 4, 12, 2, 0]
+    with pytest.raises(ValueError, match="fan-out of 8 receivers exceeds the cost table"):
+        om.sequential_fanout(np.array([[0, 0, 8]]), c)
 
 
 EXPECTED_P8 = {  # the slowest rank at P = 8, map-by core on TINY (bcast, per-rank times, osu_rank_times)

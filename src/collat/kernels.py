@@ -114,3 +114,29 @@ def advance_steps(src, dst, t, lo, hi, exchange, repeat, clock):  # pragma: no c
                     e = end[j - lo[i], s]
                     if exchange[i] or e > clock[b, s]:
                         clock[b, s] = e
+
+
+@njit(cache=True, nogil=True)
+def sequential_fanout(counts, gap, table, alpha, beta, p2p, out):  # pragma: no cover - compiled
+    """out[i] = max(sum_k gap[k] n_k + max_k (T_k(n_k) - gap[k] n_k), max_k p2p[k]) over the channels
+    k with n_k = counts[i, k] > 0 receivers (0 for a row without any), T_k(n) = table[k, n] when
+    ``table`` has rows (shape [K, R, S]; [K, 0, S]: none), else alpha[k] + beta[k] n."""
+    n, K = counts.shape
+    S = gap.shape[1]
+    measured = table.shape[1] > 0
+    for i in range(n):
+        for s in range(S):
+            total, tail, floor, present = 0.0, -np.inf, 0.0, False
+            for k in range(K):
+                c = counts[i, k]
+                if c <= 0:
+                    continue
+                present = True
+                g = gap[k, s]
+                total += c * g
+                part = table[k, c, s] if measured else alpha[k, s] + beta[k, s] * c
+                if part - g * c > tail:
+                    tail = part - g * c
+                if p2p[k, s] > floor:
+                    floor = p2p[k, s]
+            out[i, s] = max(total + tail, floor) if present else 0.0

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import schedules
+from .. import kernels, schedules
 from ..openmpi import as_run, default_algorithms, runs_fallback, tree_spec
 from ..placement import LEVELS, channel_codes
 from .costs import ChannelCosts
@@ -36,32 +36,18 @@ def sequential_fanout(counts: np.ndarray, costs: ChannelCosts) -> np.ndarray:
     (one channel alone: exactly its NBFT; the collective study's eq. 11 with Q_max,j = beta_max /
     beta_j taken from the NBFT instead of the latency ratio), never below one message on the
     slowest channel present (study eq. 1). T_NBFT^c comes from the measured table (measured where
-    measured) when present, else the line.
+    measured) when present, else the line. One compiled pass (:func:`collat.kernels.sequential_fanout`):
+    the rows are few (one per distinct census row) and priced once per evaluation of a calibration.
     """
-    counts = np.asarray(counts)
-    n, K = counts.shape
-    S = costs.p2p.shape[1]
-    present = counts > 0
-    gap = np.maximum(costs.beta, 0.0)  # [K, S]
-    total = counts.astype(float) @ gap  # [n, S]
-    tail = np.full((n, S), -np.inf)
-    floor = np.zeros((n, S))
+    counts = np.ascontiguousarray(counts, dtype=np.int64)
+    K, S = costs.p2p.shape
     table = costs.table_by_receivers
-    for k in range(K):
-        rows = np.flatnonzero(present[:, k])
-        if rows.size == 0:
-            continue
-        nk = counts[rows, k]
-        if table is not None:
-            if nk.max() >= table.shape[1]:
-                raise ValueError(f"a fan-out of {nk.max()} receivers exceeds the cost table ({table.shape[1] - 1})")
-            part = table[k][nk]  # [rows, S]
-        else:
-            part = costs.alpha[k][None, :] + costs.beta[k][None, :] * nk[:, None]
-        tail[rows] = np.maximum(tail[rows], part - gap[k][None, :] * nk[:, None])
-        floor[rows] = np.maximum(floor[rows], costs.p2p[k][None, :])
-    out = np.maximum(total + tail, floor)
-    return np.where(present.any(axis=1)[:, None], out, 0.0)
+    if table is not None and counts.max(initial=0) >= table.shape[1]:
+        raise ValueError(f"a fan-out of {counts.max()} receivers exceeds the cost table ({table.shape[1] - 1})")
+    out = np.empty((len(counts), S))
+    kernels.sequential_fanout(counts, np.maximum(costs.beta, 0.0), np.empty((K, 0, S)) if table is None else table,
+                              costs.alpha, costs.beta, costs.p2p, out)
+    return out
 
 
 def shared_link(forest: Forest, counts: np.ndarray, costs: ChannelCosts, w: np.ndarray, channel: str) -> np.ndarray:
