@@ -249,7 +249,7 @@ def calibrate_all(cells_of: dict, openmpi_costs: dict, options: ModelOptions, pl
     from .runner import fork_map
 
     jobs = [(operation, target) for target in opts.targets
-            for operation in sorted(set(cells_of[target]["operation"]) & set(openmpi_costs))]
+            for operation in sorted(set(cells_of[target]["operation"].unique()) & set(openmpi_costs))]
     frames = fork_map(lambda i: calibrate(cells_of[jobs[i][1]], jobs[i][0], jobs[i][1], openmpi_costs[jobs[i][0]],
                                           options, placements, opts, max_receivers), len(jobs), processes)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=CALIBRATION_COLUMNS)

@@ -135,11 +135,12 @@ def curve_residuals(train: pd.DataFrame, values: np.ndarray, test: pd.DataFrame)
     if train.empty or test.empty:
         return out, where
     own = train.groupby(CURVE, sort=False).indices
+    x_all, q_all = np.log2(train["P"].to_numpy(float)), np.log2(test["P"].to_numpy(float))
     for key, rows in test.groupby(CURVE, sort=False).indices.items():
         if key not in own:
             continue
-        t = own[key][np.argsort(train["P"].to_numpy()[own[key]], kind="stable")]
-        x, q = np.log2(train["P"].to_numpy(float)[t]), np.log2(test["P"].to_numpy(float)[rows])
+        t = own[key][np.argsort(x_all[own[key]], kind="stable")]
+        x, q = x_all[t], q_all[rows]
         out[rows] = np.interp(q, x, values[t])
         where[rows] = np.where((q >= x[0]) & (q <= x[-1]), 1, 2)
     return out, where
