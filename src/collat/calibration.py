@@ -229,10 +229,14 @@ def predict_cells(table: pd.DataFrame, cells: pd.DataFrame, target: str, channel
                   placements: Placements, max_receivers: int) -> np.ndarray:
     """Calibrated predictions of ``cells`` (operation, algorithm, mapping, P, size) for one target."""
     out = np.full(len(cells), np.nan)
+    built: dict = {}  # (operation, sizes) -> costs: the groups of one operation mostly share their sizes
     for (op, alg, mapping), g in cells.groupby(["operation", "algorithm", "mapping"], sort=True):
         sizes = np.sort(g["size"].unique()).astype(float)
-        costs = costs_from_table(table, op, target, channels, sizes, max_receivers,
-                                 options.openmpi.eager_limit, options.openmpi.small_limit)
+        key = (op, sizes.tobytes())
+        if key not in built:
+            built[key] = costs_from_table(table, op, target, channels, sizes, max_receivers,
+                                          options.openmpi.eager_limit, options.openmpi.small_limit)
+        costs = built[key]
         Pv = np.unique(g["P"].to_numpy())
         pred = predict_arrays(op, int(alg), mapping, Pv, costs, options, placements,
                               with_average=target == "avg")[0][target]
