@@ -11,7 +11,7 @@ import pytest
 from snakemake.utils import validate
 
 from collat import model as md
-from collat import openmpi, trees
+from collat import kernels, openmpi, trees
 from collat.model import forest as fo
 from collat.model import openmpi_mode as om
 from collat.model import paper_mode as pm
@@ -205,6 +205,42 @@ def test_hand_computed_rank_times_binary_p8():
     assert fo.osu_rank_times(forest, w, forward, "bcast")[:, 0].tolist() == [2.5, 6.5, 9, 8, 7, 6.5, 9, 8]
     # reduce, eager: fan-ins of 3, 1, 2 end at 4.5, 4.5 + 5.5 = 10, 6.5, the root's at 10 + 2.5
     assert fo.osu_rank_times(forest, w, forward, "reduce")[:, 0].tolist() == [12.5, 10.5, 7.5, 5.5, 2, 2, 2, 2]
+
+
+def stepwise(forest, counts, costs, operation, contention):
+    """openmpi_mode.evaluate one numpy step at a time: the functions its compiled pass stands for."""
+    w = fo.node_costs(counts, costs, om.sequential_fanout)
+    for channel in contention:
+        w = om.shared_link(forest, counts, costs, w, channel)
+    w = om.shared_memory(forest, counts, costs, w)
+    times = fo.osu_rank_times(forest, w, costs, operation)
+    return forest.per_tree_max(times), forest.per_tree_mean(times)
+
+
+@pytest.mark.parametrize("operation", ["bcast", "reduce"])
+@pytest.mark.parametrize("shape", ["binary", "knomial", "chain", "linear"])
+def test_compiled_evaluate_is_the_stepwise_one(operation, shape):
+    """Every step at once (links of both kinds, memory contention, forwarding, eager and rendezvous
+    sizes, more columns than one block of kernels.BLOCK, a NaN cost) gives what the steps give."""
+    from collat.model.calibrated_mode import parametric_costs
+    rng = np.random.default_rng(7)
+    channels = {"core": 0, "socket": 1, "node": 2}
+    forest, counts = md.Placements(TINY).census({"tree": shape, "fanout": 4, "radix": 4}, [3, 5, 8, 8], "node",
+                                                channels, "core")
+    B, sizes = 9, np.array([1.0, 64.0, 4096.0, 65536.0, 1048576.0])
+    costs = parametric_costs(np.exp(rng.normal(-1, 1, (B, 3, 5))), list(channels), sizes, 7,
+                             overhead=np.zeros(B), eager_limit=4096, waits=rng.uniform(0, 1, (B, 2)),
+                             memory=np.exp(rng.normal(-9, 1, B)), forward=rng.uniform(0, 1, B), small_limit=64)
+    assert costs.p2p.shape[1] > kernels.BLOCK
+    costs.table_by_receivers[:, :, 3] = np.nan  # column 3: every fan-out unpriced
+    contention = ("node", "socket")
+    done, mean = om.evaluate(forest, counts, costs, operation, True, contention)
+    want_done, want_mean = stepwise(forest, counts, costs, operation, contention)
+    np.testing.assert_array_equal(np.isnan(done), np.isnan(want_done))
+    assert np.isnan(done).any()
+    np.testing.assert_allclose(done, want_done, rtol=1e-15)
+    np.testing.assert_allclose(mean, want_mean, rtol=1e-15)
+    assert om.evaluate(forest, counts, costs, operation, False, contention)[1] is None
 
 
 def test_linear_bcast_avg_is_not_max():

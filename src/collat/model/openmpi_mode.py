@@ -22,7 +22,7 @@ from .. import kernels, schedules
 from ..openmpi import as_run, default_algorithms, runs_fallback, tree_spec
 from ..placement import LEVELS, channel_codes
 from .costs import ChannelCosts
-from .forest import Forest, Placements, census_rows, node_costs, osu_rank_times
+from .forest import Forest, Placements, census_rows
 from .options import ModelOptions
 from .predict import curve_frame
 
@@ -57,19 +57,11 @@ def shared_link(forest: Forest, counts: np.ndarray, costs: ChannelCosts, w: np.n
     receivers of one NBFT, so a fan-out using the link lasts at least T_NBFT^channel(C), with C
     the messages over that link from the same node (socket) at the same level.
     """
-    link = costs.link_table if costs.link_table is not None else costs.table_by_receivers
+    link = _link_costs(costs)
     if channel not in costs.index or link is None:
         return w
     k = costs.index[channel]
-
-    def groups():  # (the parents using the link, their group, the messages over it per group)
-        uses = counts[:, k]
-        senders = np.flatnonzero(uses > 0)
-        if senders.size == 0:
-            return senders, senders, senders
-        inverse = _same_level_and_place(forest, senders, "node" if channel == "node" else "socket")
-        return senders, inverse, np.bincount(inverse, weights=uses[senders]).astype(np.int64)
-    senders, inverse, load = forest.memo(("shared_link", channel, k), groups)
+    senders, inverse, load = _link_groups(forest, counts, k, channel)
     if senders.size == 0:
         return w
     table = link[k]
@@ -77,6 +69,24 @@ def shared_link(forest: Forest, counts: np.ndarray, costs: ChannelCosts, w: np.n
     out = w.copy()
     out[senders] = np.maximum(w[senders], table[load[inverse]])
     return out
+
+
+def _link_costs(costs: ChannelCosts):
+    """What n messages on a shared link cost, [K, n, S] (None: nothing to price them with)."""
+    return costs.link_table if costs.link_table is not None else costs.table_by_receivers
+
+
+def _link_groups(forest: Forest, counts: np.ndarray, k: int, channel: str):
+    """(the parents using link ``channel`` (index k), their group, the messages over it per group),
+    once per forest."""
+    def groups():
+        uses = counts[:, k]
+        senders = np.flatnonzero(uses > 0)
+        if senders.size == 0:
+            return senders, senders, senders
+        inverse = _same_level_and_place(forest, senders, "node" if channel == "node" else "socket")
+        return senders, inverse, np.bincount(inverse, weights=uses[senders]).astype(np.int64)
+    return forest.memo(("shared_link", channel, k), groups)
 
 
 def _same_level_and_place(forest: Forest, senders: np.ndarray, level: str) -> np.ndarray:
@@ -94,15 +104,7 @@ def shared_memory(forest: Forest, counts: np.ndarray, costs: ChannelCosts, w: np
     microseconds per byte to a fan-out (the copies share the socket's memory bandwidth)."""
     if np.all(np.asarray(costs.memory_contention) <= 0):
         return w
-
-    def others():  # (the parents that send, the messages the other parents of their group send)
-        sent = counts.sum(axis=1)
-        senders = np.flatnonzero(sent > 0)
-        if senders.size == 0:
-            return senders, np.zeros(0)
-        inverse = _same_level_and_place(forest, senders, "socket")
-        return senders, np.bincount(inverse, weights=sent[senders])[inverse] - sent[senders]
-    senders, concurrent = forest.memo("shared_memory", others)
+    senders, concurrent = _memory_groups(forest, counts)
     if senders.size == 0:
         return w
     out = w.copy()
@@ -110,17 +112,69 @@ def shared_memory(forest: Forest, counts: np.ndarray, costs: ChannelCosts, w: np
     return out
 
 
+def _memory_groups(forest: Forest, counts: np.ndarray):
+    """(the parents that send, the messages the other parents of their socket and level send), once
+    per forest."""
+    def others():
+        sent = counts.sum(axis=1)
+        senders = np.flatnonzero(sent > 0)
+        if senders.size == 0:
+            return senders, np.zeros(0)
+        inverse = _same_level_and_place(forest, senders, "socket")
+        return senders, np.bincount(inverse, weights=sent[senders])[inverse] - sent[senders]
+    return forest.memo("shared_memory", others)
+
+
 def evaluate(forest: Forest, counts: np.ndarray, costs: ChannelCosts, operation: str, with_average: bool = True,
              contention: tuple = ()):
     """(completion [T, S], mean rank time [T, S] or None) of every tree of a forest: sequential
     fan-outs, the shared links of ``contention`` (:func:`shared_link`) and the socket's memory
-    (:func:`shared_memory`), then per-rank times."""
-    w = node_costs(counts, costs, sequential_fanout, forest.memo("rows", lambda: census_rows(counts)))
+    (:func:`shared_memory`), then per-rank times (:func:`collat.model.forest.osu_rank_times`).
+
+    One compiled pass (:func:`collat.kernels.forest_times`) does what those functions do one numpy
+    call at a time (tests/test_model.py holds the two equal): a calibration evaluates a handful of
+    forests thousands of times, and the calls cost more than the sums.
+    """
+    if forest.link is None:
+        raise ValueError("per-rank times need the channel of every link: build the forest with Placements.census")
+    K, S = costs.p2p.shape
+    rows, inverse = forest.memo("rows", lambda: census_rows(counts))
+    table = costs.table_by_receivers
+    if table is not None and rows.max(initial=0) >= table.shape[1]:
+        raise ValueError(f"a fan-out of {rows.max()} receivers exceeds the cost table ({table.shape[1] - 1})")
+    none, empty = np.zeros(0, dtype=np.int64), np.zeros(0)
+    link, parts = _link_costs(costs), []
     for channel in contention:
-        w = shared_link(forest, counts, costs, w, channel)
-    w = shared_memory(forest, counts, costs, w)
-    times = osu_rank_times(forest, w, costs, operation)
-    return forest.per_tree_max(times), forest.per_tree_mean(times) if with_average else None
+        if channel in costs.index and link is not None:
+            k = costs.index[channel]
+            senders, group, load = _link_groups(forest, counts, k, channel)
+            parts.append((k, senders, group + sum(len(p[3]) for p in parts), np.minimum(load, link.shape[1] - 1)))
+    mem = np.broadcast_to(np.asarray(costs.memory_contention, dtype=float), (S,))
+    mem_senders, concurrent = _memory_groups(forest, counts) if np.any(mem > 0) else (none, empty)
+    forward = np.broadcast_to(np.asarray(costs.forward, dtype=float), (S,))
+    if np.any(forward > 0):
+        forwarders, above = forest.forwarding
+        mask = forest.memo("forwarder_mask", lambda: np.isin(np.arange(len(forest.parent)), forwarders))
+    else:
+        mask, above = np.zeros(0, dtype=np.bool_), empty
+    q = np.broadcast_to(np.where(costs.sizes > costs.eager_limit, costs.wait_rendezvous, costs.wait_eager), (S,))
+    kids, klink, up, first = forest.send_plan
+    T = len(forest.sizes)
+    done, mean = np.empty((T, S)), np.empty((T if with_average else 0, S))
+    kernels.forest_times(
+        operation == "bcast", rows, np.asarray(inverse, dtype=np.int64), _f(np.maximum(costs.beta, 0.0)),
+        np.empty((K, 0, S)) if table is None else table, _f(costs.alpha), _f(costs.beta), _f(costs.p2p),
+        np.array([p[0] for p in parts], dtype=np.int64),
+        np.cumsum([0] + [len(p[1]) for p in parts]).astype(np.int64),
+        np.concatenate([none] + [p[1] for p in parts]), np.concatenate([none] + [p[2] for p in parts]),
+        np.concatenate([none] + [p[3] for p in parts]), np.empty((0, 0, S)) if not parts else link,
+        mem_senders.astype(np.int64), _f(concurrent), _f(mem), _f(costs.sizes), _f(forward), mask, _f(above),
+        kids, klink, up, first, forest.order, forest.parent, _f(q), forest.offsets, forest.sizes, done, mean)
+    return done, mean if with_average else None
+
+
+def _f(a) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=float)
 
 
 def evaluate_tree(parent, counts, costs: ChannelCosts, operation: str, links, send_key=None):
