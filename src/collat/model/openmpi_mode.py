@@ -142,21 +142,18 @@ def evaluate(forest: Forest, counts: np.ndarray, costs: ChannelCosts, operation:
     table = costs.table_by_receivers
     if table is not None and rows.max(initial=0) >= table.shape[1]:
         raise ValueError(f"a fan-out of {rows.max()} receivers exceeds the cost table ({table.shape[1] - 1})")
-    none, empty = np.zeros(0, dtype=np.int64), np.zeros(0)
-    link, parts = _link_costs(costs), []
-    for channel in contention:
-        if channel in costs.index and link is not None:
-            k = costs.index[channel]
-            senders, group, load = _link_groups(forest, counts, k, channel)
-            parts.append((k, senders, group + sum(len(p[3]) for p in parts), np.minimum(load, link.shape[1] - 1)))
+    link = _link_costs(costs)
+    present = () if link is None else tuple((c, costs.index[c]) for c in contention if c in costs.index)
+    links = forest.memo(("links", present, 0 if link is None else link.shape[1]),
+                        lambda: _links_plan(forest, counts, present, 0 if link is None else link.shape[1]))
     mem = np.broadcast_to(np.asarray(costs.memory_contention, dtype=float), (S,))
-    mem_senders, concurrent = _memory_groups(forest, counts) if np.any(mem > 0) else (none, empty)
+    memory = (forest.memo("memory_plan", lambda: tuple(np.asarray(a, dtype=t) for a, t in
+                                                       zip(_memory_groups(forest, counts), (np.int64, float))))
+              if np.any(mem > 0) else (_NONE, _EMPTY))
     forward = np.broadcast_to(np.asarray(costs.forward, dtype=float), (S,))
-    if np.any(forward > 0):
-        forwarders, above = forest.forwarding
-        mask = forest.memo("forwarder_mask", lambda: np.isin(np.arange(len(forest.parent)), forwarders))
-    else:
-        mask, above = np.zeros(0, dtype=np.bool_), empty
+    forwarding = (forest.memo("forwarding_plan", lambda: (np.isin(np.arange(len(forest.parent)), forest.forwarding[0]),
+                                                           _f(forest.forwarding[1])))
+                  if np.any(forward > 0) else (_NO_MASK, _EMPTY))
     q = np.broadcast_to(np.where(costs.sizes > costs.eager_limit, costs.wait_rendezvous, costs.wait_eager), (S,))
     kids, klink, up, first = forest.send_plan
     T = len(forest.sizes)
@@ -164,13 +161,26 @@ def evaluate(forest: Forest, counts: np.ndarray, costs: ChannelCosts, operation:
     kernels.forest_times(
         operation == "bcast", rows, np.asarray(inverse, dtype=np.int64), _f(np.maximum(costs.beta, 0.0)),
         np.empty((K, 0, S)) if table is None else table, _f(costs.alpha), _f(costs.beta), _f(costs.p2p),
-        np.array([p[0] for p in parts], dtype=np.int64),
-        np.cumsum([0] + [len(p[1]) for p in parts]).astype(np.int64),
-        np.concatenate([none] + [p[1] for p in parts]), np.concatenate([none] + [p[2] for p in parts]),
-        np.concatenate([none] + [p[3] for p in parts]), np.empty((0, 0, S)) if not parts else link,
-        mem_senders.astype(np.int64), _f(concurrent), _f(mem), _f(costs.sizes), _f(forward), mask, _f(above),
+        *links, np.empty((0, 0, S)) if not present else link, *memory, _f(mem), _f(costs.sizes), _f(forward),
+        *forwarding,
         kids, klink, up, first, forest.order, forest.parent, _f(q), forest.offsets, forest.sizes, done, mean)
     return done, mean if with_average else None
+
+
+_NONE, _EMPTY, _NO_MASK = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.bool_)
+
+
+def _links_plan(forest: Forest, counts: np.ndarray, present: tuple, receivers: int) -> tuple:
+    """The shared links of :func:`evaluate` as :func:`collat.kernels.forest_times` takes them: (channel
+    index per link, where each link's parents start, the parents, their group (numbered across
+    links), the messages per group clipped to the cost table's ``receivers`` rows)."""
+    parts = [_link_groups(forest, counts, k, channel) for channel, k in present]
+    groups = np.cumsum([0] + [len(load) for _, _, load in parts])
+    return (np.array([k for _, k in present], dtype=np.int64),
+            np.cumsum([0] + [len(senders) for senders, _, _ in parts]).astype(np.int64),
+            np.concatenate([_NONE] + [senders.astype(np.int64) for senders, _, _ in parts]),
+            np.concatenate([_NONE] + [(group + g).astype(np.int64) for (_, group, _), g in zip(parts, groups)]),
+            np.concatenate([_NONE] + [np.minimum(load, receivers - 1).astype(np.int64) for _, _, load in parts]))
 
 
 def _f(a) -> np.ndarray:
