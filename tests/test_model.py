@@ -243,6 +243,23 @@ def test_compiled_evaluate_is_the_stepwise_one(operation, shape):
     assert om.evaluate(forest, counts, costs, operation, False, contention)[1] is None
 
 
+def test_linear_reduce_takes_the_highest_rank_first():
+    """OpenMPI's linear reduce receives from rank P - 1 down to 1 (openmpi.receive_order); its bcast
+    sends in rank order. P = 4, map-by core on TINY: the root's fan-in costs 0.5 (core) + 2 x 1
+    (socket) + the socket tail 1 = 3.5; under rendezvous a sender's call ends when its message is
+    taken: 3 at gap 1 + alpha 1 = 2, 2 at 2 + 1 = 3, 1 at 2.5 + 0.5 = 3 (in rank order: 1, 2.5, 3.5)."""
+    rendezvous = tiny_costs()
+    rendezvous.eager_limit = 0
+    placements = md.Placements(TINY)
+    done, mean = om.price_shape({"tree": "linear"}, "reduce", [4], "core", rendezvous, placements, "core")
+    assert done[0, 0] == 3.5 and mean[0, 0] == pytest.approx((3.5 + 1 * 3 + 3 + 2) / 4)
+    assert openmpi.receive_order({"tree": "linear"}, "bcast") == {"tree": "linear"}
+    assert openmpi.receive_order({"tree": "binary"}, "reduce") == {"tree": "binary"}
+    forest, _ = placements.census(openmpi.receive_order({"tree": "linear"}, "reduce"), [4], "core",
+                                  {"core": 0, "socket": 1, "node": 2}, "core")
+    assert forest.send_plan[0].tolist() == [3, 2, 1]
+
+
 def test_linear_bcast_avg_is_not_max():
     """A flat fan-out's receivers land one after another: the mean is about half the root's time."""
     forest, counts = tiny_forest("linear")

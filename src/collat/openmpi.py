@@ -59,6 +59,15 @@ def as_run(spec: dict, by_default: bool) -> dict:
     return spec
 
 
+def receive_order(shape: dict, operation: str) -> dict:
+    """The shape with the order in which its parents take their children, where OpenMPI's algorithm
+    has its own: the linear reduce (``ompi_coll_base_reduce_intra_basic_linear``) receives from rank
+    P - 1 down to rank 1 (``order: descending``); every other tree in its builder's order."""
+    if operation == "reduce" and shape.get("tree") == "linear":
+        return {**shape, "order": "descending"}
+    return shape
+
+
 def runs_fallback(spec: dict, P_values, sizes) -> np.ndarray:
     """Where OpenMPI runs the algorithm's ``fallback`` shape instead of its own, [len(P), len(sizes)]
     (MPI_CHAR: count = size): below ``count_below`` elements, ``P`` (scatter-allgather: linear

@@ -162,7 +162,10 @@ def topological_order(depth: np.ndarray) -> np.ndarray:
 
 def send_keys(spec: dict, P: int) -> np.ndarray:
     """Every node's place in its parent's send (receive) order, [P]: rank order, but for the shapes
-    whose builder lists children otherwise (:func:`collat.trees.send_order`)."""
+    whose builder lists children otherwise (:func:`collat.trees.send_order`) and for a spec with
+    ``order: descending`` (the highest rank first: OpenMPI's linear reduce, :func:`collat.openmpi.receive_order`)."""
+    if spec.get("order") == "descending":
+        return P - 1 - np.arange(P)
     if spec.get("tree") not in ("knomial", "in_order_binary"):
         return np.arange(P)
     return _send_keys(spec["tree"], int(P), int(spec.get("radix", 4)))
@@ -261,7 +264,7 @@ class Placements:
 
     def census(self, spec: dict, P_values, mapping: str, channel_index: dict, unpinned: str):
         """(Forest, counts [N, K]) of one tree shape for every P: independent of size, mode, operation."""
-        shape = tuple(sorted((k, v) for k, v in spec.items() if k in ("tree", "fanout", "radix")))
+        shape = tuple(sorted((k, v) for k, v in spec.items() if k in ("tree", "fanout", "radix", "order")))
         key = (shape, tuple(int(p) for p in P_values), mapping, tuple(channel_index), unpinned)
         if key not in self._census:
             parents = [trees.tree(int(P), spec) for P in P_values]

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .. import kernels, schedules
-from ..openmpi import as_run, default_algorithms, runs_fallback, tree_spec
+from ..openmpi import as_run, default_algorithms, receive_order, runs_fallback, tree_spec
 from ..placement import LEVELS, channel_codes
 from .costs import ChannelCosts
 from .forest import Forest, Placements, census_rows
@@ -267,7 +267,7 @@ def price_shape(shape: dict, operation: str, Pv, mapping: str, costs: ChannelCos
     if "schedule" in shape:
         layout = placements.schedule_layout(shape["schedule"], Pv, mapping, costs.index, unpinned)
         return schedules.price(layout, costs.p2p_at, costs.sizes)
-    forest, counts = placements.census(shape, Pv, mapping, costs.index, unpinned)
+    forest, counts = placements.census(receive_order(shape, operation), Pv, mapping, costs.index, unpinned)
     done, mean = evaluate(forest, counts, costs, operation, with_average, contention)
     if shape["tree"] == "in_order_binary":
         done, mean = relay_to_root(done, mean, Pv, mapping, costs, placements, unpinned)
