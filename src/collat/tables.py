@@ -129,8 +129,9 @@ def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
             cols = [np.nan] * 5
         out.append(f"| {op} | {mapping} | {target} | {cols[0]:.2f} | {cols[1]:.3f} | {cols[2]:.2f} | {cols[3]:.3f} | "
                    f"{cols[4]:.2f} | {fold:.2f} | {m['within_10pct']:.2f} | {m.get('default_share', np.nan):.2f} |")
-    return out + ["", "A default regret below 1: OpenMPI's fixed rules run shapes (k-nomial, in-order binomial, "
-                  "segmented trees) no forced run of the data had.", ""]
+    return out + ["", "A default regret below 1: OpenMPI's fixed rules run shapes no forced run of the data had "
+                  "(k-nomial and in-order binomial trees, pipelines, scatter-allgather; none segmented: the rules "
+                  "pass segment size 0).", ""]
 
 
 def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regression_scores: pd.DataFrame,
