@@ -90,6 +90,8 @@ def knn_log(train: pd.DataFrame, values: np.ndarray, test: pd.DataFrame, k: int)
     groups = train.groupby(GROUP, sort=True).indices
     keys, members = list(groups), list(groups.values())
     index: dict[tuple, tuple] = {}  # train groups at one one-hot distance -> (rows, their 2-D index)
+    asked: dict[tuple, tuple] = {}  # (those groups, the test points) -> the query's answer: test groups
+    # that differ only in what no train group has (another unmeasured algorithm) ask the same
     for key, rows in test.groupby(GROUP, sort=False).indices.items():
         q = features(test.iloc[rows], [], [], [])
         apart = np.array([float((2.0 * weight ** 2 * np.array([a != b for a, b in zip(g, key)])).sum())
@@ -104,7 +106,10 @@ def knn_log(train: pd.DataFrame, values: np.ndarray, test: pd.DataFrame, k: int)
                 cells = np.concatenate([members[j] for j in at])
                 index[at] = (cells, cKDTree(x_train[cells]))
             cells, tree = index[at]
-            d, i = tree.query(q, k=np.arange(1, min(want, len(cells)) + 1))
+            key_q = (at, q.tobytes())
+            if key_q not in asked:
+                asked[key_q] = tree.query(q, k=np.arange(1, min(want, len(cells)) + 1))
+            d, i = asked[key_q]
             dist = np.hstack([dist, np.sqrt(d ** 2 + level)])
             ind = np.hstack([ind, cells[i]])
             if dist.shape[1] > want:
