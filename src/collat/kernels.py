@@ -142,15 +142,16 @@ def sequential_fanout(counts, gap, table, alpha, beta, p2p, out):  # pragma: no 
             out[i, s] = max(total + tail, floor) if present else 0.0
 
 
+BLOCK = 32  # columns per pass of forest_times: a block's [N, BLOCK] scratch arrays stay in the core's cache
+
+
 @njit(cache=True, nogil=True)
-def _forest_block(bcast, rows, inverse, gap, table, alpha, beta, p2p,
+def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p,
                  link_k, link_start, link_senders, link_group, link_load, link_table,
                  mem_senders, mem_concurrent, mem_contention, sizes,
                  forward, forwarders, above, kids, klink, up, first, order, parent, q,
                  tree_start, tree_size, done, mean):  # pragma: no cover - compiled
-    """:func:`forest_times` on one block of columns (every array's last axis sliced alike).
-
-    Every rank's time along a forest, reduced per tree: done[t] = the slowest rank of tree t, mean[t]
+    """Every rank's time along a forest, reduced per tree: done[t] = the slowest rank of tree t, mean[t]
     = the mean over its ranks (mean with no rows: not asked for). One pass per step of
     :func:`collat.model.openmpi_mode.evaluate`, in its order and with its arithmetic:
 
@@ -162,93 +163,80 @@ def _forest_block(bcast, rows, inverse, gap, table, alpha, beta, p2p,
     4. the per-rank times of :func:`collat.model.forest.osu_rank_times` (``forward`` [S]: an inner
        rank's delay, ``forwarders`` True for those ranks, ``above`` the forwarders above each), by
        :func:`message_offsets`, then :func:`arrivals` (bcast) or :func:`fanin_done` and
-       :func:`reduce_sends` (reduce)."""
+       :func:`reduce_sends` (reduce).
+
+    BLOCK columns at a time (``*_b``: a block's slice of the last axis): every column is priced on
+    its own, and a calibration's Jacobian has hundreds of them over ~1000 ranks, whose [N, S]
+    arrays would not stay in the cache from one pass to the next."""
     N = inverse.shape[0]
-    S = gap.shape[1]
-    fan = np.empty((rows.shape[0], S))
-    sequential_fanout(rows, gap, table, alpha, beta, p2p, fan)
-    w = np.empty((N, S))
-    for n in range(N):
-        r = inverse[n]
-        for s in range(S):
-            w[n, s] = fan[r, s]
-    for l in range(link_k.shape[0]):
-        k = link_k[l]
-        for i in range(link_start[l], link_start[l + 1]):
-            n = link_senders[i]
-            c = link_load[link_group[i]]
-            for s in range(S):
-                v = link_table[k, c, s]
-                if v > w[n, s] or np.isnan(v):  # np.maximum: NaN wins
-                    w[n, s] = v
-    for i in range(mem_senders.shape[0]):
-        n = mem_senders[i]
-        for s in range(S):
-            w[n, s] += mem_contention[s] * mem_concurrent[i] * sizes[s]
-    has_forward = forwarders.shape[0] == N
-    if has_forward and not bcast:  # a forwarder's send up starts that much after its fan-in
+    with_mean = mean.shape[0] > 0
+    for a in range(0, gap.shape[1], BLOCK):
+        b = min(a + BLOCK, gap.shape[1])
+        S = b - a
+        gap_b, alpha_b, beta_b, p2p_b = gap[:, a:b], alpha[:, a:b], beta[:, a:b], p2p[:, a:b]
+        table_b, link_table_b = table[:, :, a:b], link_table[:, :, a:b]
+        mem_contention_b, sizes_b = mem_contention[a:b], sizes[a:b]
+        forward_b, q_b, done_b = forward[a:b], q[a:b], done[:, a:b]
+        mean_b = mean[:, a:b] if with_mean else mean
+        fan = np.empty((rows.shape[0], S))
+        sequential_fanout(rows, gap_b, table_b, alpha_b, beta_b, p2p_b, fan)
+        w = np.empty((N, S))
         for n in range(N):
-            if forwarders[n]:
+            r = inverse[n]
+            for s in range(S):
+                w[n, s] = fan[r, s]
+        for l in range(link_k.shape[0]):
+            k = link_k[l]
+            for i in range(link_start[l], link_start[l + 1]):
+                n = link_senders[i]
+                c = link_load[link_group[i]]
                 for s in range(S):
-                    w[n, s] += forward[s]
-    offset = np.zeros((N, S))
-    gap_of = np.zeros((N, S))
-    message_offsets(kids, klink, up, first, gap, alpha, p2p, w, offset, gap_of)
-    out = np.zeros((N, S))
-    if bcast:
-        arrivals(order, parent, offset, out)
-        for n in range(N):
+                    v = link_table_b[k, c, s]
+                    if v > w[n, s] or np.isnan(v):  # np.maximum: NaN wins
+                        w[n, s] = v
+        for i in range(mem_senders.shape[0]):
+            n = mem_senders[i]
             for s in range(S):
-                out[n, s] += w[n, s]
-        if has_forward:
+                w[n, s] += mem_contention_b[s] * mem_concurrent[i] * sizes_b[s]
+        has_forward = forwarders.shape[0] == N
+        if has_forward and not bcast:  # a forwarder's send up starts that much after its fan-in
             for n in range(N):
-                for s in range(S):
-                    out[n, s] += above[n] * forward[s]
                 if forwarders[n]:
                     for s in range(S):
-                        out[n, s] += forward[s]
-    else:
-        finish = np.empty((N, S))
-        fanin_done(order, parent, w, finish)
-        out[:, :] = finish
-        reduce_sends(kids, parent, finish, w, offset, gap_of, q, out)
-    total = np.empty(S)
-    for t in range(tree_start.shape[0]):  # row by row: numpy's reduceat, in its order
-        a = tree_start[t]
-        for s in range(S):
-            done[t, s] = out[a, s]
-            total[s] = out[a, s]
-        for n in range(a + 1, a + tree_size[t]):
+                        w[n, s] += forward_b[s]
+        offset = np.zeros((N, S))
+        gap_of = np.zeros((N, S))
+        message_offsets(kids, klink, up, first, gap_b, alpha_b, p2p_b, w, offset, gap_of)
+        out = np.zeros((N, S))
+        if bcast:
+            arrivals(order, parent, offset, out)
+            for n in range(N):
+                for s in range(S):
+                    out[n, s] += w[n, s]
+            if has_forward:
+                for n in range(N):
+                    for s in range(S):
+                        out[n, s] += above[n] * forward_b[s]
+                    if forwarders[n]:
+                        for s in range(S):
+                            out[n, s] += forward_b[s]
+        else:
+            finish = np.empty((N, S))
+            fanin_done(order, parent, w, finish)
+            out[:, :] = finish
+            reduce_sends(kids, parent, finish, w, offset, gap_of, q_b, out)
+        total = np.empty(S)
+        for t in range(tree_start.shape[0]):  # row by row: numpy's reduceat, in its order
+            top = tree_start[t]
             for s in range(S):
-                v = out[n, s]
-                if v > done[t, s] or np.isnan(v):  # np.maximum: NaN wins
-                    done[t, s] = v
-                total[s] += v
-        if mean.shape[0] > 0:
-            for s in range(S):
-                mean[t, s] = total[s] / tree_size[t]
-
-
-BLOCK = 32  # columns per pass of forest_times: a block's [N, BLOCK] scratch arrays stay in the core's cache
-
-
-@njit(cache=True, nogil=True)
-def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p,
-                 link_k, link_start, link_senders, link_group, link_load, link_table,
-                 mem_senders, mem_concurrent, mem_contention, sizes,
-                 forward, forwarders, above, kids, klink, up, first, order, parent, q,
-                 tree_start, tree_size, done, mean):  # pragma: no cover - compiled
-    """Every rank's time along a forest, reduced per tree (:func:`_forest_block`, whose docstring
-    says what and how), BLOCK columns at a time: every column is priced on its own, and a
-    calibration's Jacobian has hundreds of them over ~1000 ranks, whose [N, S] arrays would not
-    stay in the cache from one pass to the next."""
-    S = gap.shape[1]
-    with_mean = mean.shape[0] > 0
-    for a in range(0, S, BLOCK):
-        b = min(a + BLOCK, S)
-        block_mean = mean[:, a:b] if with_mean else mean
-        _forest_block(bcast, rows, inverse, gap[:, a:b], table[:, :, a:b], alpha[:, a:b], beta[:, a:b],
-                      p2p[:, a:b], link_k, link_start, link_senders, link_group, link_load, link_table[:, :, a:b],
-                      mem_senders, mem_concurrent, mem_contention[a:b], sizes[a:b], forward[a:b], forwarders,
-                      above, kids, klink, up, first, order, parent, q[a:b], tree_start, tree_size,
-                      done[:, a:b], block_mean)
+                done_b[t, s] = out[top, s]
+                total[s] = out[top, s]
+            for n in range(top + 1, top + tree_size[t]):
+                for s in range(S):
+                    v = out[n, s]
+                    if v > done_b[t, s] or np.isnan(v):  # np.maximum: NaN wins
+                        done_b[t, s] = v
+                    total[s] += v
+            if mean_b.shape[0] > 0:
+                for s in range(S):
+                    mean_b[t, s] = total[s] / tree_size[t]
