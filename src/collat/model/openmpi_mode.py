@@ -151,9 +151,8 @@ def evaluate(forest: Forest, counts: np.ndarray, costs: ChannelCosts, operation:
                                                        zip(_memory_groups(forest, counts), (np.int64, float))))
               if np.any(mem > 0) else (_NONE, _EMPTY))
     forward = np.broadcast_to(np.asarray(costs.forward, dtype=float), (S,))
-    forwarding = (forest.memo("forwarding_plan", lambda: (np.isin(np.arange(len(forest.parent)), forest.forwarding[0]),
-                                                           _f(forest.forwarding[1])))
-                  if np.any(forward > 0) else (_NO_MASK, _EMPTY))
+    forwarding = forest.memo("forwarding_plan", lambda: _forwarding_plan(forest)) if np.any(forward > 0) \
+        else (_NO_MASK, _EMPTY)
     q = np.broadcast_to(np.where(costs.sizes > costs.eager_limit, costs.wait_rendezvous, costs.wait_eager), (S,))
     kids, klink, up, first = forest.send_plan
     T = len(forest.sizes)
@@ -181,6 +180,15 @@ def _links_plan(forest: Forest, counts: np.ndarray, present: tuple, receivers: i
             np.concatenate([_NONE] + [senders.astype(np.int64) for senders, _, _ in parts]),
             np.concatenate([_NONE] + [(group + g).astype(np.int64) for (_, group, _), g in zip(parts, groups)]),
             np.concatenate([_NONE] + [np.minimum(load, receivers - 1).astype(np.int64) for _, _, load in parts]))
+
+
+def _forwarding_plan(forest: Forest) -> tuple[np.ndarray, np.ndarray]:
+    """(True for the ranks that forward, [N]; the forwarders above each rank, [N]) of
+    :attr:`Forest.forwarding`, as :func:`collat.kernels.forest_times` takes them."""
+    forwarders, above = forest.forwarding
+    mask = np.zeros(len(forest.parent), dtype=np.bool_)
+    mask[forwarders] = True
+    return mask, _f(above)
 
 
 def _f(a) -> np.ndarray:
