@@ -252,7 +252,7 @@ def test_linear_reduce_takes_the_highest_rank_first():
     rendezvous.eager_limit = 0
     placements = md.Placements(TINY)
     done, mean = om.price_shape({"tree": "linear"}, "reduce", [4], "core", rendezvous, placements, "core")
-    assert done[0, 0] == 3.5 and mean[0, 0] == pytest.approx((3.5 + 1 * 3 + 3 + 2) / 4)
+    assert done[0, 0] == 3.5 and mean[0, 0] == pytest.approx((3.5 + 3 + 3 + 2) / 4)
     assert openmpi.receive_order({"tree": "linear"}, "bcast") == {"tree": "linear"}
     assert openmpi.receive_order({"tree": "binary"}, "reduce") == {"tree": "binary"}
     forest, _ = placements.census(openmpi.receive_order({"tree": "linear"}, "reduce"), [4], "core",

@@ -41,13 +41,20 @@ def sequential_fanout(counts: np.ndarray, costs: ChannelCosts) -> np.ndarray:
     """
     counts = np.ascontiguousarray(counts, dtype=np.int64)
     K, S = costs.p2p.shape
-    table = costs.table_by_receivers
-    if table is not None and counts.max(initial=0) >= table.shape[1]:
-        raise ValueError(f"a fan-out of {counts.max()} receivers exceeds the cost table ({table.shape[1] - 1})")
+    table = _priced_up_to(counts, costs)
     out = np.empty((len(counts), S))
     kernels.sequential_fanout(counts, np.maximum(costs.beta, 0.0), np.empty((K, 0, S)) if table is None else table,
                               costs.alpha, costs.beta, costs.p2p, out)
     return out
+
+
+def _priced_up_to(counts: np.ndarray, costs: ChannelCosts):
+    """The NBFT cost table [K, n, S] that prices fan-outs of ``counts`` receivers (None: the lines
+    price them), after checking that it reaches the largest."""
+    table = costs.table_by_receivers
+    if table is not None and counts.max(initial=0) >= table.shape[1]:
+        raise ValueError(f"a fan-out of {counts.max()} receivers exceeds the cost table ({table.shape[1] - 1})")
+    return table
 
 
 def shared_link(forest: Forest, counts: np.ndarray, costs: ChannelCosts, w: np.ndarray, channel: str) -> np.ndarray:
@@ -139,9 +146,7 @@ def evaluate(forest: Forest, counts: np.ndarray, costs: ChannelCosts, operation:
         raise ValueError("per-rank times need the channel of every link: build the forest with Placements.census")
     K, S = costs.p2p.shape
     rows, inverse = forest.memo("rows", lambda: census_rows(counts))
-    table = costs.table_by_receivers
-    if table is not None and rows.max(initial=0) >= table.shape[1]:
-        raise ValueError(f"a fan-out of {rows.max()} receivers exceeds the cost table ({table.shape[1] - 1})")
+    table = _priced_up_to(rows, costs)
     link = _link_costs(costs)
     present = () if link is None else tuple((c, costs.index[c]) for c in contention if c in costs.index)
     links = forest.memo(("links", present, 0 if link is None else link.shape[1]),
