@@ -163,3 +163,28 @@ def test_r2_is_sklearns_r2_score():
     assert rg.r2([3.0, 3.0], [2.0, 3.0]) == r2_score([3.0, 3.0], [2.0, 3.0]) == 0.0
     assert rg.r2([1.0, 2.0, 4.0], [1.0, np.nan, 3.0]) == pytest.approx(r2_score([1.0, 4.0], [1.0, 3.0]))
     assert np.isnan(rg.r2([1.0, 2.0], [1.0, np.nan]))
+
+
+def test_prediction_operator_is_the_least_squares_fit():
+    """Hand-computed: y = 1 + 2P on P = 1, 2, 3 in one bin; a test row in a bin the training part has
+    not seen continues the fitted line (no z term); H maps any y to its fit's predictions."""
+    H = rg.prediction_operator([1, 2, 3], [1, 1, 1], [4, 5], [1, 2], "P")
+    assert H @ np.array([3.0, 5.0, 7.0]) == pytest.approx([9.0, 11.0])
+    # least squares: y = (0, 0, 1) has slope 1/2 and intercept 1/3 - 2/2 = -2/3; at P = 4: 4/3
+    assert (H @ np.array([0.0, 0.0, 1.0]))[0] == pytest.approx(4 / 3)
+    assert not H.flags.writeable  # cached: shared by every call with the same P and bins
+    assert rg.prediction_operator([1, 2, 3], [1, 1, 1], [4, 5], [1, 2], "P") is H
+
+
+def test_cv_folds_are_scikit_learns():
+    """Folds over the distinct P values as KFold(shuffle, seed) draws them: every row of one P is
+    predicted by a fit that saw no row of that P (a y that is 0 except at one P is predicted there
+    from zeros)."""
+    from sklearn.model_selection import KFold
+
+    P = np.repeat(np.arange(2, 22), 2)
+    levels = np.unique(P)
+    for f, (_, test) in enumerate(KFold(5, shuffle=True, random_state=3).split(levels)):
+        y = np.where(np.isin(P, levels[test]), 100.0, 0.0)
+        cv = rg.cv_predictions(P, y, np.ones(len(P), int), "P", 5, 3)
+        assert cv[np.isin(P, levels[test])] == pytest.approx(0.0, abs=1e-9)
