@@ -78,6 +78,27 @@ def test_a_batch_prices_every_parameter_set_as_if_alone():
                     assert got[target][:, 2 * b:2 * b + 2] == pytest.approx(want[target], rel=1e-12)
 
 
+def test_a_problem_prices_its_planned_curves_as_predict_arrays_does():
+    """Problem.predict plans each curve once per sizes and prices the plan with every step's costs:
+    the same numbers as predict_arrays, for one parameter set and for a batch of two."""
+    cells = pd.DataFrame([{"operation": "bcast", "algorithm": a, "mapping": "core", "P": P, "size": m,
+                           "measured": 1.0} for a in (1, 2) for P in (2, 5, 8) for m in (1, 1000)])
+    problem = cal.Problem(cells, "bcast", "avg", 8, 8)
+    placements = md.Placements(TINY)
+    for params in (TRUE, np.stack([TRUE, TRUE * 1.5])):
+        B = len(params) if params.ndim == 3 else 1
+        costs = cal.parametric_costs(params, CHANNELS, problem.sizes, 7, *(
+            (np.full(B, 0.1), 64, np.tile([0.2, 0.9], (B, 1)), np.full(B, 1e-5), np.full(B, 0.05)) if B > 1
+            else (0.1, 64, (0.2, 0.9), 1e-5, 0.05)))
+        got = problem.predict(costs, OPTIONS, placements)
+        for b in range(len(got)):
+            for (a, P, m), value in zip(problem.cells[["algorithm", "P", "size"]].itertuples(index=False), got[b]):
+                want = predict_arrays("bcast", a, "core", [P], costs, OPTIONS, placements)[0]["avg"]
+                assert value == pytest.approx(want[0, b * len(problem.sizes) + list(problem.sizes).index(m)],
+                                              rel=1e-12)
+    assert len(problem._plans) == 4  # two curves, two batch widths
+
+
 def test_per_byte_terms_are_fitted_only_beyond_their_half_performance_length():
     start = np.array([[0.3, 2e-4, 0.2, 1e-4]])  # n_1/2: 0.3 / 2e-4 = 1500 B, 0.2 / 1e-4 = 2000 B
     extra = (cal.OVERHEAD, cal.MEMORY)

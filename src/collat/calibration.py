@@ -21,7 +21,7 @@ import pandas as pd
 from .model.calibrated_mode import FORWARD, MEMORY, OVERHEAD, PARAMETERS, WAITS, costs_from_table, parametric_costs
 from .model.costs import ChannelCosts
 from .model.forest import Placements
-from .model.openmpi_mode import predict_arrays
+from .model.openmpi_mode import plan_shapes, predict_arrays, price_plan
 from .model.options import ModelOptions
 
 CALIBRATION_COLUMNS = ["operation", "target", "channel", "parameter", "value", "start", "fitted", "se_log", "low",
@@ -108,15 +108,21 @@ class Problem:
             frames.append(g)
         self.cells = pd.concat(frames, ignore_index=True) if frames else c.iloc[:0]
         self.log_measured = np.log(self.cells["measured"].to_numpy(float))
+        self._plans: dict = {}  # (group, sizes as bytes) -> ShapePlan
 
     def predict(self, costs: ChannelCosts, options: ModelOptions, placements: Placements) -> np.ndarray:
-        """Predictions of the cells, [B, cells] for costs of B parameter sets (:func:`parametric_costs`)."""
+        """Predictions of the cells, [B, cells] for costs of B parameter sets (:func:`parametric_costs`).
+        What each curve runs is planned once per sizes (:func:`plan_shapes`: the fit prices the same
+        plans at every step) and priced with the costs of the step."""
         S = len(self.sizes)
         B = len(costs.sizes) // S
         out = np.empty((B, len(self.cells)))
-        for alg, mapping, Pv, rows, pi, si in self.groups:
-            targets = predict_arrays(self.operation, alg, mapping, Pv, costs, options, placements,
-                                     with_average=self.target == "avg")[0]
+        sizes = costs.sizes.tobytes()
+        for g, (alg, mapping, Pv, rows, pi, si) in enumerate(self.groups):
+            plan = self._plans.get((g, sizes))
+            if plan is None:
+                plan = self._plans[(g, sizes)] = plan_shapes(self.operation, alg, mapping, Pv, costs.sizes, options)
+            targets = price_plan(plan, costs, options, placements, with_average=self.target == "avg")
             out[:, rows] = targets[self.target].reshape(len(Pv), B, S)[pi, :, si].T
         return out
 

@@ -15,6 +15,8 @@ channel costs (:mod:`.calibrated_mode`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -145,30 +147,40 @@ def evaluate(forest: Forest, counts: np.ndarray, costs: ChannelCosts, operation:
     if forest.link is None:
         raise ValueError("per-rank times need the channel of every link: build the forest with Placements.census")
     K, S = costs.p2p.shape
-    rows, inverse = forest.memo("rows", lambda: census_rows(counts))
-    table = _priced_up_to(rows, costs)
     link = _link_costs(costs)
     present = () if link is None else tuple((c, costs.index[c]) for c in contention if c in costs.index)
-    links = forest.memo(("links", present, 0 if link is None else link.shape[1]),
-                        lambda: _links_plan(forest, counts, present, 0 if link is None else link.shape[1]))
     mem = np.broadcast_to(np.asarray(costs.memory_contention, dtype=float), (S,))
-    memory = (forest.memo("memory_plan", lambda: tuple(np.asarray(a, dtype=t) for a, t in
-                                                       zip(_memory_groups(forest, counts), (np.int64, float))))
-              if np.any(mem > 0) else (_NONE, _EMPTY))
     forward = np.broadcast_to(np.asarray(costs.forward, dtype=float), (S,))
-    forwarding = forest.memo("forwarding_plan", lambda: _forwarding_plan(forest)) if np.any(forward > 0) \
-        else (_NO_MASK, _EMPTY)
-    q = np.broadcast_to(np.where(costs.sizes > costs.eager_limit, costs.wait_rendezvous, costs.wait_eager), (S,))
-    kids, klink, up, first = forest.send_plan
+    memory_on, forward_on = bool(np.any(mem > 0)), bool(np.any(forward > 0))
+    plan = forest.memo(("kernel", present, 0 if link is None else link.shape[1], memory_on, forward_on),
+                       lambda: _kernel_plan(forest, counts, present, 0 if link is None else link.shape[1],
+                                            memory_on, forward_on))
+    rows, inverse, links, memory, forwarding, tail = plan
+    table = _priced_up_to(rows, costs)
+    q = np.where(costs.sizes > costs.eager_limit, costs.wait_rendezvous, costs.wait_eager)
     T = len(forest.sizes)
     done, mean = np.empty((T, S)), np.empty((T if with_average else 0, S))
     kernels.forest_times(
-        operation == "bcast", rows, np.asarray(inverse, dtype=np.int64), _f(np.maximum(costs.beta, 0.0)),
+        operation == "bcast", rows, inverse, _f(np.maximum(costs.beta, 0.0)),
         np.empty((K, 0, S)) if table is None else table, _f(costs.alpha), _f(costs.beta), _f(costs.p2p),
         *links, np.empty((0, 0, S)) if not present else link, *memory, _f(mem), _f(costs.sizes), _f(forward),
-        *forwarding,
-        kids, klink, up, first, forest.order, forest.parent, _f(q), forest.offsets, forest.sizes, done, mean)
+        *forwarding, *tail, _f(np.broadcast_to(q, (S,))), forest.offsets, forest.sizes, done, mean)
     return done, mean if with_average else None
+
+
+def _kernel_plan(forest: Forest, counts: np.ndarray, present: tuple, receivers: int, memory_on: bool,
+                 forward_on: bool) -> tuple:
+    """What :func:`evaluate` passes :func:`collat.kernels.forest_times` from the forest and its census
+    alone, once per forest: (distinct census rows, the row of every node, the shared links
+    (:func:`_links_plan`), the memory groups, the forwarders (empty when their cost is off), and
+    the send plan, order and parents)."""
+    rows, inverse = census_rows(counts)
+    memory = (tuple(np.asarray(a, dtype=t) for a, t in zip(_memory_groups(forest, counts), (np.int64, float)))
+              if memory_on else (_NONE, _EMPTY))
+    forwarding = _forwarding_plan(forest) if forward_on else (_NO_MASK, _EMPTY)
+    kids, klink, up, first = forest.send_plan
+    return (rows, np.asarray(inverse, dtype=np.int64), _links_plan(forest, counts, present, receivers), memory,
+            forwarding, (kids, klink, up, first, forest.order, forest.parent))
 
 
 _NONE, _EMPTY, _NO_MASK = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.bool_)
@@ -210,23 +222,34 @@ def evaluate_tree(parent, counts, costs: ChannelCosts, operation: str, links, se
     return done[0], mean[0]
 
 
-def predict_arrays(operation: str, algorithm: int, mapping: str, Pv, costs: ChannelCosts, options: ModelOptions,
-                   placements: Placements, with_average: bool = True):
-    """The openmpi-shaped prediction of one (operation, algorithm, mapping) as arrays [P, size]:
-    (targets {"max": completion, "avg": mean rank time (with_average)}, shape names, the algorithm
-    OpenMPI ran). Shared by the openmpi and calibrated modes; a ``costs.overhead`` (calibrated
-    mode: a per-call constant) is added to both targets.
-    """
-    sizes = costs.sizes
+@dataclass(frozen=True)
+class ShapePlan:
+    """What :func:`predict_arrays` prices for one (operation, algorithm, mapping) at P values ``Pv``
+    and sizes, fixed before any cost is known (:func:`plan_shapes`): the algorithm OpenMPI runs at
+    every (P, size), the name of the shape it runs there, and per shape priced the rows of ``Pv``
+    it prices, where its prices apply at those rows, and the shared links it contends for. A
+    calibration prices one plan with thousands of parameter sets."""
+
+    operation: str
+    mapping: str
+    Pv: np.ndarray       # [P]
+    chosen: np.ndarray   # [P, S] the algorithm OpenMPI runs
+    names: np.ndarray    # [P, S] the shape's name (tree or schedule; "" where none is modelled)
+    steps: tuple         # (shape, rows, applies [rows, S], links) per shape priced
+
+
+def plan_shapes(operation: str, algorithm: int, mapping: str, Pv, sizes, options: ModelOptions) -> ShapePlan:
+    """The :class:`ShapePlan` of one (operation, algorithm, mapping) at ``Pv`` and ``sizes``:
+    algorithm 0 runs what the fixed rules pick at each (P, size); a forced algorithm runs its shape
+    (as OpenMPI runs it: :func:`collat.openmpi.as_run`) or its fall-back below a message count."""
     S, Pv = len(sizes), np.asarray([int(p) for p in Pv])
-    unpinned = options.unpinned_channel
     specs = options.openmpi.trees
     if algorithm == 0:
         chosen = default_algorithms(operation, Pv, sizes, options.openmpi.default_rules)
     else:
         chosen = np.full((len(Pv), S), int(algorithm))
-    done, mean = np.full((len(Pv), S), np.nan), np.full((len(Pv), S), np.nan)
     names = np.full((len(Pv), S), "", dtype=object)
+    steps = []
     for alg in np.unique(chosen):
         spec = tree_spec(specs, operation, int(alg))
         if spec is None:
@@ -241,17 +264,40 @@ def predict_arrays(operation: str, algorithm: int, mapping: str, Pv, costs: Chan
             rows = np.flatnonzero(ok.any(axis=1))
             if rows.size == 0:
                 continue
-            links = options.openmpi.contention.links_for(shape)
-            c, a = price_shape(shape, operation, Pv[rows], mapping, costs, placements, unpinned,
-                               with_average, links)
-            done[rows] = np.where(ok[rows], c, done[rows])
             names[ok] = shape.get("tree") or shape.get("schedule")
-            if with_average:
-                mean[rows] = np.where(ok[rows], a, mean[rows])
+            steps.append((shape, rows, ok[rows], options.openmpi.contention.links_for(shape)))
+    return ShapePlan(operation, mapping, Pv, chosen, names, tuple(steps))
+
+
+def price_plan(plan: ShapePlan, costs: ChannelCosts, options: ModelOptions, placements: Placements,
+               with_average: bool = True) -> dict[str, np.ndarray]:
+    """The targets of a :class:`ShapePlan` priced with ``costs`` (sizes as planned): {"max":
+    completion [P, S], "avg": mean rank time (with_average)}, NaN where no shape is modelled; a
+    ``costs.overhead`` (calibrated mode: a per-call constant) is added to both."""
+    shape_of = (len(plan.Pv), len(costs.sizes))
+    done = np.full(shape_of, np.nan)
+    mean = np.full(shape_of, np.nan) if with_average else None
+    for shape, rows, applies, links in plan.steps:
+        c, a = price_shape(shape, plan.operation, plan.Pv[rows], plan.mapping, costs, placements,
+                           options.unpinned_channel, with_average, links)
+        done[rows] = np.where(applies, c, done[rows])
+        if with_average:
+            mean[rows] = np.where(applies, a, mean[rows])
     targets = {"max": done + costs.overhead}
     if with_average:
         targets["avg"] = mean + costs.overhead
-    return targets, names, chosen
+    return targets
+
+
+def predict_arrays(operation: str, algorithm: int, mapping: str, Pv, costs: ChannelCosts, options: ModelOptions,
+                   placements: Placements, with_average: bool = True):
+    """The openmpi-shaped prediction of one (operation, algorithm, mapping) as arrays [P, size]:
+    (targets {"max": completion, "avg": mean rank time (with_average)}, shape names, the algorithm
+    OpenMPI ran): :func:`plan_shapes` priced by :func:`price_plan`. Shared by the openmpi and
+    calibrated modes.
+    """
+    plan = plan_shapes(operation, algorithm, mapping, Pv, costs.sizes, options)
+    return price_plan(plan, costs, options, placements, with_average), plan.names, plan.chosen
 
 
 def relay_to_root(done, mean, Pv, mapping: str, costs: ChannelCosts, placements: Placements, unpinned: str):
