@@ -85,7 +85,7 @@ def knn_log(train: pd.DataFrame, values: np.ndarray, test: pd.DataFrame, k: int)
     values = np.asarray(values, float)
     k = min(k, len(train))
     want = min(8 * k, len(train))  # neighbours kept per test cell (the k-th's ties within them)
-    x_train = features(train, [], [], [])
+    x_train, x_test = features(train, [], [], []), features(test, [], [], [])
     weight = np.array([OPERATION_WEIGHT, CATEGORY_WEIGHT, CATEGORY_WEIGHT])
     groups = train.groupby(GROUP, sort=True).indices
     keys, members = list(groups), list(groups.values())
@@ -93,7 +93,7 @@ def knn_log(train: pd.DataFrame, values: np.ndarray, test: pd.DataFrame, k: int)
     asked: dict[tuple, tuple] = {}  # (those groups, the test points) -> the query's answer: test groups
     # that differ only in what no train group has (another unmeasured algorithm) ask the same
     for key, rows in test.groupby(GROUP, sort=False).indices.items():
-        q = features(test.iloc[rows], [], [], [])
+        q = np.ascontiguousarray(x_test[rows])
         apart = np.array([float((2.0 * weight ** 2 * np.array([a != b for a, b in zip(g, key)])).sum())
                           for g in keys])  # one-hot squared distance to each train group
         dist = np.full((len(rows), 0), np.inf)

@@ -129,17 +129,17 @@ def segmented(train: pd.DataFrame, test: pd.DataFrame, machine: dict, forms: lis
     test cell whose group has no training cells or too few distinct P for the form's parameters."""
     out = np.full(len(test), np.nan)
     pos = {key: rows for key, rows in test.groupby(GROUP).indices.items()}
+    P_train, y_train, P_test = train["P"].to_numpy(), train["measured"].to_numpy(float), test["P"].to_numpy()
     for key, rows in train.groupby(GROUP).indices.items():
         if key not in pos:
             continue
         op, alg, mapping, _ = key
         form = form_of(forms, op, int(alg))
-        tr, te = train.iloc[rows], test.iloc[pos[key]]
-        Ptr, Pte = tr["P"].to_numpy(), te["P"].to_numpy()
+        Ptr, Pte = P_train[rows], P_test[pos[key]]
         btr, bte = active_units(Ptr, mapping, machine), active_units(Pte, mapping, machine)
         if len(np.unique(Ptr)) <= design(Ptr, btr, form)[0].shape[1]:
             continue
-        out[pos[key]] = fit_predict(Ptr, tr["measured"].to_numpy(), btr, Pte, bte, form)
+        out[pos[key]] = fit_predict(Ptr, y_train[rows], btr, Pte, bte, form)
     return out
 
 
