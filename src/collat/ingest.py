@@ -15,40 +15,13 @@ import pandas as pd
 from . import InputError
 from .osu import BENCHMARK_OPERATION, OsuLog
 from .tidy import columns, conform
+from .vocabulary import Vocabulary  # noqa: F401  (ingest checks names with it; the workflow builds it)
 
 KEYS = {
     "pt2pt": ["channel", "receiver", "size"],
     "nbft": ["operation", "channel", "P", "size"],
     "collective": ["operation", "algorithm", "mapping", "P", "size"],
 }
-
-
-@dataclass(frozen=True)
-class Vocabulary:
-    """The names a machine's config allows."""
-
-    channels: tuple[str, ...]
-    mappings: tuple[str, ...]
-    algorithms: dict[str, dict[int, str]]  # operation -> id -> name
-
-    @classmethod
-    def from_config(cls, config: dict) -> "Vocabulary":
-        return cls(
-            channels=tuple(config["channels"]),
-            mappings=tuple(config["mappings"]),
-            algorithms={op: {int(a["id"]): a["name"] for a in algs} for op, algs in config["algorithms"].items()},
-        )
-
-    def check(self, meta: dict, where: str, line: int | None = None) -> None:
-        if "channel" in meta and meta["channel"] not in self.channels:
-            raise InputError(where, line, f"a channel among {list(self.channels)}", meta["channel"])
-        if "mapping" in meta and meta["mapping"] not in self.mappings:
-            raise InputError(where, line, f"a mapping among {list(self.mappings)}", meta["mapping"])
-        op = meta.get("operation")
-        if op is not None and op not in self.algorithms:
-            raise InputError(where, line, f"an operation among {list(self.algorithms)}", op)
-        if "algorithm" in meta and meta["algorithm"] not in self.algorithms[op]:
-            raise InputError(where, line, f"a {op} algorithm among {sorted(self.algorithms[op])}", meta["algorithm"])
 
 
 def finalise(df: pd.DataFrame, table: str, source: str, run_given: bool) -> tuple[pd.DataFrame, int]:

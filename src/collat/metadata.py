@@ -21,8 +21,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pandas as pd
-
 from . import InputError
 
 INT_FIELDS = ("algorithm", "P", "receiver")
@@ -80,6 +78,8 @@ def read_manifest_rows(path: Path) -> tuple[dict[str, dict], dict[str, dict[int,
     """(file -> metadata of the whole file, file -> run -> (manifest line, metadata)): a ``run``
     column numbers the OSU runs of a file from 0 in file order (truncated runs included), for a
     file holding several placements without marker lines."""
+    import pandas as pd  # here: the workflow imports this module (markers) when it is parsed
+
     df = pd.read_csv(path, dtype=str, keep_default_na=False)
     if "file" not in df.columns:
         raise InputError(path, 1, "a header with a 'file' column", ",".join(df.columns))
@@ -116,6 +116,8 @@ def read_manifest_rows(path: Path) -> tuple[dict[str, dict], dict[str, dict[int,
 def check_manifest_files(path, matched: set[str], glob: str) -> None:
     """Every file a manifest names must be one of the logs the glob found: a row that names no such
     file is a typo or a missing log, never something to ignore silently."""
+    import pandas as pd  # here: the workflow imports this module (markers) when it is parsed
+
     df = pd.read_csv(path, dtype=str, keep_default_na=False)
     for i, name in enumerate(df.get("file", []), start=2):
         if name not in matched:

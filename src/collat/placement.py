@@ -20,8 +20,12 @@ since the OS scheduler has no reason to keep them in one CCX (3 of the 63 other 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MAPPINGS = ("core", "socket", "node")
 
@@ -41,6 +45,8 @@ def total_cores(machine: dict) -> int:
 def place(P: int, mapping: str, machine: dict) -> pd.DataFrame:
     """One row per rank 0..P-1: ``node``, ``socket`` (global id), ``core`` (global id or -1 when
     not pinned to a core), ``l3`` (global L3 id or -1), ``pinned``."""
+    import pandas as pd  # here: the workflow imports this module when it is parsed
+
     return pd.DataFrame(place_arrays(P, mapping, machine))
 
 

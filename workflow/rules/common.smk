@@ -5,7 +5,7 @@ from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
-from collat.ingest import Vocabulary
+from collat.vocabulary import Vocabulary
 from collat.markers import compile_rules
 from collat.placement import machine_label
 from collat.settings import ConfigError, check as check_config

@@ -20,6 +20,9 @@ rule figures_collective:
         machine=config["machine"],
         mappings=config["mappings"],
         algorithms=lambda wc: config["algorithms"][wc.operation],
+    # the longest figure jobs: started before the shorter ones off the longest path, which then fill
+    # the end of a run instead of one of these running alone (a cold run's last 4 s on one core)
+    priority: 2
     log:
         "logs/figures/collective_{operation}.log",
     benchmark:
