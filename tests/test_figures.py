@@ -69,3 +69,27 @@ def test_save_cuts_the_png_from_one_rendering_the_same_as_a_tight_savefig(tmp_pa
     assert formats == ["pdf"]  # the PNG is cut from the drawing that measured the box: no second render
     ours, tight = (np.asarray(Image.open(tmp_path / name)) for name in ("f.png", "tight.png"))
     assert ours.shape == tight.shape and (ours == tight).all()  # the same pixels
+
+
+def test_validation_scatter_draws_its_scale_beside_the_floor():
+    """Per panel: the floor's band (±floor around the diagonal), the diagonal and the dotted lines at
+    twice and half the measured; the panel's median relative error over its points; a split the
+    model has no prediction for says so."""
+    import matplotlib.pyplot as plt
+    import pytest
+
+    from collat.figures import validation_scatter
+    from collat.validation import SPLITS
+
+    table = pd.DataFrame({"model": "hybrid", "split": SPLITS[0], "measured": [1.0, 10.0, 100.0],
+                          "predicted": [1.5, 10.0, 90.0], "scored": True})
+    fig = validation_scatter(table, 0.05)
+    ax = fig.axes[0]
+    band = ax.collections[0].get_paths()[0].vertices[:, 1]
+    assert band.min() == pytest.approx(0.95) and band.max() == pytest.approx(105.0)
+    slopes = sorted(float(np.median(l.get_ydata() / l.get_xdata())) for l in ax.lines)
+    assert slopes == pytest.approx([0.5, 1.0, 2.0])
+    assert [l.get_linestyle() for l in sorted(ax.lines, key=lambda l: l.get_ydata()[0])] == [":", "-", ":"]
+    assert "median rel. error 0.10" in ax.texts[0].get_text()  # |1.5-1|/1, 0, |90-100|/100: median 0.1
+    assert fig.axes[1].texts[0].get_text() == "cannot predict"
+    plt.close(fig)

@@ -510,7 +510,8 @@ def best_algorithm_maps(cells: pd.DataFrame, operation: str, mappings: list[str]
 
 def validation_scatter(table: pd.DataFrame, floor: float, per_panel: int = 3000, seed: int = 0):
     """Predicted against measured on the test part of each split (columns), per model (rows), log-log,
-    with the noise-floor band around the diagonal and the panel's median relative error. The paper
+    with the noise-floor band around the diagonal (narrower than the line over these decades: the
+    dotted lines at twice and half the measured give the scale) and the panel's median relative error. The paper
     mode is left out: its segment counts were tuned on all of this data (validation.csv keeps it)."""
     from .validation import SPLITS
 
@@ -531,6 +532,8 @@ def validation_scatter(table: pd.DataFrame, floor: float, per_panel: int = 3000,
             d = panels.get((model, split), empty)
             ax.fill_between(line, line * (1 - floor), line * (1 + floor), color="#999999", alpha=0.5, lw=0)
             ax.plot(line, line, "-", color="k", lw=0.8)
+            for factor in (0.5, 2.0):  # a scale the eye can read: the floor's band is thinner than the line
+                ax.plot(line, line * factor, ":", color="k", lw=0.7)
             if len(d):
                 s = d.sample(min(per_panel, len(d)), random_state=seed)
                 ax.scatter(s["measured"], s["predicted"], s=2, alpha=0.25, color=MODEL_COLOURS.get(model, "#8c564b"),
@@ -549,6 +552,6 @@ def validation_scatter(table: pd.DataFrame, floor: float, per_panel: int = 3000,
                 ax.set_ylabel(f"{model.replace('_', ' ')}\npredicted avg [µs]")
             if i == len(models) - 1:
                 ax.set_xlabel("measured avg [µs]")
-    fig.suptitle(f"Predictions outside the fitted data (test parts, target avg); grey band: noise floor ± {floor:.3f}",
-                 fontsize=10)
+    fig.suptitle("Predictions outside the fitted data (test parts, target avg); dotted: x2 and /2 the measured; "
+                 f"the noise floor (± {floor:.3f}, a grey band) is thinner than the diagonal at this scale", fontsize=10)
     return fig
