@@ -268,3 +268,27 @@ def test_a_calibration_on_small_sizes_keeps_the_per_byte_terms_at_their_start():
     assert (per_byte["value"] == per_byte["start"]).all()
     latency = fit.loc[["latency_us", "gap_us", cal.OVERHEAD]]
     assert latency["fitted"].all() and (latency["value"] != latency["start"]).all()
+
+
+def test_the_calibrated_mode_prices_its_targets_in_one_pass_as_each_alone():
+    """CalibratedMode.curve prices avg and max side by side (batched_costs_from_table): the same
+    rows, numbers and order as one pass per target with its own parameters."""
+    from collat.model.calibrated_mode import CalibratedMode
+    from collat.model.predict import curve_frame
+
+    table = pd.concat([true_table(op).assign(target=t, value=lambda d, f=f: d["value"] * f)
+                       for op in ("bcast", "reduce") for t, f in (("avg", 1.0), ("max", 1.7))], ignore_index=True)
+    mode = CalibratedMode.from_table(table, CHANNELS, [1, 64, 8192], 7, SMALL)
+    assert {op: targets for op, (targets, _) in mode.batched.items()} == {"bcast": ("avg", "max"),
+                                                                       "reduce": ("avg", "max")}
+    for operation in ("bcast", "reduce"):
+        for algorithm in (0, 1, 2, 3):
+            got = mode.curve(operation, algorithm, "socket", [2, 5, 8], md.Placements(TINY))
+            want = []
+            for target, costs in mode.costs[operation].items():
+                t, names, chosen = predict_arrays(operation, algorithm, "socket", [2, 5, 8], costs, SMALL,
+                                                  md.Placements(TINY), with_average=target != "max")
+                want.append(curve_frame(np.array([2, 5, 8]), costs.sizes, {target: t[target]}, names, 1, chosen))
+            pd.testing.assert_frame_equal(got, pd.concat(want, ignore_index=True))
+            assert (got.loc[got["target"] == "max", "predicted"].to_numpy()
+                    > got.loc[got["target"] == "avg", "predicted"].to_numpy()).all()  # each its own parameters

@@ -98,6 +98,27 @@ def costs_from_table(table: pd.DataFrame, operation: str, target: str, channels:
                      max_receivers: int, eager_limit: float, small_limit: float = -1.0) -> ChannelCosts:
     """The :class:`ChannelCosts` of one (operation, target) from rows of :func:`collat.calibration.calibrate`
     (a table without ``gap_us_small``: the gap of every size)."""
+    have, values, overhead, waits, memory, forward = _table_values(table, operation, target, channels)
+    return parametric_costs(values, have, sizes, max_receivers, overhead, eager_limit, waits, memory, forward,
+                            small_limit)
+
+
+def batched_costs_from_table(table: pd.DataFrame, operation: str, targets: tuple[str, ...], channels: list[str],
+                             sizes, max_receivers: int, eager_limit: float, small_limit: float = -1.0) -> ChannelCosts:
+    """The parameter sets of several targets of one operation side by side on the size axis (target i
+    at columns i S .. (i + 1) S - 1, :func:`parametric_costs`' batch): priced in one pass, each
+    column as :func:`costs_from_table` of its target prices it."""
+    parts = [_table_values(table, operation, t, channels) for t in targets]
+    if any(p[0] != parts[0][0] for p in parts):
+        raise ValueError(f"calibration of {operation}: the targets {list(targets)} calibrate different channels")
+    stack = [np.array([p[i] for p in parts], dtype=float) for i in range(1, 6)]
+    return parametric_costs(stack[0], parts[0][0], sizes, max_receivers, stack[1], eager_limit, stack[2], stack[3],
+                            stack[4], small_limit)
+
+
+def _table_values(table: pd.DataFrame, operation: str, target: str, channels: list[str]):
+    """(channels, parameters [K, 5], overhead, waits (eager, rendezvous), memory, forward) of one
+    (operation, target) of a calibration table."""
     t = table[(table["operation"] == operation) & (table["target"] == target)]
     value = t.set_index(["channel", "parameter"])["value"]
     have = [c for c in channels if c in set(t["channel"])]
@@ -106,38 +127,49 @@ def costs_from_table(table: pd.DataFrame, operation: str, target: str, channels:
                        for c in have])
     waits = tuple(value[("all", w)] for w in WAITS) if ("all", WAITS[0]) in value.index else (0.0, 1.0)
     forward = value[("all", FORWARD)] if ("all", FORWARD) in value.index else 0.0
-    return parametric_costs(values, have, sizes, max_receivers, value[("all", OVERHEAD)], eager_limit, waits,
-                            value[("all", MEMORY)], forward, small_limit)
+    return have, values, value[("all", OVERHEAD)], waits, value[("all", MEMORY)], forward
 
 
 class CalibratedMode:
     """Predictions of OpenMPI's shapes with calibrated costs (``costs``: operation -> target ->
-    :class:`ChannelCosts`, one parameter set per target)."""
+    :class:`ChannelCosts`, one parameter set per target; ``batched``: operation -> (its targets, their
+    parameter sets side by side, :func:`batched_costs_from_table`), which :meth:`curve` prices)."""
 
     name = "calibrated"
 
-    def __init__(self, costs: dict[str, dict[str, ChannelCosts]], options: ModelOptions):
+    def __init__(self, costs: dict[str, dict[str, ChannelCosts]], options: ModelOptions,
+                 batched: dict[str, tuple[tuple[str, ...], ChannelCosts]] | None = None):
         self.costs, self.options = costs, options
+        self.batched = batched or {}
 
     @classmethod
     def from_table(cls, table: pd.DataFrame, channels: list[str], sizes, max_receivers: int,
                    options: ModelOptions) -> "CalibratedMode":
         """From a calibration table (rows of :func:`collat.calibration.calibrate`)."""
         costs: dict = {}
+        args = (channels, sizes, max_receivers, options.openmpi.eager_limit, options.openmpi.small_limit)
         for (operation, target), _ in table.groupby(["operation", "target"], sort=True):
-            costs.setdefault(operation, {})[target] = costs_from_table(
-                table, operation, target, channels, sizes, max_receivers, options.openmpi.eager_limit,
-                options.openmpi.small_limit)
-        return cls(costs, options)
+            costs.setdefault(operation, {})[target] = costs_from_table(table, operation, target, *args)
+        batched = {op: (tuple(by), batched_costs_from_table(table, op, tuple(by), *args)) for op, by in costs.items()}
+        return cls(costs, options, batched)
 
     def algorithms(self, operation: str) -> list[int]:
         return shaped_algorithms(self.options, operation)
 
     def curve(self, operation: str, algorithm: int, mapping: str, P_values, placements: Placements) -> pd.DataFrame:
-        """Each calibrated target of one (operation, algorithm, mapping), priced with its own parameters."""
+        """Each calibrated target of one (operation, algorithm, mapping), priced with its own parameters
+        (all targets in one pass when batched: the same numbers)."""
         Pv = np.asarray([int(p) for p in P_values])
         if len(Pv) == 0:
             return pd.DataFrame()
+        if operation in self.batched:
+            targets, costs = self.batched[operation]
+            S = len(costs.sizes) // len(targets)
+            priced, names, chosen = predict_arrays(operation, algorithm, mapping, Pv, costs, self.options,
+                                                   placements, with_average=any(t != "max" for t in targets))
+            return pd.concat([curve_frame(Pv, costs.sizes[i * S:(i + 1) * S], {t: priced[t][:, i * S:(i + 1) * S]},
+                                          names[:, i * S:(i + 1) * S], 1, chosen[:, i * S:(i + 1) * S])
+                              for i, t in enumerate(targets)], ignore_index=True)
         frames = []
         for target, costs in self.costs[operation].items():
             targets, names, chosen = predict_arrays(operation, algorithm, mapping, Pv, costs, self.options,
