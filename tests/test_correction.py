@@ -129,3 +129,16 @@ def test_knn_equals_a_brute_force_search_over_the_one_hot_features():
             take = d <= np.sort(d)[k - 1] * (1 + 1e-9)
             w = np.where(take & (d == 0), 1.0, 0.0) if (take & (d == 0)).any() else np.where(take, 1 / d, 0.0)
             assert got[i] == pytest.approx((w * values).sum() / w.sum(), rel=1e-12), (k, i)
+
+
+def test_the_neighbour_search_is_asked_once_per_cells():
+    """A validation fold asks for the same neighbours twice (baseline, hybrid): the second answer is
+    the first (the same object); cells at another P are a new question."""
+    train = frame([("bcast", a, "core", P, 1, 1.0) for a in (1, 2) for P in (2, 4, 8)])
+    test = frame([("bcast", 5, "core", 4, 1, np.nan)])
+    first = co.nearest_cells(train, test, 2)
+    assert co.nearest_cells(train.copy(), test.copy(), 2) is first
+    moved = train.assign(P=train["P"] * 2)
+    assert co.nearest_cells(moved, test, 2) is not first
+    # the values do not enter the search: another set of values, the same neighbours, its own mean
+    assert co.knn_log(train, np.full(len(train), 3.0), test, 2)[0] == pytest.approx(3.0)

@@ -69,21 +69,56 @@ def knn_log(train: pd.DataFrame, values: np.ndarray, test: pd.DataFrame, k: int)
     cells nearest each test cell in :func:`features`, every cell tied with the k-th included (so that
     the order of the data does not matter: on a grid, an unseen algorithm has many neighbours at the
     same distance); a train cell at distance 0 takes all the weight. NaN everywhere without a train
-    cell.
-
-    The one-hot part of the squared distance between two cells is a constant per pair of
-    (operation, algorithm, mapping) groups, so the train cells are indexed in two dimensions, log2 P
-    and log2 size (scipy's cKDTree, one index per set of train groups at one such
-    constant from a test group, reused by the test groups that see the same set), and a test group
-    asks them in increasing order of the constant, stopping when no cell at the next one can be
-    nearer than the k-th found: the distances of the one-hot features at a fraction of their cost."""
-    from scipy.spatial import cKDTree  # scipy: loaded by the calibration anyway (scikit-learn's import: 1.3 s)
-
+    cell. The neighbours come from :func:`nearest_cells`."""
     out = np.full(len(test), np.nan)
     if train.empty or test.empty:
         return out
     values = np.asarray(values, float)
     k = min(k, len(train))
+    for rows, dist, ind in nearest_cells(train, test, k):
+        take = dist <= dist[:, k - 1:k] * (1 + 1e-9)  # the k nearest and every tie with the k-th
+        exact = take & (dist == 0)
+        w = np.where(exact.any(axis=1, keepdims=True), exact, np.where(take, 1 / np.maximum(dist, 1e-300), 0.0))
+        out[rows] = (w * values[ind]).sum(axis=1) / w.sum(axis=1)
+    return out
+
+
+def nearest_cells(train: pd.DataFrame, test: pd.DataFrame, k: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per group (operation, algorithm, mapping) of test cells: (their rows, the distances [rows, n]
+    to their n >= k nearest train cells in :func:`features`, sorted, those cells' rows [rows, n]),
+    with every train cell tied with the k-th among them as long as up to 8 k are kept.
+
+    The one-hot part of the squared distance between two cells is a constant per pair of groups, so
+    the train cells are indexed in two dimensions, log2 P and log2 size (scipy's cKDTree, one index
+    per set of train groups at one such constant from a test group, reused by the test groups that
+    see the same set), and a test group asks them in increasing order of the constant, stopping
+    when no cell at the next one can be nearer than the k-th found: the distances of the one-hot
+    features at a fraction of their cost. The answer for the last few (train, test, k) is kept: a
+    validation fold asks the same question twice (the nearest-neighbour baseline of its
+    measurements and the hybrid's of its residuals)."""
+    key = (k, _digest(train), _digest(test))
+    if key not in _NEAREST:
+        if len(_NEAREST) >= 4:
+            _NEAREST.pop(next(iter(_NEAREST)))
+        _NEAREST[key] = _nearest_cells(train, test, k)
+    return _NEAREST[key]
+
+
+_NEAREST: dict = {}
+
+
+def _digest(cells: pd.DataFrame) -> tuple[int, bytes]:
+    """What :func:`nearest_cells` reads of ``cells`` (group and position of every row), as a key."""
+    import hashlib
+
+    rows = pd.util.hash_pandas_object(cells[GROUP + ["P", "size"]], index=False).to_numpy()
+    return len(cells), hashlib.blake2b(rows.tobytes(), digest_size=16).digest()
+
+
+def _nearest_cells(train: pd.DataFrame, test: pd.DataFrame, k: int) -> list:
+    from scipy.spatial import cKDTree  # scipy: loaded by the calibration anyway (scikit-learn's import: 1.3 s)
+
+    out = []
     want = min(8 * k, len(train))  # neighbours kept per test cell (the k-th's ties within them)
     x_train, x_test = features(train, [], [], []), features(test, [], [], [])
     weight = np.array([OPERATION_WEIGHT, CATEGORY_WEIGHT, CATEGORY_WEIGHT])
@@ -115,10 +150,7 @@ def knn_log(train: pd.DataFrame, values: np.ndarray, test: pd.DataFrame, k: int)
             if dist.shape[1] > want:
                 order = np.argsort(dist, axis=1, kind="stable")[:, :want]
                 dist, ind = np.take_along_axis(dist, order, axis=1), np.take_along_axis(ind, order, axis=1)
-        take = dist <= dist[:, k - 1:k] * (1 + 1e-9)  # the k nearest and every tie with the k-th
-        exact = take & (dist == 0)
-        w = np.where(exact.any(axis=1, keepdims=True), exact, np.where(take, 1 / np.maximum(dist, 1e-300), 0.0))
-        out[rows] = (w * values[ind]).sum(axis=1) / w.sum(axis=1)
+        out.append((rows, dist, ind))
     return out
 
 
