@@ -16,7 +16,7 @@ mode = p.mode
 if mode == "best":
     mode = best_validated_mode(pd.read_csv(snakemake.input.scores), p.modes, p.targets[0])
     log.info("selection.mode best: %s (smallest mean median relative error over the validation's splits)", mode)
-predictions = pd.read_parquet(snakemake.input.predictions)
+predictions = pd.read_parquet(snakemake.input.predictions, filters=[("mode", "==", mode)])  # the chooser's rows
 collective = read_parquet(snakemake.input.collective, "collective")
 summaries, cells = [], None
 for target in p.targets:
@@ -26,7 +26,7 @@ for target in p.targets:
         cells = c.assign(target=target)
 regret_table = pd.concat(summaries, ignore_index=True)
 atomic_write(snakemake.output.regret, lambda tmp: regret_table.to_csv(tmp, index=False))
-folds = pd.read_parquet(snakemake.input.folds)
+folds = pd.read_parquet(snakemake.input.folds, filters=[("model", "==", mode)])
 unseen = pd.concat([regret_unseen_algorithm(folds, collective, target, mode) for target in p.targets],
                    ignore_index=True)
 atomic_write(snakemake.output.unseen, lambda tmp: unseen.to_csv(tmp, index=False))
