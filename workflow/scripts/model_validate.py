@@ -19,7 +19,9 @@ log = setup_log(snakemake.log)
 p = snakemake.params
 options = ModelOptions.from_config(p.config["model"])
 collective = read_parquet(snakemake.input.collective, "collective")
-predictions = pd.read_parquet(snakemake.input.unfitted)  # the modes fitted on no collective data
+predictions = pd.read_parquet(snakemake.input.unfitted,  # the modes fitted on no collective data, this target
+                              columns=["mode", "operation", "algorithm", "mapping", "P", "size", "target", "predicted"],
+                              filters=[("target", "==", snakemake.wildcards.target)])
 fitted = {}
 if "calibrated" in options.modes:  # recalibrated on the training part of every split
     cores = total_cores(p.machine)
