@@ -55,6 +55,7 @@ rule figures_accuracy:
         size=config["evaluate"]["size"],
         algorithms=config["algorithms"],
         mappings=config["mappings"],
+    priority: 1  # off the longest path: after the longer chains off it (partitioned, collective figures)
     log:
         "logs/figures/accuracy.log",
     benchmark:

@@ -57,6 +57,7 @@ rule selection_figures:
     params:
         mappings=config["mappings"],
         algorithms=config["algorithms"],
+    priority: 10  # the longest path ends here: validation, selection, its figure
     log:
         "logs/selection/figures.log",
     benchmark:
