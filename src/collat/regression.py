@@ -74,12 +74,21 @@ def fit(P, y, bins, form: str) -> dict:
 def predict(model: dict, P, bins) -> np.ndarray:
     """Predictions of a fitted model; bins beyond the fitted ones continue the last fitted bin's line,
     bins below the lowest fitted one use the first bin's line."""
-    fitted = [int(c[2:-1]) for c in model["columns"] if c.startswith("z[")]
-    last = max(fitted, default=model["min_bin"])
-    bins = np.clip(np.asarray(bins, int), model["min_bin"], last)
-    X, names = design(P, bins, model["form"], n_bins=last, lowest=model["min_bin"])
-    known = dict(zip(model["columns"], model["params"]))
-    return X @ np.array([known.get(n, 0.0) for n in names])
+    return _design_on(model["columns"], model["min_bin"], model["form"], P, bins) @ np.asarray(model["params"])
+
+
+def _design_on(columns: list[str], min_bin: int, form: str, P, bins) -> np.ndarray:
+    """[rows, columns]: the design of rows (P, bins) on the columns of a fit (:func:`predict` is it
+    times the fit's coefficients): bins clipped to the fitted ones, a term the fit has not, 0."""
+    fitted = [int(c[2:-1]) for c in columns if c.startswith("z[")]
+    last = max(fitted, default=min_bin)
+    X, names = design(P, np.clip(np.asarray(bins, int), min_bin, last), form, n_bins=last, lowest=min_bin)
+    column = {n: j for j, n in enumerate(columns)}
+    out = np.zeros((len(X), len(columns)))
+    for i, n in enumerate(names):
+        if n in column:
+            out[:, column[n]] = X[:, i]
+    return out
 
 
 def fit_predict(P_train, y_train, bins_train, P_test, bins_test, form) -> np.ndarray:
@@ -105,17 +114,9 @@ def prediction_operator(P_train, bins_train, P_test, bins_test, form) -> np.ndar
 def _operator(form: str, P_train: bytes, bins_train: bytes, P_test: bytes, bins_test: bytes) -> np.ndarray:
     """:func:`prediction_operator` of the arrays as bytes (float64 P, int64 bins), cached."""
     Ptr, btr = np.frombuffer(P_train, float), np.frombuffer(bins_train, np.int64)
-    Pte, bte = np.frombuffer(P_test, float), np.frombuffer(bins_test, np.int64)
     X, names = design(Ptr, btr, form)
-    lowest = int(btr.min())
-    last = max([int(c[2:-1]) for c in names if c.startswith("z[")], default=lowest)
-    Xt, test_names = design(Pte, np.clip(bte, lowest, last), form, n_bins=last, lowest=lowest)
-    column = {n: j for j, n in enumerate(names)}
-    pick = np.zeros((len(test_names), len(names)))  # a test column's coefficient, 0 if not fitted
-    for i, n in enumerate(test_names):
-        if n in column:
-            pick[i, column[n]] = 1.0
-    out = Xt @ pick @ np.linalg.pinv(X)
+    out = _design_on(names, int(btr.min()), form, np.frombuffer(P_test, float),
+                     np.frombuffer(bins_test, np.int64)) @ np.linalg.pinv(X)
     out.flags.writeable = False
     return out
 
