@@ -279,13 +279,15 @@ def test_the_calibrated_mode_prices_its_targets_in_one_pass_as_each_alone():
     table = pd.concat([true_table(op).assign(target=t, value=lambda d, f=f: d["value"] * f)
                        for op in ("bcast", "reduce") for t, f in (("avg", 1.0), ("max", 1.7))], ignore_index=True)
     mode = CalibratedMode.from_table(table, CHANNELS, [1, 64, 8192], 7, SMALL)
-    assert {op: targets for op, (targets, _) in mode.batched.items()} == {"bcast": ("avg", "max"),
-                                                                       "reduce": ("avg", "max")}
+    assert {op: targets for op, (targets, _) in mode.costs.items()} == {"bcast": ("avg", "max"),
+                                                                     "reduce": ("avg", "max")}
     for operation in ("bcast", "reduce"):
         for algorithm in (0, 1, 2, 3):
             got = mode.curve(operation, algorithm, "socket", [2, 5, 8], md.Placements(TINY))
             want = []
-            for target, costs in mode.costs[operation].items():
+            for target in ("avg", "max"):
+                costs = cal.costs_from_table(table, operation, target, CHANNELS, [1, 64, 8192], 7,
+                                             SMALL.openmpi.eager_limit, SMALL.openmpi.small_limit)
                 t, names, chosen = predict_arrays(operation, algorithm, "socket", [2, 5, 8], costs, SMALL,
                                                   md.Placements(TINY), with_average=target != "max")
                 want.append(curve_frame(np.array([2, 5, 8]), costs.sizes, {target: t[target]}, names, 1, chosen))

@@ -131,48 +131,36 @@ def _table_values(table: pd.DataFrame, operation: str, target: str, channels: li
 
 
 class CalibratedMode:
-    """Predictions of OpenMPI's shapes with calibrated costs (``costs``: operation -> target ->
-    :class:`ChannelCosts`, one parameter set per target; ``batched``: operation -> (its targets, their
-    parameter sets side by side, :func:`batched_costs_from_table`), which :meth:`curve` prices)."""
+    """Predictions of OpenMPI's shapes with calibrated costs, ``costs``: operation -> (its calibrated
+    targets, their parameter sets side by side on the size axis, :func:`batched_costs_from_table`),
+    so that one pass prices every target of a curve, each column with its target's parameters."""
 
     name = "calibrated"
 
-    def __init__(self, costs: dict[str, dict[str, ChannelCosts]], options: ModelOptions,
-                 batched: dict[str, tuple[tuple[str, ...], ChannelCosts]] | None = None):
+    def __init__(self, costs: dict[str, tuple[tuple[str, ...], ChannelCosts]], options: ModelOptions):
         self.costs, self.options = costs, options
-        self.batched = batched or {}
 
     @classmethod
     def from_table(cls, table: pd.DataFrame, channels: list[str], sizes, max_receivers: int,
                    options: ModelOptions) -> "CalibratedMode":
         """From a calibration table (rows of :func:`collat.calibration.calibrate`)."""
-        costs: dict = {}
         args = (channels, sizes, max_receivers, options.openmpi.eager_limit, options.openmpi.small_limit)
-        for (operation, target), _ in table.groupby(["operation", "target"], sort=True):
-            costs.setdefault(operation, {})[target] = costs_from_table(table, operation, target, *args)
-        batched = {op: (tuple(by), batched_costs_from_table(table, op, tuple(by), *args)) for op, by in costs.items()}
-        return cls(costs, options, batched)
+        targets = table.groupby("operation", sort=True)["target"].unique()
+        return cls({op: (tuple(sorted(by)), batched_costs_from_table(table, op, tuple(sorted(by)), *args))
+                    for op, by in targets.items()}, options)
 
     def algorithms(self, operation: str) -> list[int]:
         return shaped_algorithms(self.options, operation)
 
     def curve(self, operation: str, algorithm: int, mapping: str, P_values, placements: Placements) -> pd.DataFrame:
-        """Each calibrated target of one (operation, algorithm, mapping), priced with its own parameters
-        (all targets in one pass when batched: the same numbers)."""
+        """Each calibrated target of one (operation, algorithm, mapping), priced with its own parameters."""
         Pv = np.asarray([int(p) for p in P_values])
         if len(Pv) == 0:
             return pd.DataFrame()
-        if operation in self.batched:
-            targets, costs = self.batched[operation]
-            S = len(costs.sizes) // len(targets)
-            priced, names, chosen = predict_arrays(operation, algorithm, mapping, Pv, costs, self.options,
-                                                   placements, with_average=any(t != "max" for t in targets))
-            return pd.concat([curve_frame(Pv, costs.sizes[i * S:(i + 1) * S], {t: priced[t][:, i * S:(i + 1) * S]},
-                                          names[:, i * S:(i + 1) * S], 1, chosen[:, i * S:(i + 1) * S])
-                              for i, t in enumerate(targets)], ignore_index=True)
-        frames = []
-        for target, costs in self.costs[operation].items():
-            targets, names, chosen = predict_arrays(operation, algorithm, mapping, Pv, costs, self.options,
-                                                    placements, with_average=target != "max")
-            frames.append(curve_frame(Pv, costs.sizes, {target: targets[target]}, names, 1, chosen))
-        return pd.concat(frames, ignore_index=True)
+        targets, costs = self.costs[operation]
+        S = len(costs.sizes) // len(targets)
+        priced, names, chosen = predict_arrays(operation, algorithm, mapping, Pv, costs, self.options, placements,
+                                               with_average=any(t != "max" for t in targets))
+        return pd.concat([curve_frame(Pv, costs.sizes[i * S:(i + 1) * S], {t: priced[t][:, i * S:(i + 1) * S]},
+                                      names[:, i * S:(i + 1) * S], 1, chosen[:, i * S:(i + 1) * S])
+                          for i, t in enumerate(targets)], ignore_index=True)
