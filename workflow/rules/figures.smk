@@ -20,9 +20,7 @@ rule figures_collective:
         machine=config["machine"],
         mappings=config["mappings"],
         algorithms=lambda wc: config["algorithms"][wc.operation],
-    # the longest figure jobs: started before the shorter ones off the longest path, which then fill
-    # the end of a run instead of one of these running alone (a cold run's last 4 s on one core)
-    priority: 2
+    priority: 2  # off the longest path, after the partitioned chain (common.smk)
     log:
         "logs/figures/collective_{operation}.log",
     benchmark:
@@ -55,7 +53,7 @@ rule figures_accuracy:
         size=config["evaluate"]["size"],
         algorithms=config["algorithms"],
         mappings=config["mappings"],
-    priority: 1  # off the longest path: after the longer chains off it (partitioned, collective figures)
+    priority: 1  # off the longest path, after the longer chains (common.smk)
     log:
         "logs/figures/accuracy.log",
     benchmark:

@@ -35,8 +35,7 @@ rule nbft_figures:
         reduce_pdf="results/figures/nbft/gamma_heatmaps_reduce.pdf",
     params:
         channels=config["channels"],
-    priority: 1  # off the model's path: ready early, so run before the figures that wait for the model
-    # (else the last one runs alone at the end of a cold run: 8 s with one core idle, measured)
+    priority: 1  # off the longest path, after the longer chains (common.smk)
     log:
         "logs/nbft/figures.log",
     benchmark:

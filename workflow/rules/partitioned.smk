@@ -43,10 +43,7 @@ rule partitioned_gain:
         threads=config["partitioned"]["threads"],
         theta=config["partitioned"]["theta"],
         size_exponents=config["partitioned"]["size_exponents"],
-    # off the model's path and ready early: the longest chain of the jobs off it (gain and figures,
-    # 8-9 s), so it goes first of them and never ends a run alone (critical-path order: priority 3
-    # here, 2 for the collective figures, 1 for the other figure jobs off the path)
-    priority: 3
+    priority: 3  # the longest chain off the longest path (common.smk)
     log:
         "logs/partitioned/gain.log",
     benchmark:
@@ -80,10 +77,7 @@ rule partitioned_figures:
         pdfs=expand("results/figures/partitioned/{name}.pdf", name=["gain_vs_size", "gain_vs_theta", "gain_heatmap"]),
     params:
         figure=config["partitioned"]["figure"],
-    # off the model's path and ready early: the longest chain of the jobs off it (gain and figures,
-    # 8-9 s), so it goes first of them and never ends a run alone (critical-path order: priority 3
-    # here, 2 for the collective figures, 1 for the other figure jobs off the path)
-    priority: 3
+    priority: 3  # the longest chain off the longest path (common.smk)
     log:
         "logs/partitioned/figures.log",
     benchmark:

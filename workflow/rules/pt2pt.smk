@@ -40,8 +40,7 @@ rule pt2pt_figures:
     params:
         size=config["pt2pt"]["figure_size"],
         machine=config["machine"]["name"],
-    priority: 1  # off the model's path: ready early, so run before the figures that wait for the model
-    # (else the last one runs alone at the end of a cold run: 8 s with one core idle, measured)
+    priority: 1  # off the longest path, after the longer chains (common.smk)
     log:
         "logs/pt2pt/figures.log",
     benchmark:
