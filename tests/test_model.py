@@ -243,6 +243,40 @@ def test_compiled_evaluate_is_the_stepwise_one(operation, shape):
     assert om.evaluate(forest, counts, costs, operation, False, contention)[1] is None
 
 
+@pytest.mark.parametrize("operation", ["bcast", "reduce"])
+def test_forests_priced_in_one_pass_are_each_priced_alone(operation):
+    """evaluate_forests with a kept ``merged`` dict prices several forests (different shapes, P sets
+    and mappings; one with shared links, one without) in one compiled pass: exactly the times of one
+    pass per forest, with and without the mean, memory contention and forwarding; the laid-out
+    arrays are built once per set of forests."""
+    from collat.model.calibrated_mode import parametric_costs
+    rng = np.random.default_rng(3)
+    channels = {"core": 0, "socket": 1, "node": 2}
+    placements = md.Placements(TINY)
+    parts = [(*placements.census(spec, Pv, mapping, channels, "core"), links) for spec, Pv, mapping, links in (
+        ({"tree": "binomial"}, [3, 5, 8, 8], "node", ("node", "socket")),
+        ({"tree": "chain", "fanout": 1}, [2, 7], "core", ()),
+        ({"tree": "knomial", "radix": 4}, [4, 8], "socket", ("node",)))]
+    B, sizes = 3, np.array([1.0, 64.0, 4096.0, 65536.0])
+    costs = parametric_costs(np.exp(rng.normal(-1, 1, (B, 3, 5))), list(channels), sizes, 7,
+                             overhead=np.zeros(B), eager_limit=4096, waits=rng.uniform(0, 1, (B, 2)),
+                             memory=np.exp(rng.normal(-9, 1, B)), forward=rng.uniform(0, 1, B), small_limit=64)
+    merged = {}
+    for with_average in (True, False):
+        got = om.evaluate_forests(parts, costs, operation, with_average, merged)
+        for (forest, counts, links), (done, mean) in zip(parts, got):
+            want_done, want_mean = om.evaluate(forest, counts, costs, operation, with_average, links)
+            assert done.shape == (len(forest.sizes), costs.p2p.shape[1])
+            np.testing.assert_array_equal(done, want_done)
+            if with_average:
+                np.testing.assert_array_equal(mean, want_mean)
+            else:
+                assert mean is None and want_mean is None
+    assert len(merged) == 1
+    (bounds, laid), = merged.values()
+    assert bounds.shape == (4, 19) and bounds[-1, 17] == sum(len(f.sizes) for f, _, _ in parts)
+
+
 def test_linear_reduce_takes_the_highest_rank_first():
     """OpenMPI's linear reduce receives from rank P - 1 down to 1 (openmpi.receive_order); its bcast
     sends in rank order. P = 4, map-by core on TINY: the root's fan-in costs 0.5 (core) + 2 x 1

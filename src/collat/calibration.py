@@ -21,7 +21,7 @@ import pandas as pd
 from .model.calibrated_mode import FORWARD, MEMORY, OVERHEAD, PARAMETERS, WAITS, costs_from_table, parametric_costs
 from .model.costs import ChannelCosts
 from .model.forest import Placements
-from .model.openmpi_mode import plan_shapes, predict_arrays, price_plan
+from .model.openmpi_mode import plan_shapes, predict_arrays, price_plans
 from .model.options import ModelOptions
 
 CALIBRATION_COLUMNS = ["operation", "target", "channel", "parameter", "value", "start", "fitted", "se_log", "low",
@@ -108,7 +108,8 @@ class Problem:
             frames.append(g)
         self.cells = pd.concat(frames, ignore_index=True) if frames else c.iloc[:0]
         self.log_measured = np.log(self.cells["measured"].to_numpy(float))
-        self._plans: dict = {}  # (group, sizes as bytes) -> ShapePlan
+        self._plans: dict = {}  # sizes as bytes -> a ShapePlan per group
+        self._merged: dict = {}  # the plans' forests as one kernel pass (evaluate_forests)
 
     def predict(self, costs: ChannelCosts, options: ModelOptions, placements: Placements) -> np.ndarray:
         """Predictions of the cells, [B, cells] for costs of B parameter sets (:func:`parametric_costs`).
@@ -118,11 +119,12 @@ class Problem:
         B = len(costs.sizes) // S
         out = np.empty((B, len(self.cells)))
         sizes = costs.sizes.tobytes()
-        for g, (alg, mapping, Pv, rows, pi, si) in enumerate(self.groups):
-            plan = self._plans.get((g, sizes))
-            if plan is None:
-                plan = self._plans[(g, sizes)] = plan_shapes(self.operation, alg, mapping, Pv, costs.sizes, options)
-            targets = price_plan(plan, costs, options, placements, with_average=self.target == "avg")
+        plans = self._plans.get(sizes)
+        if plans is None:
+            plans = self._plans[sizes] = [plan_shapes(self.operation, alg, mapping, Pv, costs.sizes, options)
+                                          for alg, mapping, Pv, _, _, _ in self.groups]
+        priced = price_plans(plans, costs, options, placements, self.target == "avg", self._merged)
+        for (_, _, Pv, rows, pi, si), targets in zip(self.groups, priced):
             out[:, rows] = targets[self.target].reshape(len(Pv), B, S)[pi, :, si].T
         return out
 

@@ -240,3 +240,29 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p,
             if mean_b.shape[0] > 0:
                 for s in range(S):
                     mean_b[t, s] = total[s] / tree_size[t]
+
+
+@njit(cache=True, nogil=True)
+def forests_times(bounds, bcast, rows, inverse, gap, table, alpha, beta, p2p,
+                  link_k, link_start, link_senders, link_group, link_load, link_table,
+                  mem_senders, mem_concurrent, mem_contention, sizes,
+                  forward, forwarders, above, kids, klink, up, first, order, parent, q,
+                  tree_start, tree_size, done, mean):  # pragma: no cover - compiled
+    """:func:`forest_times` of several forests in one call: every array argument that describes a
+    forest is the forests' arrays laid end to end, each in its own indices, and forest f's part of
+    the i-th of them (in the order rows, inverse, link_k, link_start, link_senders, link_group,
+    link_load, mem_senders, mem_concurrent, forwarders, above, kids, klink, up, first, order,
+    parent, tree_start, tree_size) is ``bounds[f, i]:bounds[f + 1, i]``; done and mean (when asked
+    for) follow tree_size. One forest at a time keeps its [N, 32] scratch arrays in the cache."""
+    with_mean = mean.shape[0] > 0
+    for f in range(bounds.shape[0] - 1):
+        lo, hi = bounds[f], bounds[f + 1]
+        t0, t1 = lo[17], hi[17]
+        mean_f = mean[t0:t1] if with_mean else mean
+        forest_times(bcast, rows[lo[0]:hi[0]], inverse[lo[1]:hi[1]], gap, table, alpha, beta, p2p,
+                     link_k[lo[2]:hi[2]], link_start[lo[3]:hi[3]], link_senders[lo[4]:hi[4]],
+                     link_group[lo[5]:hi[5]], link_load[lo[6]:hi[6]], link_table,
+                     mem_senders[lo[7]:hi[7]], mem_concurrent[lo[8]:hi[8]], mem_contention, sizes,
+                     forward, forwarders[lo[9]:hi[9]], above[lo[10]:hi[10]], kids[lo[11]:hi[11]],
+                     klink[lo[12]:hi[12]], up[lo[13]:hi[13]], first[lo[14]:hi[14]], order[lo[15]:hi[15]],
+                     parent[lo[16]:hi[16]], q, tree_start[t0:t1], tree_size[t0:t1], done[t0:t1], mean_f)

@@ -144,28 +144,78 @@ def evaluate(forest: Forest, counts: np.ndarray, costs: ChannelCosts, operation:
     call at a time (tests/test_model.py holds the two equal): a calibration evaluates a handful of
     forests thousands of times, and the calls cost more than the sums.
     """
-    if forest.link is None:
-        raise ValueError("per-rank times need the channel of every link: build the forest with Placements.census")
+    return evaluate_forests([(forest, counts, contention)], costs, operation, with_average)[0]
+
+
+def evaluate_forests(parts: list, costs: ChannelCosts, operation: str, with_average: bool = True,
+                     merged: dict | None = None) -> list:
+    """:func:`evaluate` of several forests, ``parts`` = [(forest, counts, contention)], with one
+    priced cost set: [(completion, mean rank time or None)] per part.
+
+    With a ``merged`` dict (the caller's, kept across calls that price the same forests: a
+    calibration's) the forests are priced in one compiled pass, their kernel arrays laid end to end
+    once (:func:`_merge_plans`) and kept there; every tree is priced on its own in that pass, so the
+    times are those of one pass per forest. Without it, one pass per forest."""
+    for forest, _, _ in parts:
+        if forest.link is None:
+            raise ValueError("per-rank times need the channel of every link: build the forest with Placements.census")
     K, S = costs.p2p.shape
     link = _link_costs(costs)
-    present = () if link is None else tuple((c, costs.index[c]) for c in contention if c in costs.index)
+    receivers = 0 if link is None else link.shape[1]
+    presents = [() if link is None else tuple((c, costs.index[c]) for c in contention if c in costs.index)
+                for _, _, contention in parts]
     mem = np.broadcast_to(np.asarray(costs.memory_contention, dtype=float), (S,))
     forward = np.broadcast_to(np.asarray(costs.forward, dtype=float), (S,))
     memory_on, forward_on = bool(np.any(mem > 0)), bool(np.any(forward > 0))
-    plan = forest.memo(("kernel", present, 0 if link is None else link.shape[1], memory_on, forward_on),
-                       lambda: _kernel_plan(forest, counts, present, 0 if link is None else link.shape[1],
-                                            memory_on, forward_on))
-    rows, inverse, links, memory, forwarding, tail = plan
-    table = _priced_up_to(rows, costs)
-    q = np.where(costs.sizes > costs.eager_limit, costs.wait_rendezvous, costs.wait_eager)
-    T = len(forest.sizes)
+
+    def plan_of(forest, counts, present):
+        return forest.memo(("kernel", present, receivers, memory_on, forward_on),
+                           lambda: _kernel_plan(forest, counts, present, receivers, memory_on, forward_on))
+
+    if merged is not None and len(parts) > 1:
+        key = (tuple(f for f, _, _ in parts), tuple(presents), receivers, memory_on, forward_on)
+        if key not in merged:
+            merged[key] = _merge_plans([(plan_of(f, c, pr), f) for (f, c, _), pr in zip(parts, presents)])
+    gap, alpha, beta, p2p, mem, sizes, forward = (_f(a) for a in (np.maximum(costs.beta, 0.0), costs.alpha,
+                                                                   costs.beta, costs.p2p, mem, costs.sizes, forward))
+    q = _f(np.broadcast_to(np.where(costs.sizes > costs.eager_limit, costs.wait_rendezvous, costs.wait_eager), (S,)))
+    link_table = np.empty((0, 0, S)) if receivers == 0 or not any(presents) else link
+
+    def arguments(rows, inverse, links, memory, forwarding, tail):
+        table = _priced_up_to(rows, costs)
+        return ((operation == "bcast", rows, inverse, gap, np.empty((K, 0, S)) if table is None else table, alpha,
+                 beta, p2p, *links, link_table, *memory, mem, sizes, forward, *forwarding, *tail, q))
+
+    if merged is None or len(parts) == 1:
+        out = []
+        for (forest, counts, _), present in zip(parts, presents):
+            T = len(forest.sizes)
+            done, mean = np.empty((T, S)), np.empty((T if with_average else 0, S))
+            kernels.forest_times(*arguments(*plan_of(forest, counts, present)), forest.offsets, forest.sizes,
+                                 done, mean)
+            out.append((done, mean if with_average else None))
+        return out
+    bounds, laid = merged[key]
+    T = len(laid[-1])
     done, mean = np.empty((T, S)), np.empty((T if with_average else 0, S))
-    kernels.forest_times(
-        operation == "bcast", rows, inverse, _f(np.maximum(costs.beta, 0.0)),
-        np.empty((K, 0, S)) if table is None else table, _f(costs.alpha), _f(costs.beta), _f(costs.p2p),
-        *links, np.empty((0, 0, S)) if not present else link, *memory, _f(mem), _f(costs.sizes), _f(forward),
-        *forwarding, *tail, _f(np.broadcast_to(q, (S,))), forest.offsets, forest.sizes, done, mean)
-    return done, mean if with_average else None
+    rows, inverse = laid[:2]
+    links, memory, forwarding, tail = laid[2:7], laid[7:9], laid[9:11], laid[11:17]
+    kernels.forests_times(bounds, *arguments(rows, inverse, links, memory, forwarding, tail), laid[17], laid[18],
+                          done, mean)
+    ends = bounds[1:-1, 18]
+    return list(zip(np.split(done, ends), np.split(mean, ends) if with_average else [None] * len(parts)))
+
+
+def _merge_plans(pieces: list) -> tuple:
+    """The kernel arguments of several forests for :func:`collat.kernels.forests_times`, ``pieces`` =
+    [(:func:`_kernel_plan` of a forest, the forest)]: (the bounds of each forest's part [F + 1, 19],
+    every array of the plans laid end to end, the trees' starts and sizes), each forest in its own
+    indices."""
+    arrays = [[p[0], p[1], *p[2], *p[3], *p[4], *p[5], f.offsets, f.sizes] for p, f in pieces]
+    bounds = np.zeros((len(pieces) + 1, len(arrays[0])), dtype=np.int64)
+    bounds[1:] = np.cumsum([[len(a) for a in part] for part in arrays], axis=0)
+    laid = [np.concatenate(column) for column in zip(*arrays)]
+    return bounds, laid
 
 
 def _kernel_plan(forest: Forest, counts: np.ndarray, present: tuple, receivers: int, memory_on: bool,
@@ -274,19 +324,47 @@ def price_plan(plan: ShapePlan, costs: ChannelCosts, options: ModelOptions, plac
     """The targets of a :class:`ShapePlan` priced with ``costs`` (sizes as planned): {"max":
     completion [P, S], "avg": mean rank time (with_average)}, NaN where no shape is modelled; a
     ``costs.overhead`` (calibrated mode: a per-call constant) is added to both."""
-    shape_of = (len(plan.Pv), len(costs.sizes))
-    done = np.full(shape_of, np.nan)
-    mean = np.full(shape_of, np.nan) if with_average else None
-    for shape, rows, applies, links in plan.steps:
-        c, a = price_shape(shape, plan.operation, plan.Pv[rows], plan.mapping, costs, placements,
-                           options.unpinned_channel, with_average, links)
-        done[rows] = np.where(applies, c, done[rows])
+    return price_plans([plan], costs, options, placements, with_average)[0]
+
+
+def price_plans(plans: list, costs: ChannelCosts, options: ModelOptions, placements: Placements,
+                with_average: bool = True, merged: dict | None = None) -> list[dict]:
+    """:func:`price_plan` of several plans of one operation with one cost set; with ``merged`` (a
+    dict the caller keeps, :func:`evaluate_forests`) the trees of every plan in one compiled pass."""
+    if len({plan.operation for plan in plans}) > 1:
+        raise ValueError("price_plans prices the plans of one operation")
+    parts, where, priced = [], [], {}
+    for i, plan in enumerate(plans):
+        for j, (shape, rows, _, links) in enumerate(plan.steps):
+            if "schedule" in shape:
+                priced[i, j] = price_shape(shape, plan.operation, plan.Pv[rows], plan.mapping, costs, placements,
+                                           options.unpinned_channel, with_average, links)
+            else:
+                parts.append((*_tree_census(shape, plan.operation, plan.Pv[rows], plan.mapping, costs, placements,
+                                            options.unpinned_channel), links))
+                where.append((i, j))
+    if parts:
+        for (i, j), (done, mean) in zip(where, evaluate_forests(parts, costs, plans[0].operation, with_average,
+                                                                 merged)):
+            plan = plans[i]
+            shape, rows = plan.steps[j][:2]
+            priced[i, j] = _after_tree(shape, done, mean, plan.Pv[rows], plan.mapping, costs, placements,
+                                       options.unpinned_channel)
+    out = []
+    for i, plan in enumerate(plans):
+        shape_of = (len(plan.Pv), len(costs.sizes))
+        done = np.full(shape_of, np.nan)
+        mean = np.full(shape_of, np.nan) if with_average else None
+        for j, (_, rows, applies, _) in enumerate(plan.steps):
+            c, a = priced[i, j]
+            done[rows] = np.where(applies, c, done[rows])
+            if with_average:
+                mean[rows] = np.where(applies, a, mean[rows])
+        targets = {"max": done + costs.overhead}
         if with_average:
-            mean[rows] = np.where(applies, a, mean[rows])
-    targets = {"max": done + costs.overhead}
-    if with_average:
-        targets["avg"] = mean + costs.overhead
-    return targets
+            targets["avg"] = mean + costs.overhead
+        out.append(targets)
+    return out
 
 
 def predict_arrays(operation: str, algorithm: int, mapping: str, Pv, costs: ChannelCosts, options: ModelOptions,
@@ -326,10 +404,23 @@ def price_shape(shape: dict, operation: str, Pv, mapping: str, costs: ChannelCos
     if "schedule" in shape:
         layout = placements.schedule_layout(shape["schedule"], Pv, mapping, costs.index, unpinned)
         return schedules.price(layout, costs.p2p_at, costs.sizes)
-    forest, counts = placements.census(receive_order(shape, operation), Pv, mapping, costs.index, unpinned)
+    forest, counts = _tree_census(shape, operation, Pv, mapping, costs, placements, unpinned)
     done, mean = evaluate(forest, counts, costs, operation, with_average, contention)
+    return _after_tree(shape, done, mean, Pv, mapping, costs, placements, unpinned)
+
+
+def _tree_census(shape: dict, operation: str, Pv, mapping: str, costs: ChannelCosts, placements: Placements,
+                 unpinned: str):
+    """(Forest, counts) of a tree shape at every P of ``Pv``, in the order the operation sends."""
+    return placements.census(receive_order(shape, operation), Pv, mapping, costs.index, unpinned)
+
+
+def _after_tree(shape: dict, done, mean, Pv, mapping: str, costs: ChannelCosts, placements: Placements,
+                unpinned: str):
+    """A tree shape's times once its forest is evaluated: the in-order binary tree's relay to the
+    root (:func:`relay_to_root`), the others as they are."""
     if shape["tree"] == "in_order_binary":
-        done, mean = relay_to_root(done, mean, Pv, mapping, costs, placements, unpinned)
+        return relay_to_root(done, mean, Pv, mapping, costs, placements, unpinned)
     return done, mean
 
 
