@@ -38,7 +38,7 @@ def save(fig, png_path) -> None:
     tight = fig.get_tightbbox(fig.canvas.get_renderer())
     pad = tight.padded(plt.rcParams["savefig.pad_inches"])  # to whole pixels, outwards:
     box = Bbox(np.c_[np.floor(pad.min * DPI), np.ceil(pad.max * DPI)].T / DPI)
-    fig.set_layout_engine("none")
+    fig.set_layout_engine(None)  # not "none": a placeholder engine makes savefig lay out (draw) again
     width, height = fig.get_size_inches()
     if tight.x0 >= 0 and tight.y0 >= 0 and tight.x1 <= width and tight.y1 <= height:
         atomic_write(png, lambda tmp: plt.imsave(tmp, _cut(fig, box), format="png", dpi=DPI))
