@@ -465,16 +465,17 @@ def error_against_size(model_scores: pd.DataFrame, regression_scores: pd.DataFra
 def best_algorithm_maps(cells: pd.DataFrame, operation: str, mappings: list[str], algorithms: list[dict]):
     """Best algorithm over (P, size): the model's pick (among the measured algorithms and, if it was
     a candidate, OpenMPI's default) beside the measured best, one row per mapping; cells where not
-    every algorithm was measured are blank."""
-    import seaborn as sns
-
+    every algorithm was measured are blank. Colours: Set2 (seaborn's palette of that name is
+    matplotlib's colours in turn; taken from matplotlib, this job, the run's last, does not import
+    seaborn and the scipy.stats it loads: a second)."""
     from matplotlib.colors import BoundaryNorm, ListedColormap
 
     c = cells[cells["operation"] == operation]
     ids = sorted({a["id"] for a in algorithms} & (set(c["measured_best"]) | set(c["predicted_best"])))
     picked_by = (f"{c['mode'].iloc[0]} mode, its {c['target'].iloc[0]} prediction"
                  if {"mode", "target"} <= set(c.columns) and len(c) else "the model")
-    colours = sns.color_palette("Set2", len(ids))
+    set2 = plt.get_cmap("Set2").colors
+    colours = [set2[i % len(set2)] for i in range(len(ids))]
     cmap = ListedColormap(colours)
     norm = BoundaryNorm(np.arange(len(ids) + 1) - 0.5, len(ids))
     code = {a: i for i, a in enumerate(ids)}
