@@ -1,11 +1,13 @@
 # Input functions, targets and shared parameters of the workflow.
 #
 # Job priorities (the `priority:` of each rule) put a local run's jobs in critical-path order, so
-# that two cores stay busy and no long job ends a run alone: 10 for the longest path (hockney,
-# gamma, regression, calibration, predictions, validation, selection and their figures); off it, the
-# longest chains first: 3 for the partitioned stage (gain and figures, 8-9 s), 2 for the collective
-# figures (8-9 s each), 1 for the other figure jobs; the short tables and summary last. Cold runs on
-# 2 cores, alternated: 66.3 / 67.9 s with this order, 68.7 / 69.2 s without the 3/2/1 levels.
+# that two cores stay busy and no job ends a run alone: 10 for the longest path (hockney, gamma,
+# regression, calibration, predictions, validation, selection and their figures); off it, the
+# longest chains first: 3 for the partitioned stage (gain and figures, 7-8 s) and for the short
+# tables and summary, which are ready before the figures (left last, the two ran one after the
+# other on one core at the end of every run: 1.5 s); 2 for the collective figures (7-8 s each), 1
+# for the other figure jobs. Cold runs on 2 cores, alternated: 66.3 / 67.9 s with the 3/2/1 levels,
+# 68.7 / 69.2 s without; the tables and summary at 3: see the README's durations.
 
 import os
 from pathlib import Path

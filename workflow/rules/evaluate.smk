@@ -14,6 +14,7 @@ rule evaluate_tables:
         tables=config["paper"]["tables"],
         algorithms=config["algorithms"],
         size=config["evaluate"]["size"],
+    priority: 3  # short, ready before the figures: not left to end the run alone (common.smk)
     log:
         "logs/evaluate/tables.log",
     benchmark:
@@ -38,6 +39,7 @@ rule evaluate_summary:
     params:
         size=config["evaluate"]["size"],
         setting=config["evaluate"]["summary_crossover"],
+    priority: 3  # short, ready before the figures: not left to end the run alone (common.smk)
     log:
         "logs/evaluate/summary.log",
     benchmark:
