@@ -154,8 +154,9 @@ def evaluate_forests(parts: list, costs: ChannelCosts, operation: str, with_aver
 
     With a ``merged`` dict (the caller's, kept across calls that price the same forests: a
     calibration's) the forests are priced in one compiled pass, their kernel arrays laid end to end
-    once (:func:`_merge_plans`) and kept there; every tree is priced on its own in that pass, so the
-    times are those of one pass per forest. Without it, one pass per forest."""
+    once (:func:`_laid_end_to_end`) and kept there; every forest is priced on its own in that pass
+    (:func:`collat.kernels.forests_times`), so the times are those of one pass per forest, without
+    the Python around each. Without it, one pass per forest."""
     for forest, _, _ in parts:
         if forest.link is None:
             raise ValueError("per-rank times need the channel of every link: build the forest with Placements.census")
@@ -168,69 +169,69 @@ def evaluate_forests(parts: list, costs: ChannelCosts, operation: str, with_aver
     forward = np.broadcast_to(np.asarray(costs.forward, dtype=float), (S,))
     memory_on, forward_on = bool(np.any(mem > 0)), bool(np.any(forward > 0))
 
-    def plan_of(forest, counts, present):
+    def arrays_of(forest, counts, present):  # the forest's arrays in _FOREST_ARRAYS order, once per forest
         return forest.memo(("kernel", present, receivers, memory_on, forward_on),
-                           lambda: _kernel_plan(forest, counts, present, receivers, memory_on, forward_on))
+                           lambda: (*_kernel_plan(forest, counts, present, receivers, memory_on, forward_on),
+                                    forest.offsets, forest.sizes))
 
-    if merged is not None and len(parts) > 1:
-        key = (tuple(f for f, _, _ in parts), tuple(presents), receivers, memory_on, forward_on)
-        if key not in merged:
-            merged[key] = _merge_plans([(plan_of(f, c, pr), f) for (f, c, _), pr in zip(parts, presents)])
     gap, alpha, beta, p2p, mem, sizes, forward = (_f(a) for a in (np.maximum(costs.beta, 0.0), costs.alpha,
                                                                    costs.beta, costs.p2p, mem, costs.sizes, forward))
     q = _f(np.broadcast_to(np.where(costs.sizes > costs.eager_limit, costs.wait_rendezvous, costs.wait_eager), (S,)))
     link_table = np.empty((0, 0, S)) if receivers == 0 or not any(presents) else link
 
-    def arguments(rows, inverse, links, memory, forwarding, tail):
-        table = _priced_up_to(rows, costs)
-        return ((operation == "bcast", rows, inverse, gap, np.empty((K, 0, S)) if table is None else table, alpha,
-                 beta, p2p, *links, link_table, *memory, mem, sizes, forward, *forwarding, *tail, q))
+    def arguments(a):  # forest_times' arguments but done and mean, from the arrays of _FOREST_ARRAYS
+        table = _priced_up_to(a[0], costs)
+        return (operation == "bcast", a[0], a[1], gap, np.empty((K, 0, S)) if table is None else table, alpha, beta,
+                p2p, *a[2:7], link_table, *a[7:9], mem, sizes, forward, *a[9:17], q, a[17], a[18])
+
+    def empty(T):
+        return np.empty((T, S)), np.empty((T if with_average else 0, S))
 
     if merged is None or len(parts) == 1:
         out = []
         for (forest, counts, _), present in zip(parts, presents):
-            T = len(forest.sizes)
-            done, mean = np.empty((T, S)), np.empty((T if with_average else 0, S))
-            kernels.forest_times(*arguments(*plan_of(forest, counts, present)), forest.offsets, forest.sizes,
-                                 done, mean)
+            done, mean = empty(len(forest.sizes))
+            kernels.forest_times(*arguments(arrays_of(forest, counts, present)), done, mean)
             out.append((done, mean if with_average else None))
         return out
+    key = (tuple(f for f, _, _ in parts), tuple(presents), receivers, memory_on, forward_on)
+    if key not in merged:
+        merged[key] = _laid_end_to_end([arrays_of(f, c, pr) for (f, c, _), pr in zip(parts, presents)])
     bounds, laid = merged[key]
-    T = len(laid[-1])
-    done, mean = np.empty((T, S)), np.empty((T if with_average else 0, S))
-    rows, inverse = laid[:2]
-    links, memory, forwarding, tail = laid[2:7], laid[7:9], laid[9:11], laid[11:17]
-    kernels.forests_times(bounds, *arguments(rows, inverse, links, memory, forwarding, tail), laid[17], laid[18],
-                          done, mean)
-    ends = bounds[1:-1, 18]
+    done, mean = empty(int(bounds[-1, -1]))
+    kernels.forests_times(bounds, *arguments(laid), done, mean)
+    ends = bounds[1:-1, -1]
     return list(zip(np.split(done, ends), np.split(mean, ends) if with_average else [None] * len(parts)))
 
 
-def _merge_plans(pieces: list) -> tuple:
-    """The kernel arguments of several forests for :func:`collat.kernels.forests_times`, ``pieces`` =
-    [(:func:`_kernel_plan` of a forest, the forest)]: (the bounds of each forest's part [F + 1, 19],
-    every array of the plans laid end to end, the trees' starts and sizes), each forest in its own
-    indices."""
-    arrays = [[p[0], p[1], *p[2], *p[3], *p[4], *p[5], f.offsets, f.sizes] for p, f in pieces]
-    bounds = np.zeros((len(pieces) + 1, len(arrays[0])), dtype=np.int64)
-    bounds[1:] = np.cumsum([[len(a) for a in part] for part in arrays], axis=0)
-    laid = [np.concatenate(column) for column in zip(*arrays)]
-    return bounds, laid
+# What forest_times takes from one forest, in its argument order (the columns of forests_times' bounds):
+# _kernel_plan's arrays, then the trees' starts and sizes.
+_FOREST_ARRAYS = ("rows", "inverse", "link_k", "link_start", "link_senders", "link_group", "link_load",
+                  "mem_senders", "mem_concurrent", "forwarders", "above", "kids", "klink", "up", "first", "order",
+                  "parent", "tree_start", "tree_size")
+
+
+def _laid_end_to_end(forests: list) -> tuple:
+    """(bounds [F + 1, 19], arrays) for :func:`collat.kernels.forests_times` from the
+    :data:`_FOREST_ARRAYS` of F forests: each array of every forest laid end to end, each forest in
+    its own indices, forest f's part of array i at bounds[f, i]:bounds[f + 1, i]."""
+    bounds = np.zeros((len(forests) + 1, len(_FOREST_ARRAYS)), dtype=np.int64)
+    bounds[1:] = np.cumsum([[len(a) for a in arrays] for arrays in forests], axis=0)
+    return bounds, [np.concatenate(column) for column in zip(*forests)]
 
 
 def _kernel_plan(forest: Forest, counts: np.ndarray, present: tuple, receivers: int, memory_on: bool,
                  forward_on: bool) -> tuple:
     """What :func:`evaluate` passes :func:`collat.kernels.forest_times` from the forest and its census
-    alone, once per forest: (distinct census rows, the row of every node, the shared links
-    (:func:`_links_plan`), the memory groups, the forwarders (empty when their cost is off), and
-    the send plan, order and parents)."""
+    alone, once per forest, the first 17 of :data:`_FOREST_ARRAYS`: distinct census rows, the row of
+    every node, the shared links (:func:`_links_plan`), the memory groups, the forwarders (empty
+    when their cost is off), and the send plan, order and parents."""
     rows, inverse = census_rows(counts)
     memory = (tuple(np.asarray(a, dtype=t) for a, t in zip(_memory_groups(forest, counts), (np.int64, float)))
               if memory_on else (_NONE, _EMPTY))
     forwarding = _forwarding_plan(forest) if forward_on else (_NO_MASK, _EMPTY)
-    kids, klink, up, first = forest.send_plan
-    return (rows, np.asarray(inverse, dtype=np.int64), _links_plan(forest, counts, present, receivers), memory,
-            forwarding, (kids, klink, up, first, forest.order, forest.parent))
+    return (rows, np.asarray(inverse, dtype=np.int64), *_links_plan(forest, counts, present, receivers), *memory,
+            *forwarding, *forest.send_plan, forest.order, forest.parent)
 
 
 _NONE, _EMPTY, _NO_MASK = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.bool_)
