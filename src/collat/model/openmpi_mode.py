@@ -331,19 +331,28 @@ def price_plan(plan: ShapePlan, costs: ChannelCosts, options: ModelOptions, plac
 def price_plans(plans: list, costs: ChannelCosts, options: ModelOptions, placements: Placements,
                 with_average: bool = True, merged: dict | None = None) -> list[dict]:
     """:func:`price_plan` of several plans of one operation with one cost set; with ``merged`` (a
-    dict the caller keeps, :func:`evaluate_forests`) the trees of every plan in one compiled pass."""
+    dict the caller keeps, :func:`evaluate_forests`) the trees of every plan in one compiled pass, and
+    which forests those are is kept there too (the plans' ids; the plans are kept with them)."""
     if len({plan.operation for plan in plans}) > 1:
         raise ValueError("price_plans prices the plans of one operation")
-    parts, where, priced = [], [], {}
-    for i, plan in enumerate(plans):
-        for j, (shape, rows, _, links) in enumerate(plan.steps):
-            if "schedule" in shape:
-                priced[i, j] = price_shape(shape, plan.operation, plan.Pv[rows], plan.mapping, costs, placements,
-                                           options.unpinned_channel, with_average, links)
-            else:
-                parts.append((*_tree_census(shape, plan.operation, plan.Pv[rows], plan.mapping, costs, placements,
-                                            options.unpinned_channel), links))
-                where.append((i, j))
+    key = ("trees of", tuple(map(id, plans)), tuple(costs.index), options.unpinned_channel)
+    found = merged.get(key) if merged is not None else None
+    if found is None or any(a is not b for a, b in zip(found[0], plans)):  # ids of plans no longer held
+        parts, where = [], []  # the tree steps' forests, (plan, step) of each
+        for i, plan in enumerate(plans):
+            for j, (shape, rows, _, links) in enumerate(plan.steps):
+                if "schedule" not in shape:
+                    parts.append((*_tree_census(shape, plan.operation, plan.Pv[rows], plan.mapping, costs,
+                                                placements, options.unpinned_channel), links))
+                    where.append((i, j))
+        found = (tuple(plans), parts, where)
+        if merged is not None:
+            merged[key] = found
+    _, parts, where = found
+    priced = {(i, j): price_shape(shape, plan.operation, plan.Pv[rows], plan.mapping, costs, placements,
+                                  options.unpinned_channel, with_average, links)
+              for i, plan in enumerate(plans) for j, (shape, rows, _, links) in enumerate(plan.steps)
+              if "schedule" in shape}
     if parts:
         for (i, j), (done, mean) in zip(where, evaluate_forests(parts, costs, plans[0].operation, with_average,
                                                                  merged)):
