@@ -118,7 +118,8 @@ class Forest:
 
 
 def link_channels(parent: np.ndarray, ranks, channel_index: dict, unpinned_channel: str = "core") -> np.ndarray:
-    """Channel index of the link from every node to its parent, [P] (-1 for the root)."""
+    """Channel index of the link from every node to its parent, [N] (-1 for a root): of a tree, or of a
+    forest with its trees' placements laid end to end (global node ids)."""
     s = np.flatnonzero(parent >= 0)
     codes = channel_codes(ranks, parent[s], s, unpinned_channel)
     lookup = np.array([channel_index.get(c, -1) for c in LEVELS])
@@ -267,16 +268,13 @@ class Placements:
         shape = tuple(sorted((k, v) for k, v in spec.items() if k in ("tree", "fanout", "radix", "order")))
         key = (shape, tuple(int(p) for p in P_values), mapping, tuple(channel_index), unpinned)
         if key not in self._census:
-            parents = [trees.tree(int(P), spec) for P in P_values]
-            links = [link_channels(p, self(int(P), mapping), channel_index, unpinned)
-                     for p, P in zip(parents, P_values)]
-            counts = np.vstack([census(p, None, channel_index, unpinned, k) for p, k in zip(parents, links)])
-            forest = Forest(parents)
-            forest.link = np.concatenate(links)
+            forest = Forest([trees.tree(int(P), spec) for P in P_values])
+            laid = {column: np.concatenate([self(int(P), mapping)[column] for P in P_values])
+                    for column in ("node", "socket", "l3", "pinned")}  # every tree's placement, end to end
+            forest.link = link_channels(forest.parent, laid, channel_index, unpinned)  # global ids: one pass
             forest.send_key = np.concatenate([send_keys(spec, int(P)) for P in P_values])
-            forest.where = {level: np.concatenate([self(int(P), mapping)[level] for P in P_values])
-                            for level in ("node", "socket")}
-            self._census[key] = (forest, counts)
+            forest.where = {level: laid[level] for level in ("node", "socket")}
+            self._census[key] = (forest, census(forest.parent, None, channel_index, unpinned, forest.link))
         return self._census[key]
 
     def schedule_layout(self, name: str, P_values, mapping: str, channel_index: dict, unpinned: str):
