@@ -107,3 +107,28 @@ def test_ring_in_closed_form_equals_its_steps():
     c, t = np.array([[0.0], [0.0], [5.0]]), np.array([[1.0], [2.0], [1.0]])
     assert sc.ring_closed_form(c, t, np.array([0, 1, 0]), 2).ravel().tolist() == [7.0, 7.0, 7.0]
     assert sc.ring_steps(c, t, 1).ravel().tolist() == [6.0, 2.0, 6.0]
+
+
+def test_compiled_ring_phase_is_the_closed_form():
+    """kernels.ring_phase prices several rings of one clock array in one call (a sliding-window
+    maximum instead of the sparse table): exactly ring_closed_form's numbers, ring by ring, for
+    random clocks, three kinds of message times and repeat counts 0 to P - 1; rows outside the
+    rings untouched."""
+    from collat import kernels
+
+    rng = np.random.default_rng(5)
+    sizes = (2, 3, 8, 17, 64, 130)
+    rows = 3 + sum(sizes)
+    clock = rng.uniform(0.0, 20.0, (rows, 5))
+    kinds = rng.integers(0, 3, rows)
+    t_all = rng.uniform(0.1, 5.0, (3, 5))[kinds]
+    rings, want, lo = [], clock.copy(), 3
+    for P in sizes:
+        n = int(rng.integers(0, P))
+        rings.append((lo, lo + P, lo, lo + P, n))
+        want[lo:lo + P] = sc.ring_closed_form(clock[lo:lo + P], t_all[lo:lo + P], kinds[lo:lo + P], n)
+        lo += P
+    got = clock.copy()
+    kernels.ring_phase(got, t_all, kinds.astype(np.int64), np.array(rings, dtype=np.int64))
+    np.testing.assert_array_equal(got, want)
+    assert not np.array_equal(got[3:], clock[3:]) and np.array_equal(got[:3], clock[:3])

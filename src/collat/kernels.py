@@ -266,3 +266,62 @@ def forests_times(bounds, bcast, rows, inverse, gap, table, alpha, beta, p2p,
                      forward, forwarders[lo[9]:hi[9]], above[lo[10]:hi[10]], kids[lo[11]:hi[11]],
                      klink[lo[12]:hi[12]], up[lo[13]:hi[13]], first[lo[14]:hi[14]], order[lo[15]:hi[15]],
                      parent[lo[16]:hi[16]], q, tree_start[t0:t1], tree_size[t0:t1], done[t0:t1], mean_f)
+
+
+@njit(cache=True, nogil=True)
+def ring_phase(clock, t_all, kind, rings):  # pragma: no cover - compiled
+    """:func:`collat.schedules.ring_closed_form` of every ring of ``rings`` ([R, 5]: first row, end row,
+    first message, end message, repeats n; n <= rows - 1) on ``clock`` [rows, S], in place, with its
+    arithmetic: per kind of message (``kind``, one per message; time T, that of the kind's first
+    message), g[u] = c[u] - PS[u] + u T over the ring unrolled twice, its maximum over the ranks
+    s - n <= u <= (the last rank of that kind at or before s) by a sliding window (both ends move
+    forward with s) instead of a sparse table, plus PS[s] + (n - s) T; the largest over kinds."""
+    S = clock.shape[1]
+    for r in range(rings.shape[0]):
+        lo, hi, m0, n = rings[r, 0], rings[r, 1], rings[r, 2], rings[r, 4]
+        P = hi - lo
+        PS = np.zeros((2 * P, S))
+        for u in range(1, 2 * P):
+            for c in range(S):
+                PS[u, c] = PS[u - 1, c] + t_all[m0 + (u - 1) % P, c]
+        out = np.full((P, S), -np.inf)
+        last = np.empty(2 * P, dtype=np.int64)
+        window = np.empty(2 * P, dtype=np.int64)
+        g = np.empty(2 * P)
+        for first in range(P):
+            kv = kind[m0 + first]
+            seen = False
+            for j in range(first):
+                if kind[m0 + j] == kv:
+                    seen = True
+                    break
+            if seen:
+                continue
+            at = -1
+            for pos in range(2 * P):
+                if kind[m0 + pos % P] == kv:
+                    at = pos
+                last[pos] = at
+            for c in range(S):
+                T = t_all[m0 + first, c]
+                for u in range(2 * P):
+                    g[u] = clock[lo + u % P, c] - PS[u, c] + u * T
+                head, tail, nxt = 0, 0, 0
+                for s in range(P, 2 * P):
+                    a, b = s - n, last[s]
+                    if b < a:
+                        continue
+                    while nxt <= b:
+                        while tail > head and g[window[tail - 1]] <= g[nxt]:
+                            tail -= 1
+                        window[tail] = nxt
+                        tail += 1
+                        nxt += 1
+                    while window[head] < a:
+                        head += 1
+                    value = g[window[head]] + PS[s, c] + (n - s) * T
+                    if value > out[s - P, c]:
+                        out[s - P, c] = value
+        for i in range(P):
+            for c in range(S):
+                clock[lo + i, c] = out[i, c]

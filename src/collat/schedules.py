@@ -316,11 +316,18 @@ def _ring_phase(clock: np.ndarray, rings: list, t_all: np.ndarray, pair_of: np.n
     """The trailing rings of several schedules, in place: ``rings`` lists (first row, end row,
     first message, end message, repeats); ``pair_of`` the priced (channel, share) pair of every
     message (messages of one pair take the same time). A ring of n <= P - 1 repeats is taken in
-    closed form (:func:`ring_closed_form`), a longer one step by step (:func:`ring_steps`)."""
-    for lo, hi, m0, m1, repeats in rings:
-        if repeats <= hi - lo - 1:
+    closed form (:func:`ring_closed_form`; the closed forms of all rings in one compiled call,
+    :func:`collat.kernels.ring_phase`, when every time and clock is finite), a longer one step by step
+    (:func:`ring_steps`)."""
+    closed = [ring for ring in rings if ring[4] <= ring[1] - ring[0] - 1]
+    if closed and np.isfinite(t_all).all() and np.isfinite(clock).all():
+        kernels.ring_phase(clock, np.ascontiguousarray(t_all, dtype=float), np.asarray(pair_of, dtype=np.int64),
+                           np.array(closed, dtype=np.int64))
+    else:
+        for lo, hi, m0, m1, repeats in closed:
             clock[lo:hi] = ring_closed_form(clock[lo:hi], t_all[m0:m1], pair_of[m0:m1], repeats)
-        else:
+    for lo, hi, m0, m1, repeats in rings:
+        if repeats > hi - lo - 1:
             clock[lo:hi] = ring_steps(clock[lo:hi], t_all[m0:m1], repeats)
 
 
