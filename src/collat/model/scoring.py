@@ -29,8 +29,9 @@ def score(predictions: pd.DataFrame, collective: pd.DataFrame, options: ModelOpt
         data["keep_paper"] = data["keep_paper"].to_numpy() & ~(data["P"].to_numpy() > cap)  # NaN cap: none
     names = data.groupby(["operation", "algorithm"], sort=False)["algorithm_name"].first()
     frames = []
-    for (mode, target), pred in predictions.groupby(["mode", "target"], sort=True):
-        merged = data.merge(pred[keys + ["predicted"]], on=keys, how="inner")
+    scored = predictions[keys + ["predicted"]]  # the rows of each (mode, target) taken from these columns only
+    for (mode, target), rows in sorted(predictions.groupby(["mode", "target"]).indices.items()):
+        merged = data.merge(scored.take(rows), on=keys, how="inner")
         merged = merged[merged[target].notna() & merged["predicted"].notna()]
         for cleaning in options.cleanings:
             kept = merged[merged[f"keep_{cleaning}"]]
@@ -45,5 +46,5 @@ def score(predictions: pd.DataFrame, collective: pd.DataFrame, options: ModelOpt
     out = pd.concat(frames, ignore_index=True)
     out["algorithm"] = out["algorithm"].astype(int)
     out["size"] = out["size"].astype(int)
-    out["algorithm_name"] = [names.get((o, a)) for o, a in zip(out["operation"], out["algorithm"])]
+    out["algorithm_name"] = names.reindex(pd.MultiIndex.from_frame(out[["operation", "algorithm"]])).to_numpy()
     return out[columns]
