@@ -5,9 +5,10 @@
 # regression, calibration, predictions, validation, selection and their figures); off it, the
 # longest chains first: 3 for the partitioned stage (gain and figures, 7-8 s) and for the short
 # tables and summary, which are ready before the figures (left last, the two ran one after the
-# other on one core at the end of every run: 1.5 s); 2 for the collective figures (7-8 s each), 1
-# for the other figure jobs. Cold runs on 2 cores, alternated: 66.3 / 67.9 s with the 3/2/1 levels,
-# 68.7 / 69.2 s without; the tables and summary at 3: see the README's durations.
+# other on one core at the end of every run: 1.5 s); 2 for the collective figures (7-8 s each) and
+# the accuracy figures (5-6 s); 1 for the shorter figure jobs (pt2pt, nbft: 4-5 s), so that a run
+# ends on two short jobs, not on one long one beside an idle core. Cold runs on 2 cores, alternated:
+# 66.3 / 67.9 s with the 3/2/1 levels, 68.7 / 69.2 s without; the rest: the README's durations.
 
 import os
 from pathlib import Path

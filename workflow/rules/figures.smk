@@ -53,7 +53,7 @@ rule figures_accuracy:
         size=config["evaluate"]["size"],
         algorithms=config["algorithms"],
         mappings=config["mappings"],
-    priority: 1  # off the longest path, after the longer chains (common.smk)
+    priority: 2  # off the longest path, with the collective figures: the 5-6 s figure jobs before the 4 s ones (common.smk)
     log:
         "logs/figures/accuracy.log",
     benchmark:
