@@ -93,3 +93,27 @@ def test_validation_scatter_draws_its_scale_beside_the_floor():
     assert "median rel. error 0.10" in ax.texts[0].get_text()  # |1.5-1|/1, 0, |90-100|/100: median 0.1
     assert fig.axes[1].texts[0].get_text() == "cannot predict"
     plt.close(fig)
+
+
+def test_same_limits_are_the_shared_axes_autoscale_without_sharing():
+    import matplotlib.pyplot as plt
+
+    def draw(axes):
+        axes[0].plot([0.0, 10.0], [1.0, 10.0])
+        axes[1].plot([5.0, 20.0], [10.0, 1000.0])
+        for ax in axes:
+            ax.set_yscale("log")
+
+    fig, axes = plt.subplots(1, 2)
+    draw(axes)
+    fg._same_limits(axes, "xy")
+    # x: data 0..20, 5 % of the range each side; y (log): decades 0..3, 5 % of three decades each side
+    for ax in axes:
+        assert np.allclose(ax.get_xlim(), (-1.0, 21.0))
+        assert np.allclose(np.log10(ax.get_ylim()), (-0.15, 3.15))
+    mine = [ax.get_xlim() + ax.get_ylim() for ax in axes]
+    shared_fig, shared = plt.subplots(1, 2, sharex=True, sharey=True)
+    draw(shared)
+    assert np.allclose(mine, [ax.get_xlim() + ax.get_ylim() for ax in shared], rtol=1e-12)
+    plt.close(fig)
+    plt.close(shared_fig)
