@@ -277,6 +277,29 @@ def test_forests_priced_in_one_pass_are_each_priced_alone(operation):
     assert bounds.shape == (4, 19) and bounds[-1, 17] == sum(len(f.sizes) for f, _, _ in parts)
 
 
+@pytest.mark.parametrize("operation", ["bcast", "reduce"])
+def test_the_kernels_scratch_is_kept_and_its_old_values_do_not_matter(operation):
+    """The forest kernels cut their per-block arrays from one scratch buffer per thread, kept between
+    calls (openmpi_mode._scratch): a buffer left full of NaN and infinities by an earlier, larger call
+    gives the same times as a thread's fresh one, and a call that fits in it does not replace it."""
+    import threading
+
+    placements = md.Placements(TINY)
+    forest, counts = placements.census({"tree": "binomial"}, [3, 5, 8], "node", {"core": 0, "socket": 1, "node": 2},
+                                       "core")
+    costs = tiny_costs()
+    fresh = []
+    t = threading.Thread(target=lambda: fresh.extend(om.evaluate(forest, counts, costs, operation, True, ("node",))))
+    t.start()
+    t.join()
+    work = om._scratch(10 * kernels.scratch_size(len(forest.parent), costs.p2p.shape[1]))
+    work[::2], work[1::2] = np.nan, -np.inf
+    again = om.evaluate(forest, counts, costs, operation, True, ("node",))
+    assert om._scratch(1) is work
+    for got, want in zip(again, fresh):
+        np.testing.assert_array_equal(got, want)
+
+
 def test_linear_reduce_takes_the_highest_rank_first():
     """OpenMPI's linear reduce receives from rank P - 1 down to 1 (openmpi.receive_order); its bcast
     sends in rank order. P = 4, map-by core on TINY: the root's fan-in costs 0.5 (core) + 2 x 1

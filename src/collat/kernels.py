@@ -56,8 +56,13 @@ def arrivals(order, parent, offset, arrival):  # pragma: no cover - compiled
 def fanin_done(order, parent, w, finish):  # pragma: no cover - compiled
     """finish[n] = (the slowest finish of n's children, 0 for a leaf) + w[n], children before parents
     (``order`` read backwards)."""
-    N, S = w.shape
-    sub = np.zeros((N, S))
+    _fanin_done(order, parent, w, finish, np.zeros(w.shape))
+
+
+@njit(cache=True, nogil=True)
+def _fanin_done(order, parent, w, finish, sub):  # pragma: no cover - compiled
+    """:func:`fanin_done` with its scratch ``sub`` [N, S] given, zero."""
+    S = w.shape[1]
     for i in range(order.shape[0] - 1, -1, -1):
         n = order[i]
         p = parent[n]
@@ -143,6 +148,13 @@ def sequential_fanout(counts, gap, table, alpha, beta, p2p, out):  # pragma: no 
 
 
 BLOCK = 32  # columns per pass of forest_times: a block's [N, BLOCK] scratch arrays stay in the core's cache
+SCRATCH = 7  # [N, BLOCK] arrays of one block: fan-outs, w, offsets, gaps, times, fan-in finish, its scratch
+
+
+def scratch_size(nodes: int, columns: int) -> int:
+    """The length of the ``work`` buffer :func:`forest_times` needs for ``nodes`` ranks and ``columns``
+    columns (and :func:`forests_times` for its largest forest)."""
+    return SCRATCH * nodes * min(BLOCK, columns)
 
 
 @njit(cache=True, nogil=True)
@@ -150,7 +162,7 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p,
                  link_k, link_start, link_senders, link_group, link_load, link_table,
                  mem_senders, mem_concurrent, mem_contention, sizes,
                  forward, forwarders, above, kids, klink, up, first, order, parent, q,
-                 tree_start, tree_size, done, mean):  # pragma: no cover - compiled
+                 tree_start, tree_size, done, mean, work):  # pragma: no cover - compiled
     """Every rank's time along a forest, reduced per tree: done[t] = the slowest rank of tree t, mean[t]
     = the mean over its ranks (mean with no rows: not asked for). One pass per step of
     :func:`collat.model.openmpi_mode.evaluate`, in its order and with its arithmetic:
@@ -167,7 +179,10 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p,
 
     BLOCK columns at a time (``*_b``: a block's slice of the last axis): every column is priced on
     its own, and a calibration's Jacobian has hundreds of them over ~1000 ranks, whose [N, S]
-    arrays would not stay in the cache from one pass to the next."""
+    arrays would not stay in the cache from one pass to the next. A block's scratch arrays are cut
+    from ``work`` (at least :func:`scratch_size` long; its values do not matter), which the caller
+    keeps from call to call: memory the process already touched, where seven fresh [N, 32] arrays
+    per block (8 MB each over the 33 000 ranks of a curve P = 2..256) cost page faults every call."""
     N = inverse.shape[0]
     with_mean = mean.shape[0] > 0
     for a in range(0, gap.shape[1], BLOCK):
@@ -178,9 +193,15 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p,
         mem_contention_b, sizes_b = mem_contention[a:b], sizes[a:b]
         forward_b, q_b, done_b = forward[a:b], q[a:b], done[:, a:b]
         mean_b = mean[:, a:b] if with_mean else mean
-        fan = np.empty((rows.shape[0], S))
+        NS = N * S
+        fan = work[:rows.shape[0] * S].reshape((rows.shape[0], S))
+        w = work[NS:2 * NS].reshape((N, S))
+        offset = work[2 * NS:3 * NS].reshape((N, S))
+        gap_of = work[3 * NS:4 * NS].reshape((N, S))
+        out = work[4 * NS:5 * NS].reshape((N, S))
+        finish = work[5 * NS:6 * NS].reshape((N, S))
+        sub = work[6 * NS:SCRATCH * NS].reshape((N, S))
         sequential_fanout(rows, gap_b, table_b, alpha_b, beta_b, p2p_b, fan)
-        w = np.empty((N, S))
         for n in range(N):
             r = inverse[n]
             for s in range(S):
@@ -204,10 +225,10 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p,
                 if forwarders[n]:
                     for s in range(S):
                         w[n, s] += forward_b[s]
-        offset = np.zeros((N, S))
-        gap_of = np.zeros((N, S))
+        offset[:, :] = 0.0
+        gap_of[:, :] = 0.0
         message_offsets(kids, klink, up, first, gap_b, alpha_b, p2p_b, w, offset, gap_of)
-        out = np.zeros((N, S))
+        out[:, :] = 0.0
         if bcast:
             arrivals(order, parent, offset, out)
             for n in range(N):
@@ -221,8 +242,8 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p,
                         for s in range(S):
                             out[n, s] += forward_b[s]
         else:
-            finish = np.empty((N, S))
-            fanin_done(order, parent, w, finish)
+            sub[:, :] = 0.0
+            _fanin_done(order, parent, w, finish, sub)
             out[:, :] = finish
             reduce_sends(kids, parent, finish, w, offset, gap_of, q_b, out)
         total = np.empty(S)
@@ -247,13 +268,14 @@ def forests_times(bounds, bcast, rows, inverse, gap, table, alpha, beta, p2p,
                   link_k, link_start, link_senders, link_group, link_load, link_table,
                   mem_senders, mem_concurrent, mem_contention, sizes,
                   forward, forwarders, above, kids, klink, up, first, order, parent, q,
-                  tree_start, tree_size, done, mean):  # pragma: no cover - compiled
+                  tree_start, tree_size, done, mean, work):  # pragma: no cover - compiled
     """:func:`forest_times` of several forests in one call: every array argument that describes a
     forest is the forests' arrays laid end to end, each in its own indices, and forest f's part of
     the i-th of them (in the order rows, inverse, link_k, link_start, link_senders, link_group,
     link_load, mem_senders, mem_concurrent, forwarders, above, kids, klink, up, first, order,
     parent, tree_start, tree_size) is ``bounds[f, i]:bounds[f + 1, i]``; done and mean (when asked
-    for) follow tree_size. One forest at a time keeps its [N, 32] scratch arrays in the cache."""
+    for) follow tree_size. One forest at a time keeps its [N, 32] scratch arrays in the cache; ``work``
+    holds those of the largest forest (:func:`scratch_size`)."""
     with_mean = mean.shape[0] > 0
     for f in range(bounds.shape[0] - 1):
         lo, hi = bounds[f], bounds[f + 1]
@@ -265,7 +287,7 @@ def forests_times(bounds, bcast, rows, inverse, gap, table, alpha, beta, p2p,
                      mem_senders[lo[7]:hi[7]], mem_concurrent[lo[8]:hi[8]], mem_contention, sizes,
                      forward, forwarders[lo[9]:hi[9]], above[lo[10]:hi[10]], kids[lo[11]:hi[11]],
                      klink[lo[12]:hi[12]], up[lo[13]:hi[13]], first[lo[14]:hi[14]], order[lo[15]:hi[15]],
-                     parent[lo[16]:hi[16]], q, tree_start[t0:t1], tree_size[t0:t1], done[t0:t1], mean_f)
+                     parent[lo[16]:hi[16]], q, tree_start[t0:t1], tree_size[t0:t1], done[t0:t1], mean_f, work)
 
 
 @njit(cache=True, nogil=True)

@@ -15,6 +15,7 @@ channel costs (:mod:`.calibrated_mode`).
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -191,7 +192,8 @@ def evaluate_forests(parts: list, costs: ChannelCosts, operation: str, with_aver
         out = []
         for (forest, counts, _), present in zip(parts, presents):
             done, mean = empty(len(forest.sizes))
-            kernels.forest_times(*arguments(arrays_of(forest, counts, present)), done, mean)
+            kernels.forest_times(*arguments(arrays_of(forest, counts, present)), done, mean,
+                                 _scratch(kernels.scratch_size(len(forest.parent), S)))
             out.append((done, mean if with_average else None))
         return out
     key = (tuple(f for f, _, _ in parts), tuple(presents), receivers, memory_on, forward_on)
@@ -199,9 +201,22 @@ def evaluate_forests(parts: list, costs: ChannelCosts, operation: str, with_aver
         merged[key] = _laid_end_to_end([arrays_of(f, c, pr) for (f, c, _), pr in zip(parts, presents)])
     bounds, laid = merged[key]
     done, mean = empty(int(bounds[-1, -1]))
-    kernels.forests_times(bounds, *arguments(laid), done, mean)
+    largest = max(len(f.parent) for f, _, _ in parts)
+    kernels.forests_times(bounds, *arguments(laid), done, mean, _scratch(kernels.scratch_size(largest, S)))
     ends = bounds[1:-1, -1]
     return list(zip(np.split(done, ends), np.split(mean, ends) if with_average else [None] * len(parts)))
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(length: int) -> np.ndarray:
+    """The forest kernels' scratch buffer (:func:`collat.kernels.scratch_size`), at least ``length``
+    long: one per thread, grown when a larger forest asks and kept from call to call."""
+    work = getattr(_SCRATCH, "work", None)
+    if work is None or len(work) < length:
+        work = _SCRATCH.work = np.empty(length)
+    return work
 
 
 # What forest_times takes from one forest, in its argument order (the columns of forests_times' bounds):
