@@ -40,6 +40,23 @@ def test_scatter_allgather_p8_rounds():
                       ([(0, 4, 0.5), (1, 5, 0.5), (2, 6, 0.5), (3, 7, 0.5)], True)]
 
 
+def test_scatter_allgather_p6_rounds():
+    """P = 6, not a power of two. Doubling 1: pairs (0,1), (2,3), (4,5), one block each; doubling 2:
+    (0,2), (1,3) swap two blocks; 4 and 5 have no partner (6, 7) and no partner group either; doubling
+    4: (0,4), (1,5) priced by the larger group (4 blocks); 2 and 3 have no partner (6, 7), but the
+    partner group {4, 5} exists: 0 and 1 (2 mod 2, 3 mod 2 of their group) forward its 2 blocks."""
+    r = as_lists(sc.scatter_allgather(6))
+    sixth = round(1 / 6, 4)
+    assert r[-4:] == [([(0, 1, sixth), (2, 3, sixth), (4, 5, sixth)], True),
+                      ([(0, 2, round(2 / 6, 4)), (1, 3, round(2 / 6, 4))], True),
+                      ([(0, 4, round(4 / 6, 4)), (1, 5, round(4 / 6, 4))], True),
+                      ([(0, 2, round(2 / 6, 4)), (1, 3, round(2 / 6, 4))], False)]
+    src, dst, share, _ = sc.scatter_allgather(6)[-1]
+    assert src.dtype == dst.dtype == np.int64 and share.dtype == float
+    # the scatter part is the ring variant's too, built once
+    assert as_lists(sc.scatter_ring_allgather(6))[:len(r) - 4] == r[:-4]
+
+
 def test_rabenseifner_p6_rounds():
     # r = 2: 0 -> 1 and 2 -> 3 hand over; 1, 3, 4, 5 halve (virtual 0-3), gather to 1, then 1 -> root
     assert as_lists(sc.rabenseifner(6)) == [

@@ -49,14 +49,16 @@ def tree_rounds(parent: np.ndarray, share: np.ndarray | float, order: list[list[
     parent = np.asarray(parent)
     kids = order if order is not None else trees.children(parent)
     share = np.broadcast_to(np.asarray(share, dtype=float), parent.shape)
-    depth = trees.depth(parent)
-    rounds = []
-    for d in range(int(depth.max(initial=0))):
-        at_d = [p for p in np.flatnonzero(depth == d) if kids[p]]
-        for i in range(max((len(kids[p]) for p in at_d), default=0)):
-            pairs = [(p, kids[p][i], share[kids[p][i]]) for p in at_d if i < len(kids[p])]
-            rounds.append(_round(pairs, False))
-    return rounds
+    src = np.array([p for p, ks in enumerate(kids) for _ in ks], dtype=np.int64)
+    dst = np.array([c for ks in kids for c in ks], dtype=np.int64)
+    nth = np.array([i for ks in kids for i in range(len(ks))], dtype=np.int64)
+    if not len(src):
+        return []
+    depth = trees.depth(parent)[src]
+    at = np.lexsort((src, nth, depth))  # rounds by the sender's depth, then the child's place; senders in rank order
+    src, dst, nth, depth = src[at], dst[at], nth[at], depth[at]
+    starts = np.flatnonzero(np.r_[True, (depth[1:] != depth[:-1]) | (nth[1:] != nth[:-1]), True])
+    return [(src[a:b], dst[a:b], share[dst[a:b]].astype(float), False) for a, b in zip(starts[:-1], starts[1:])]
 
 
 def split_binary(P: int) -> list[Round]:
@@ -76,6 +78,12 @@ def split_binary(P: int) -> list[Round]:
     return rounds
 
 
+@functools.lru_cache(maxsize=None)
+def _binomial_scatter_rounds(P: int) -> tuple:
+    """:func:`_binomial_scatter`, built once per P for bcast 8 and 9 (the callers copy the list)."""
+    return tuple(_binomial_scatter(P))
+
+
 def _binomial_scatter(P: int) -> list[Round]:
     """The scatter of bcast 8 and 9: rank s receives from s with its lowest set bit cleared (the
     in-order binomial tree) the blocks of its subtree, s .. s + lowbit(s) - 1, m / P bytes per block;
@@ -93,25 +101,22 @@ def scatter_allgather(P: int) -> list[Round]:
     groups (the larger one prices the exchange). With P not a power of two, the ranks whose partner
     s xor 2^k does not exist get the other group's blocks by one-way sends from ranks of their own
     group that have them (approximated as one round per such step)."""
-    rounds = _binomial_scatter(P)
+    rounds = list(_binomial_scatter_rounds(P))
+    v = np.arange(P, dtype=np.int64)
     mask = 1
     while mask < P:
-        pairs, extra = [], []
-        for v in range(P):
-            w = v ^ mask
-            mine, theirs = (v // mask) * mask, (w // mask) * mask  # first ranks of the two groups
-            if w < P:
-                if v < w:
-                    pairs.append((v, w, max(min(mask, P - mine), min(mask, P - theirs)) / P))
-            elif theirs < P:
-                # no partner, but the partner group exists in part: a rank of v's own group that
-                # received those blocks in this step's exchange forwards them
-                u = mine + (v - mine) % (P - mask - mine)
-                extra.append((u, v, (P - theirs) / P))
-        if pairs:
-            rounds.append(_round(pairs, True))
-        if extra:
-            rounds.append(_round(extra, False))
+        w = v ^ mask
+        mine, theirs = (v // mask) * mask, (w // mask) * mask  # first ranks of the two groups
+        pair = (w < P) & (v < w)
+        if pair.any():
+            share = np.maximum(np.minimum(mask, P - mine[pair]), np.minimum(mask, P - theirs[pair])) / P
+            rounds.append((v[pair], w[pair], share.astype(float), True))
+        # no partner, but the partner group exists in part: a rank of v's own group that received
+        # those blocks in this step's exchange forwards them
+        lone = (w >= P) & (theirs < P)
+        if lone.any():
+            own = mine[lone]
+            rounds.append((own + (v[lone] - own) % (P - mask - own), v[lone], (P - theirs[lone]) / P, False))
         mask *= 2
     return rounds
 
@@ -119,7 +124,7 @@ def scatter_allgather(P: int) -> list[Round]:
 def scatter_ring_allgather(P: int) -> list[Round]:
     """Bcast algorithm 9 (``bcast_intra_scatter_allgather_ring``): binomial scatter, then a ring
     allgather: P - 1 rounds in which every rank passes one block of m / P to rank s + 1."""
-    rounds = _binomial_scatter(P)
+    rounds = list(_binomial_scatter_rounds(P))
     ring = _round([(s, (s + 1) % P, 1.0 / P) for s in range(P)], False)
     return rounds + [ring] * (P - 1)
 
