@@ -366,12 +366,11 @@ def collective_grid(collective: pd.DataFrame, model_pred: pd.DataFrame, reg_pred
 def _same_limits(axes, names: str = "x") -> None:
     """One range per axis of ``names`` ("x", "y" or "xy") on every panel of ``axes``, as shared axes
     would autoscale it: the union of the panels' data, widened by the default margins in the axis'
-    scale (log axes in log space), without sharing the axes, whose every drawing pass walks the
-    siblings (about 0.3 s of a 15-panel figure job). For panels of one scale and no sticky edges
-    (no images, bars or histograms)."""
+    scale (log axes in log space), without sharing the axes: the same pixels, and a figure job of 15
+    or 25 panels about 0.3 s faster (measured in alternated pairs; why sharing costs that, not
+    traced). For panels of the first one's scale and no sticky edges (no images, bars or histograms)."""
     for name in names:
-        first = axes[0]
-        transform = getattr(first, f"{name}axis").get_transform()
+        transform = getattr(axes[0], f"{name}axis").get_transform()
         ends = np.array([getattr(ax.dataLim, f"interval{name}") for ax in axes], dtype=float)
         lo, hi = transform.transform([ends[:, 0].min(), ends[:, 1].max()])
         pad = plt.rcParams[f"axes.{name}margin"] * (hi - lo)
