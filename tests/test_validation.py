@@ -108,3 +108,21 @@ def test_gather_of_one_run_per_target_is_the_run_of_both_targets():
     assert np.allclose(g_scores.loc[(g_scores["model"] == "openmpi") & (g_scores["target"] == "max"), "mape"], 0.5)
     with pytest.raises(ValueError, match="a target validated twice"):
         va.gather([runs[0][0], runs[0][0]], [runs[0][1], runs[0][1]])
+
+
+def test_extrapolation_P_null_is_half_the_machines_cores():
+    cfg = {"sparse_every": 8, "extrapolation_P": None, "size_max_train": 1024, "neighbours": 4, "targets": ["avg"]}
+    assert va.ValidationOptions.from_config(cfg, MACHINE).extrapolation_P == 128  # 2 x 2 x 64 cores / 2
+    small = {"nodes": 1, "sockets_per_node": 1, "cores_per_socket": 16, "cores_per_l3": 16, "numa_per_socket": 1}
+    assert va.ValidationOptions.from_config(cfg, small).extrapolation_P == 8
+    assert va.ValidationOptions.from_config({**cfg, "extrapolation_P": 20}, small).extrapolation_P == 20
+
+
+def test_a_split_with_an_empty_part_is_left_out():
+    """One mapping, one algorithm and no P above extrapolation_P: no unseen_mapping, no
+    unseen_algorithm and no extrapolation fold (nothing to train on, or nothing to test)."""
+    c = cells()
+    c = c[(c["mapping"] == "core") & (c["algorithm"] == 1)].reset_index(drop=True)
+    options = va.ValidationOptions(**{**OPTIONS.__dict__, "extrapolation_P": 64})
+    folds = [(split, fold) for split, fold, _, _ in va.splits(c, options)]
+    assert folds == [("sparse_P", "all"), ("sizes", "all")]

@@ -7,7 +7,8 @@ part (:func:`splits`):
 
 * ``sparse_P``: every ``sparse_every``-th measured P of each (operation, algorithm, mapping, size)
   trains, the P values between are tested (interpolation);
-* ``extrapolation``: P <= ``extrapolation_P`` trains, larger P are tested;
+* ``extrapolation``: P <= ``extrapolation_P`` (config null: half the machine's cores) trains, larger P
+  are tested;
 * ``unseen_algorithm``: one fold per (operation, algorithm): the operation's other algorithms
   train, the left-out algorithm is tested: can the model price an algorithm nobody measured?
 * ``unseen_mapping``: one fold per mapping;
@@ -43,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from .correction import nearest_neighbour
-from .placement import active_units
+from .placement import active_units, total_cores
 from .regression import design, fit_predict, form_of, group_scores
 from .runner import fork_map
 from .settings import FITTED_MODES
@@ -66,9 +67,11 @@ class ValidationOptions:
     targets: tuple[str, ...]
 
     @classmethod
-    def from_config(cls, cfg: dict) -> "ValidationOptions":
-        return cls(int(cfg["sparse_every"]), int(cfg["extrapolation_P"]), int(cfg["size_max_train"]),
-                   int(cfg["neighbours"]), tuple(cfg["targets"]))
+    def from_config(cls, cfg: dict, machine: dict) -> "ValidationOptions":
+        """``extrapolation_P`` null: half the cores of ``machine`` (config ``machine``)."""
+        last = cfg["extrapolation_P"]
+        return cls(int(cfg["sparse_every"]), total_cores(machine) // 2 if last is None else int(last),
+                   int(cfg["size_max_train"]), int(cfg["neighbours"]), tuple(cfg["targets"]))
 
 
 def measured_cells(collective: pd.DataFrame, target: str) -> pd.DataFrame:
@@ -106,22 +109,29 @@ def measured_neighbours(cells: pd.DataFrame) -> np.ndarray:
 
 
 def splits(cells: pd.DataFrame, options: ValidationOptions):
-    """Yield (split, fold, train mask, test mask) over the rows of ``cells``; the masks never overlap."""
+    """Yield (split, fold, train mask, test mask) over the rows of ``cells``; the masks never overlap,
+    and neither is empty: a fold with nothing to train on (one mapping in the data: no
+    unseen_mapping; no measured P above ``extrapolation_P``: no extrapolation) is no test of a fitted
+    model, and an unfitted one scored there would be scored on data the others could not see."""
     P = cells["P"].to_numpy()
     rank = cells.groupby(GROUP)["P"].rank(method="dense").to_numpy().astype(int) - 1
+
+    def kept(split, fold, train, test):
+        return [(split, fold, train, test)] if train.any() and test.any() else []
+
     train = rank % options.sparse_every == 0
-    yield "sparse_P", "all", train, ~train
+    yield from kept("sparse_P", "all", train, ~train)
     train = P <= options.extrapolation_P
-    yield "extrapolation", "all", train, ~train
+    yield from kept("extrapolation", "all", train, ~train)
     for (op, alg), _ in cells.groupby(["operation", "algorithm"]):
         same_op = (cells["operation"] == op).to_numpy()
         test = same_op & (cells["algorithm"] == alg).to_numpy()
-        yield "unseen_algorithm", f"{op} {alg}", same_op & ~test, test
+        yield from kept("unseen_algorithm", f"{op} {alg}", same_op & ~test, test)
     for mapping in sorted(cells["mapping"].unique()):
         test = (cells["mapping"] == mapping).to_numpy()
-        yield "unseen_mapping", mapping, ~test, test
+        yield from kept("unseen_mapping", mapping, ~test, test)
     train = cells["size"].to_numpy() <= options.size_max_train
-    yield "sizes", "all", train, ~train
+    yield from kept("sizes", "all", train, ~train)
 
 
 def segmented(train: pd.DataFrame, test: pd.DataFrame, machine: dict, forms: list[dict]) -> np.ndarray:
