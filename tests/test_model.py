@@ -11,7 +11,7 @@ import pytest
 from snakemake.utils import validate
 
 from collat import model as md
-from collat import kernels, openmpi, trees
+from collat import InputError, kernels, openmpi, trees
 from collat.model import forest as fo
 from collat.model import openmpi_mode as om
 from collat.model import paper_mode as pm
@@ -493,3 +493,26 @@ def test_grid_axes_are_the_measured_sizes_and_every_p_of_the_machine():
     assert sizes.tolist() == [1, 64, 4096] and list(P) == [2, 5, 8] and receivers == 7
     sizes, P, _ = md.grid_axes(measured.iloc[:0], TINY, 1)
     assert sizes.tolist() == [2 ** k for k in range(21)] and list(P) == list(range(2, 9))
+
+
+def test_costs_without_an_nbft_fit_on_any_priced_channel_name_the_file_and_what_is_missing():
+    """A machine whose logs have a point-to-point fit but no NBFT run on that channel: one line
+    naming results/nbft/fits.csv and the channels found, not a numpy error on an empty stack."""
+    hockney = pd.DataFrame({"channel": ["cache"], "regime": [0], "m_min": [0], "m_max": [np.inf],
+                            "alpha_us": [0.2], "beta_us_per_B": [1e-4]})
+    fits = pd.DataFrame({"operation": ["bcast"], "target": ["avg"], "channel": ["node"],
+                         "alpha_us": [1.0], "beta_us_per_B": [1e-4]})
+    with pytest.raises(InputError) as err:
+        md.ChannelCosts.from_stage_outputs(hockney, fits, "bcast", "avg", ["cache"], [1, 2])
+    text = str(err.value)
+    assert text.startswith("results/nbft/fits.csv: expected an NBFT fit of bcast avg") and "['node']" in text
+    assert "\n" not in text
+
+
+def test_a_tree_over_a_channel_without_costs_names_the_missing_channel():
+    c = tiny_costs()
+    only_core = md.ChannelCosts(["core"], [1], c.p2p[:1], c.alpha[:1], c.beta[:1])
+    parent = trees.binary(8)
+    with pytest.raises(ValueError) as err:
+        fo.link_channels(parent, md.Placements(TINY)(8, "core"), only_core.index, "core")
+    assert str(err.value).startswith("results/nbft/fits.csv: expected") and "['node', 'socket']" in str(err.value)

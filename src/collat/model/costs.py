@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .. import InputError
 from ..hockney import t_p2p, t_p2p_curve
 
 
@@ -49,6 +50,14 @@ class ChannelCosts:
         sizes = np.asarray(sizes, dtype=float)
         f = nbft_fits[(nbft_fits["operation"] == operation) & (nbft_fits["target"] == target)]
         have = [c for c in channels if c in set(f["channel"]) and c in set(hockney["channel"])]
+        if not have:
+            raise InputError(
+                "results/nbft/fits.csv", None,
+                f"an NBFT fit of {operation} {target} on one of the channels {list(channels)} that have a point-to-point "
+                f"fit (results/pt2pt/hockney.csv: {sorted(set(hockney['channel']))}): the model prices a fan-out with "
+                f"its channel's NBFT; add flat-tree osu_{operation} logs with every receiver on one channel (data.raw "
+                f"pattern nbft/{{operation}}/{{channel}}/np{{P}}.txt), or leave the model out of config stages",
+                f"NBFT fits on {sorted(set(f['channel']))}")
         p2p = np.vstack([t_p2p(hockney, c, sizes) for c in have])
         alpha, beta = np.empty_like(p2p), np.empty_like(p2p)
         nearest = []

@@ -24,7 +24,7 @@ import functools
 
 import numpy as np
 
-from .. import kernels, schedules, trees
+from .. import InputError, kernels, schedules, trees
 from ..placement import LEVELS, channel_codes, place_arrays
 from .costs import ChannelCosts
 
@@ -126,7 +126,10 @@ def link_channels(parent: np.ndarray, ranks, channel_index: dict, unpinned_chann
     k = lookup[codes]
     if (k < 0).any():
         missing = sorted({LEVELS[c] for c in codes[k < 0]})
-        raise ValueError(f"the tree uses channel(s) {missing} with no point-to-point/NBFT costs")
+        raise InputError("results/nbft/fits.csv", None,
+                         f"a point-to-point fit (results/pt2pt/hockney.csv) and an NBFT fit of every channel the "
+                         f"trees use on this machine (config machine, model.unpinned_channel): add the logs of "
+                         f"{missing}", f"none for {missing}")
     out = np.full(len(parent), -1, dtype=np.int64)
     out[s] = k
     return out
