@@ -117,3 +117,15 @@ def test_same_limits_are_the_shared_axes_autoscale_without_sharing():
     assert np.allclose(mine, [ax.get_xlim() + ax.get_ylim() for ax in shared], rtol=1e-12)
     plt.close(fig)
     plt.close(shared_fig)
+
+
+def test_p_ticks_are_whole_numbers_on_a_small_machine():
+    """A P axis of 2..4 (a machine of 4 cores) reads 2, 3, 4, not matplotlib's default 2.25, 2.5, 2.75."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.plot([2, 4], [1, 2])
+    assert not all(float(t).is_integer() for t in ax.get_xticks())  # the default locator
+    ax.xaxis.set_major_locator(fg.p_ticks())
+    assert [t for t in ax.get_xticks() if 2 <= t <= 4] == [2, 3, 4]
+    plt.close(fig)

@@ -9,7 +9,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import NullLocator  # noqa: E402
+from matplotlib.ticker import MaxNLocator, NullLocator  # noqa: E402
 from matplotlib.transforms import Bbox  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -21,6 +21,12 @@ CHANNEL_PALETTE = {"cache": "#4c72b0", "core": "#55a868", "socket": "#dd8452", "
 
 
 DPI = 150  # the PNGs' resolution (and the PDFs' for their raster parts)
+
+
+def p_ticks() -> MaxNLocator:
+    """Ticks of a P axis: matplotlib's automatic ones (its AutoLocator's bins and steps), whole
+    numbers only (a machine of 16 cores would read 2.5, 5.0, 7.5)."""
+    return MaxNLocator(nbins="auto", steps=[1, 2, 2.5, 5, 10], integer=True)
 
 
 def save(fig, png_path) -> None:
@@ -346,6 +352,7 @@ def collective_grid(collective: pd.DataFrame, model_pred: pd.DataFrame, reg_pred
                 ax.set_title(f"--map-by {mapping}")
             if j == 0:
                 ax.set_ylabel(f"{alg['name']} ({alg['id']})\nlatency [µs]")
+            ax.xaxis.set_major_locator(p_ticks())
             if i == len(algs) - 1:
                 ax.set_xlabel("processes P")
             else:
@@ -358,8 +365,9 @@ def collective_grid(collective: pd.DataFrame, model_pred: pd.DataFrame, reg_pred
                 handles.append(h)
                 labels.append(lab)
     fig.legend(handles, labels, loc="outside lower center", ncol=3, fontsize=8)
-    fig.suptitle(f"MPI_{operation.capitalize()} at {size} B on {machine}: measured and modelled latency against P "
-                 "(dotted: a new socket/node starts to fill)", fontsize=10)
+    fill = " (dotted: a new socket/node starts to fill)" if any(boundaries.get(m) for m in mappings) else ""
+    fig.suptitle(f"MPI_{operation.capitalize()} at {size} B on {machine}: measured and modelled latency against P"
+                 f"{fill}", fontsize=10)
     return fig
 
 
@@ -517,6 +525,7 @@ def best_algorithm_maps(cells: pd.DataFrame, operation: str, mappings: list[str]
             ax.set_title(f"--map-by {mapping}: {title}", fontsize=9)
             if j == 0:
                 ax.set_ylabel("message size [B]")
+            ax.xaxis.set_major_locator(p_ticks())
             if i == len(mappings) - 1:
                 ax.set_xlabel("processes P")
     from matplotlib.patches import Patch
