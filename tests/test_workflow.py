@@ -569,3 +569,46 @@ def test_logs_of_two_mpi_implementations_stop_the_ingest_until_one_is_chosen(tmp
     assert set(t["mpi"]) == {"openmpi-4.1.5"} and set(t["channel"]) == {"core"} and len(t) == 4 * 23
     q = pd.read_csv(wd / "results/tidy/quality.csv").set_index("source")
     assert q.loc["slurm-5101.out", "mpi"] == "openmpi-4.1.5" and q.loc["slurm-5102.out", "rows"] == 0
+
+
+def test_a_machine_the_study_never_saw_runs_end_to_end(tmp_path):
+    """issue 13: the whole pipeline on SLURM stdout of a 16-core single-L3 machine (one channel,
+    one mapping, marker lines, two sweeps per P, a run cut by the time limit; tests/data/make_osu_small.py):
+    nothing assumes EPYC's sockets, nodes or 128 cores."""
+    import sys
+
+    sys.path.insert(0, str(REPO / "tests" / "data"))
+    import make_osu_small
+
+    raw = tmp_path / "raw"
+    make_osu_small.write_logs(raw)
+    before = {p.name: p.read_bytes() for p in raw.iterdir()}
+    wd = make_workdir(tmp_path / "wd", make_osu_small.config(load_config(), raw))
+    run_snakemake(wd, "--cores", "2")
+    assert {p.name: p.read_bytes() for p in raw.iterdir()} == before  # raw inputs untouched
+
+    quality = pd.read_csv(wd / "results/tidy/quality.csv").set_index("source")
+    assert quality.loc["bcast-core-alg0.out", "skipped_runs"].startswith("run 30 at line 742: truncated at size 2")
+    assert (quality["mpi"].dropna() == "openmpi-4.1.6").all()
+    assert set(pd.read_csv(wd / "results/pt2pt/hockney.csv")["channel"]) == {"cache"}
+
+    pred = pd.read_parquet(wd / "results/model/predictions.parquet")
+    assert (pred["P"].min(), pred["P"].max()) == (2, 16) and set(pred["mapping"]) == {"core"}
+    assert pred["predicted"].notna().all() and (pred["predicted"] > 0).all()
+    assert set(pd.read_csv(wd / "results/model/calibration.csv")["channel"]) <= {"cache", "all"}
+
+    val = pd.read_csv(wd / "results/model/validation.csv")
+    # one mapping: no unseen_mapping fold; the extrapolation split trains on P <= 16 / 2
+    assert set(val["split"]) == {"sparse_P", "extrapolation", "unseen_algorithm", "sizes"}
+    extra = val[(val["split"] == "extrapolation") & (val["model"] == "calibrated") & (val["target"] == "avg")]
+    assert (extra["n"] == 8 * 21).all()  # P = 9..16 at 21 sizes, per cell
+    # a model that cannot predict a cell (segmented: two training P per curve under sparse_P) scores n = 0
+    assert (val["mape"].notna() == (val["n"] > 0)).all() and (val["n"] > 0).mean() > 0.8
+    assert val["floor"].between(0.005, 0.1).all()  # the +-3 % ripple between the sweeps
+
+    regret = pd.read_csv(wd / "results/selection/regret.csv")
+    assert set(regret["mapping"]) == {"core"} and set(regret["operation"]) == {"bcast", "reduce"}
+    assert sorted(p.name for p in (wd / "results/selection").glob("rules_*.txt")) == ["rules_map-by-core.txt"]
+    for fig in ("collective/bcast_1024B.png", "selection/best_reduce.png", "accuracy/validation.png",
+                "nbft/gamma_heatmaps.png", "partitioned/gain_vs_size.png"):
+        assert (wd / "results/figures" / fig).stat().st_size > 10_000, fig
