@@ -396,3 +396,30 @@ def test_merge_files_equals_merge(tmp_path, study_tables):
         assert got.equals(want[name]), name
         assert int(got["outlier"].sum()) == {"pt2pt": 2, "nbft": 43, "collective": 1005}[name]
     assert got_q.equals(want_q)
+
+
+def test_a_log_without_the_max_column_stops_the_tidy_stage_naming_the_keys_that_ask_for_it(vocab, tmp_path):
+    """osu_bcast without -f prints the Avg column only: a config whose stages read max of the
+    collective table gets one line naming the log, the column and the keys, before anything is written."""
+    from collat.ingest import check_measured_targets, merge_files
+
+    text = ("# OSU MPI Broadcast Latency Test v7.3\n# Size       Avg Latency(us)\n"
+            "1                       1.50\n2                       1.60\n")
+    log = tmp_path / "bcast.out"
+    log.write_text(text)
+    meta = {"benchmark": "osu_bcast", "algorithm": 1, "mapping": "core", "P": 4}
+    table, df, quality = from_osu_log(read_osu(log), meta, vocab, "bcast.out")
+    part = tmp_path / "bcast.parquet"
+    write_parquet(df, part, table)
+    parts = [(table, str(part), quality)]
+    check_measured_targets(parts, {"collective": {"avg": ["validation.targets"]}})  # avg is there
+    check_measured_targets(parts, {"nbft": {"max": ["nbft.targets"]}})  # another table's ask
+    outputs = {t: str(tmp_path / f"{t}.parquet") for t in ("pt2pt", "nbft", "collective")}
+    with pytest.raises(InputError) as err:
+        merge_files(parts, outputs, {"rule": "none"},
+                    asks={"collective": {"max": ["validation.targets", "selection.targets"]}})
+    assert str(err.value) == (
+        "bcast.out: expected a 'Max Latency(us)' column in its runs, which config validation.targets, "
+        "selection.targets ask for (OSU prints it with -f: rerun with -f, or leave max out of those keys), "
+        "found 'no max value in 2 rows of collective'")
+    assert not any((tmp_path / f"{t}.parquet").exists() for t in ("pt2pt", "nbft", "collective"))

@@ -82,3 +82,18 @@ def test_a_stage_that_does_not_run_is_not_checked():
     cfg["partitioned"]["channels"] = ["nic"]
     cfg["selection"]["mode"] = "nothing"
     check(cfg)
+
+
+def test_measured_targets_name_every_key_that_asks_for_a_target():
+    from collat.settings import measured_targets
+
+    asks = measured_targets(load_config())
+    assert asks["nbft"] == {"avg": ["nbft.targets", "model.openmpi.link_target", "model.paper.nbft_target",
+                                    "model.calibrated.targets"],
+                            "max": ["nbft.targets", "model.openmpi.nbft_target", "model.calibrated.targets"]}
+    keys = ["model.calibrated.targets", "validation.targets", "regression.targets", "selection.targets"]
+    assert asks["collective"] == {"avg": keys, "max": keys}
+    cfg = load_config()
+    cfg["stages"] = ["pt2pt", "nbft"]  # no model, regression or selection: the collective table is not read
+    cfg["nbft"]["targets"] = ["avg"]
+    assert measured_targets(cfg) == {"nbft": {"avg": ["nbft.targets"]}, "collective": {}}

@@ -571,15 +571,21 @@ def test_logs_of_two_mpi_implementations_stop_the_ingest_until_one_is_chosen(tmp
     assert q.loc["slurm-5101.out", "mpi"] == "openmpi-4.1.5" and q.loc["slurm-5102.out", "rows"] == 0
 
 
-def test_a_machine_the_study_never_saw_runs_end_to_end(tmp_path):
-    """issue 13: the whole pipeline on SLURM stdout of a 16-core single-L3 machine (one channel,
-    one mapping, marker lines, two sweeps per P, a run cut by the time limit; tests/data/make_osu_small.py):
-    nothing assumes EPYC's sockets, nodes or 128 cores."""
+def small_machine():
+    """tests/data/make_osu_small.py: SLURM stdout of a 16-core single-L3 machine and its config."""
     import sys
 
     sys.path.insert(0, str(REPO / "tests" / "data"))
     import make_osu_small
 
+    return make_osu_small
+
+
+def test_a_machine_the_study_never_saw_runs_end_to_end(tmp_path):
+    """issue 13: the whole pipeline on SLURM stdout of a 16-core single-L3 machine (one channel,
+    one mapping, marker lines, two sweeps per P, a run cut by the time limit; tests/data/make_osu_small.py):
+    nothing assumes EPYC's sockets, nodes or 128 cores."""
+    make_osu_small = small_machine()
     raw = tmp_path / "raw"
     make_osu_small.write_logs(raw)
     before = {p.name: p.read_bytes() for p in raw.iterdir()}
@@ -612,3 +618,31 @@ def test_a_machine_the_study_never_saw_runs_end_to_end(tmp_path):
     for fig in ("collective/bcast_1024B.png", "selection/best_reduce.png", "accuracy/validation.png",
                 "nbft/gamma_heatmaps.png", "partitioned/gain_vs_size.png"):
         assert (wd / "results/figures" / fig).stat().st_size > 10_000, fig
+
+
+def test_logs_without_the_max_column_stop_at_tidy_until_the_config_asks_for_avg_only(tmp_path):
+    """OSU's collective benchmarks print min and max only with -f: logs without them stop the tidy
+    rule with one line naming a log, the column and every key that asks for max, nothing written;
+    with max left out of those keys the whole pipeline runs on avg."""
+    make_osu_small = small_machine()
+    raw = tmp_path / "raw"
+    make_osu_small.write_logs(raw, full=False)
+    cfg = make_osu_small.config(load_config(), raw)
+    wd = make_workdir(tmp_path / "wd", cfg)
+    res = run_snakemake(wd, "--cores", "2", check=False)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0 and "Traceback" not in out
+    line = next(x for x in out.splitlines() if x.startswith("error: "))
+    assert re.fullmatch(r"error: [a-z]+-(core-alg\d|cache)\.out: expected a 'Max Latency\(us\)' column in its runs, "
+                        r"which config .*targets.* ask for \(OSU prints it with -f: rerun with -f, or leave max out "
+                        r"of those keys\), found 'no max value in \d+ rows of (nbft|collective)'", line), line
+    assert not list((wd / "results" / "tidy").glob("*.parquet"))
+
+    for key in ("nbft", "regression", "validation", "selection"):
+        cfg[key]["targets"] = ["avg"]
+    cfg["model"]["calibrated"]["targets"] = ["avg"]
+    cfg["model"]["openmpi"]["nbft_target"] = "avg"
+    wd = make_workdir(tmp_path / "wd", cfg)
+    run_snakemake(wd, "--cores", "2", "results/selection/regret.csv")
+    assert set(pd.read_csv(wd / "results/model/validation.csv")["target"]) == {"avg"}
+    assert set(pd.read_csv(wd / "results/selection/regret.csv")["target"]) == {"avg"}

@@ -489,11 +489,44 @@ def merge(parts: list[tuple[str, pd.DataFrame, dict]], outliers: dict,
     return tables, _quality(parts, kept_rows, counts)
 
 
+def _null_columns(path) -> set[str]:
+    """The columns without a value in a part file (read from its statistics, not its data)."""
+    import pyarrow.parquet as pq
+
+    m = pq.ParquetFile(path).metadata
+    groups = [m.row_group(g) for g in range(m.num_row_groups)]
+    return {m.schema.column(j).name for j in range(m.num_columns)
+            if all(g.column(j).statistics is not None and g.column(j).statistics.has_null_count
+                   and g.column(j).statistics.null_count == g.num_rows for g in groups)}
+
+
+TARGET_COLUMNS = {"avg": "Avg Latency(us)", "max": "Max Latency(us)"}  # OSU's header names of the targets
+
+
+def check_measured_targets(parts: list[tuple[str, str, dict]], asks: dict[str, dict[str, list[str]]]) -> None:
+    """Every part of a table measures each target the config asks of that table (``asks``:
+    :func:`collat.settings.measured_targets`); else one line naming the part's file, the column and
+    the config keys: OSU prints the max column with ``-f`` only, and a log without it would leave
+    the max-target stages to fail later on an empty fit, far from the cause."""
+    for table, path, quality in parts:
+        missing = [t for t in asks.get(table, {}) if t in _null_columns(path)]
+        if missing:
+            target = missing[0]
+            keys = asks[table][target]
+            raise InputError(quality["source"], None,
+                             f"a '{TARGET_COLUMNS.get(target, target)}' column in its runs, which config "
+                             f"{', '.join(keys)} ask{'s' if len(keys) == 1 else ''} for (OSU prints it with -f: "
+                             f"rerun with -f, or leave {target} out of {'that key' if len(keys) == 1 else 'those keys'})",
+                             f"no {target} value in {quality.get('rows', 'its')} rows of {table}")
+
+
 def merge_files(parts: list[tuple[str, str, dict]], outputs: dict[str, str], outliers: dict,
-                mpi: str | None = None) -> pd.DataFrame:
+                mpi: str | None = None, asks: dict[str, dict[str, list[str]]] | None = None) -> pd.DataFrame:
     """:func:`merge` from part files (table, parquet path, quality record) to the tidy table files
     ``outputs`` (table -> path), with the memory of about one copy of the largest table: the parts
-    stay Arrow tables and only the columns the outlier rule reads become pandas. Returns the quality table."""
+    stay Arrow tables and only the columns the outlier rule reads become pandas. ``asks``: the
+    targets each table must measure (:func:`check_measured_targets`), checked before anything is
+    written. Returns the quality table."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -502,13 +535,7 @@ def merge_files(parts: list[tuple[str, str, dict]], outputs: dict[str, str], out
 
     check_one_mpi([(q["source"], sorted(pc.unique(pq.read_table(path, columns=["mpi"])["mpi"]).drop_null()
                                         .to_pylist())) for _, path, q in parts], mpi)
-
-    def null_columns(path) -> set[str]:  # columns without a value in a part file (its statistics)
-        m = pq.ParquetFile(path).metadata
-        groups = [m.row_group(g) for g in range(m.num_row_groups)]
-        return {m.schema.column(j).name for j in range(m.num_columns)
-                if all(g.column(j).statistics is not None and g.column(j).statistics.has_null_count
-                       and g.column(j).statistics.null_count == g.num_rows for g in groups)}
+    check_measured_targets(parts, asks or {})
 
     kept_rows, counts = {}, {}
     for table, members in _parts_by_table(parts).items():
@@ -517,7 +544,7 @@ def merge_files(parts: list[tuple[str, str, dict]], outputs: dict[str, str], out
         def read(i, cols):
             return pq.read_table(paths[i], columns=cols, read_dictionary=[c for c in cols if c in STRING_COLUMNS])
 
-        absent = set.intersection(*(null_columns(p) for p in paths)) if paths else set()
+        absent = set.intersection(*(_null_columns(p) for p in paths)) if paths else set()
         merged, rows, counts[table] = _one_table(read, len(paths), table, outliers, mpi, absent)
         kept_rows.update(zip(members, rows))
         if merged.num_rows == 0:

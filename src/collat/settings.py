@@ -111,3 +111,36 @@ def check(config: dict) -> None:
         if delay is not None and "evaluate" in stages and delay not in workloads:
             raise ConfigError("evaluate.summary_crossover.delay", delay,
                               f"one of partitioned.workloads {sorted(workloads)}")
+
+
+def measured_targets(config: dict) -> dict[str, dict[str, list[str]]]:
+    """What the tidy tables must measure for the stages the config runs: table (nbft, collective) ->
+    target column (avg, max) -> the config keys that ask for it. OSU prints the max column only with
+    ``-f``; a log without it cannot feed a key that names ``max`` (checked by the tidy rule,
+    :func:`collat.ingest.check_measured_targets`)."""
+    stages = set(config.get("stages", []))
+    model = config["model"]
+    modes = set(model["modes"])
+    asks: dict[str, dict[str, list[str]]] = {"nbft": {}, "collective": {}}
+
+    def ask(table, key, targets):
+        for target in [targets] if isinstance(targets, str) else targets:
+            asks[table].setdefault(target, []).append(key)
+
+    if "nbft" in stages:
+        ask("nbft", "nbft.targets", config["nbft"]["targets"])
+    if "model" in stages:
+        if "openmpi" in modes:
+            ask("nbft", "model.openmpi.nbft_target", model["openmpi"]["nbft_target"])
+            ask("nbft", "model.openmpi.link_target", model["openmpi"]["link_target"])
+        if "paper" in modes:
+            ask("nbft", "model.paper.nbft_target", model["paper"]["nbft_target"])
+        if modes & set(FITTED_MODES):
+            ask("nbft", "model.calibrated.targets", model["calibrated"]["targets"])
+            ask("collective", "model.calibrated.targets", model["calibrated"]["targets"])
+        ask("collective", "validation.targets", config["validation"]["targets"])
+    if "regression" in stages:
+        ask("collective", "regression.targets", config["regression"]["targets"])
+    if "selection" in stages:
+        ask("collective", "selection.targets", config["selection"]["targets"])
+    return asks

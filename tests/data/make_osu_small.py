@@ -5,7 +5,8 @@ Not measurements: made-up latencies (a Hockney line per message, each algorithm 
 of it over P), times a deterministic +-3 % ripple that differs between the two sweeps of every run.
 Written the way a job script that loops over P leaves them: the MPI version line first, a marker
 line before the runs of every P, two OSU runs per P, and in one file a run cut short by SLURM's
-time limit. The end-to-end test writes them into its temporary directory:
+time limit. ``full=False`` writes them as OSU prints them without ``-f`` (the Avg column only). The
+end-to-end tests write them into their temporary directory:
 
     .venv/bin/python tests/data/make_osu_small.py OUT_DIR
 """
@@ -46,28 +47,30 @@ def reduce(algorithm: int, P: int, m: int) -> float:
             5: depth * (message(m) + op)}[algorithm]
 
 
-def collective_runs(name: str, latency, cut_short: bool = False) -> list[str]:
+def collective_runs(name: str, latency, cut_short: bool = False, full: bool = True) -> list[str]:
     lines = ["mpirun (Open MPI) 4.1.6", ""]
+    flag, header = (" -f", "   Min Latency(us)   Max Latency(us)  Iterations") if full else ("", "")
     for P in P_VALUES:
-        lines.append(f"np={P} mpirun --map-by core --bind-to core osu_{name.lower()} -f")
+        lines.append(f"np={P} mpirun --map-by core --bind-to core osu_{name.lower()}{flag}")
         for sweep in range(2):
             title = {"bcast": "Broadcast", "reduce": "Reduce"}[name.lower()]
-            lines += [f"# OSU MPI {title} Latency Test v7.3", "# Datatype: MPI_CHAR.",
-                      "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations"]
+            lines += [f"# OSU MPI {title} Latency Test v7.3", "# Datatype: MPI_CHAR.", f"# Size       Avg Latency(us){header}"]
             for m in SIZES:
                 slowest = latency(P, m) * ripple(P, m, sweep)
-                lines.append(f"{m:<10}{0.7 * slowest:>18.2f}{0.3 * slowest:>18.2f}{slowest:>18.2f}{1000:>12}")
-    if cut_short:  # one more run, killed at the time limit after three sizes
-        lines += [f"np={P_VALUES[-1]} mpirun --map-by core --bind-to core osu_{name.lower()} -f",
+                rest = f"{0.3 * slowest:>18.2f}{slowest:>18.2f}{1000:>12}" if full else ""
+                lines.append(f"{m:<10}{0.7 * slowest:>18.2f}{rest}")
+    if cut_short:  # one more run, killed at the time limit after two sizes
+        rows = (["1                       0.61              0.26              0.88        1000",
+                 "2                       0.60              0.26              0.85        1000"] if full else
+                ["1                       0.61", "2                       0.60"])
+        lines += [f"np={P_VALUES[-1]} mpirun --map-by core --bind-to core osu_{name.lower()}{flag}",
                   f"# OSU MPI {title} Latency Test v7.3", "# Datatype: MPI_CHAR.",
-                  "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations",
-                  "1                       0.61              0.26              0.88        1000",
-                  "2                       0.60              0.26              0.85        1000",
+                  f"# Size       Avg Latency(us){header}", *rows,
                   "slurmstepd: error: *** JOB 4242 ON small01 CANCELLED AT 2026-11-20T03:14:15 DUE TO TIME LIMIT ***"]
     return lines
 
 
-def write_logs(out: Path) -> None:
+def write_logs(out: Path, full: bool = True) -> None:
     out.mkdir(parents=True, exist_ok=True)
     lines = ["mpirun (Open MPI) 4.1.6", "# OSU MPI Latency Test v7.3", "# Size          Latency (us)"]
     for sweep in range(2):
@@ -75,10 +78,10 @@ def write_logs(out: Path) -> None:
     (out / "latency-cache.out").write_text("\n".join(lines) + "\n")
     for operation, algorithms, priced in (("bcast", BCAST, bcast), ("reduce", REDUCE, reduce)):
         for algorithm in algorithms:
-            text = collective_runs(operation, lambda P, m: priced(algorithm, P, m), cut_short=algorithm == 0)
+            text = collective_runs(operation, lambda P, m: priced(algorithm, P, m), cut_short=algorithm == 0, full=full)
             (out / f"{operation}-core-alg{algorithm}.out").write_text("\n".join(text) + "\n")
         # a flat tree with every receiver on the L3: the linear algorithm's runs, as their own NBFT log
-        text = collective_runs(operation, lambda P, m: priced(1, P, m))
+        text = collective_runs(operation, lambda P, m: priced(1, P, m), full=full)
         (out / f"nbft-{operation}-cache.out").write_text("\n".join(text) + "\n")
 
 

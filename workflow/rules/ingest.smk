@@ -97,6 +97,7 @@ rule tidy:
     params:
         outliers=config["quality"]["outliers"],
         mpi=config["data"]["mpi"],
+        asks=measured_targets(config),  # the targets (avg, max) the stages run read of each table
         raw_dir=RAW["dir"],
         raw_glob=RAW["glob"],
         raw_logs=raw_logs(),
