@@ -77,6 +77,12 @@ def test_summary_names_its_sources():
         assert f"`{path}`" in text
     assert "| core | 0.44 | 7.9 | 2 |" in text and "| MeluXina | 146 |" in text
     assert "0.950 (bcast linear, map-by core)" in text
+    assert "Fan-outs not measured" not in text
+    fits = pd.DataFrame({"operation": ["bcast", "bcast", "reduce"], "target": ["avg", "avg", "max"],
+                         "channel": ["core", "node", "core"], "method": ["assumed", "assumed", "fit"]})
+    text = summary_markdown(hockney, model_scores(), regression_scores(), tables, cross,
+                            {**paths, "nbft_fits": "results/nbft/fits.csv"}, 1, nbft_fits=fits)
+    assert "**Fan-outs not measured** — `results/nbft/fits.csv`: bcast avg on core, node. The model" in text
 
 
 def test_selection_section_of_the_summary():

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from collat.hockney import detect_breaks, fit_hockney, ols_line, q_ratios, regimes, t_p2p
-from collat.nbft import gamma_hat, median_table, nbft_factors, nbft_line
+from collat.nbft import assumed_lines, gamma_hat, median_table, nbft_factors, nbft_line
 
 SIZES = np.array([2**k for k in range(23)])
 
@@ -92,6 +92,31 @@ def test_nbft_poor_fit_kept_as_measured_lookup():
     g = gamma.set_index(["target", "P"])["gamma"]
     assert g[("avg", 3)] == pytest.approx(3.0)
     assert g[("max", 4)] == pytest.approx(4.0)
+
+
+def test_assumed_lines_only_where_nothing_was_measured_and_priced_at_every_size():
+    """cache measured for bcast max only; core never: every other (operation, target, channel) gets
+    T_p2p(m) (1 + 0.25 (P - 2)), which the model's costs scale by T_p2p to any size."""
+    from collat.model.costs import ChannelCosts
+
+    hockney = pd.DataFrame({"channel": ["cache", "core"], "regime": [0, 0], "size_min": [1, 1],
+                            "size_max": [2**20, 2**20], "alpha_us": [0.1, 0.4], "beta_us_per_byte": [1e-3, 1e-3]})
+    nbft = pd.DataFrame({"operation": "bcast", "channel": "cache", "P": [2, 3, 4], "size": 1,
+                         "avg": np.nan, "max": [0.2, 0.3, 0.4], "outlier": False})
+    fits, _ = nbft_factors(nbft, hockney, targets=("max",))
+    assumed = assumed_lines(fits, hockney, ["bcast", "reduce"], ["avg", "max"], 0.25)
+    got = {(r.operation, r.target, r.channel): (r.alpha_us, r.beta_us) for r in assumed.itertuples()}
+    t_cache, t_core = 0.1 + 1e-3, 0.4 + 1e-3  # T_p2p at 1 B
+    assert set(got) == {(op, t, ch) for op in ("bcast", "reduce") for t in ("avg", "max")
+                        for ch in ("cache", "core")} - {("bcast", "max", "cache")}
+    assert got[("reduce", "avg", "core")] == pytest.approx((0.75 * t_core, 0.25 * t_core))
+    assert got[("bcast", "avg", "cache")] == pytest.approx((0.75 * t_cache, 0.25 * t_cache))
+    assert (assumed["method"] == "assumed").all() and (assumed["size"] == 1).all() and (assumed["n"] == 0).all()
+    costs = ChannelCosts.from_stage_outputs(hockney, pd.concat([fits, assumed]), "reduce", "avg", ["core"], [1, 1000])
+    t = 0.4 + 1e-3 * np.array([1, 1000])
+    assert costs.alpha[0] == pytest.approx(0.75 * t) and costs.beta[0] == pytest.approx(0.25 * t)
+    # one receiver costs one message; each further one a quarter of one more
+    assert (costs.alpha + costs.beta)[0] == pytest.approx(t)
 
 
 # ------------------------------------------------------------------ on the study's data

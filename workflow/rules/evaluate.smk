@@ -34,6 +34,7 @@ rule evaluate_summary:
         tables=expand("results/tables/table{n}.csv", n=TABLE_NUMBERS),
         crossover="results/partitioned/crossover.csv",
         validation="results/model/validation.csv",
+        nbft_fits="results/nbft/fits.csv",
     output:
         report("results/summary.md", category="7. Tables and summary", caption="../report/summary.rst"),
     params:

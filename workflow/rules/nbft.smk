@@ -13,6 +13,8 @@ rule nbft_gamma:
     params:
         targets=config["nbft"]["targets"],
         min_r2=config["nbft"]["min_r2"],
+        unmeasured_slope=config["nbft"]["unmeasured_slope"],
+        operations=list(config["algorithms"]),
     priority: 10  # on the way to the model's validation and the selection (the longest path)
     log:
         "logs/nbft/gamma.log",

@@ -3,7 +3,7 @@ prices fan-outs with, for every operation, channel, size, target."""
 
 import pandas as pd
 
-from collat.nbft import median_table, nbft_factors
+from collat.nbft import assumed_lines, median_table, nbft_factors
 from collat.runner import setup_log
 from collat.tidy import atomic_write, read_parquet
 
@@ -11,6 +11,13 @@ log = setup_log(snakemake.log)
 nbft = read_parquet(snakemake.input.tidy, "nbft")
 hockney = pd.read_parquet(snakemake.input.fits)
 fits, gamma = nbft_factors(nbft, hockney, snakemake.params.targets, snakemake.params.min_r2)
+if snakemake.params.unmeasured_slope is not None:
+    assumed = assumed_lines(fits, hockney, snakemake.params.operations, snakemake.params.targets,
+                            snakemake.params.unmeasured_slope)
+    for (op, target), g in assumed.groupby(["operation", "target"]):
+        log.warning("no NBFT measurement of %s %s on %s: fan-outs assumed T_p2p (1 + %g (P - 2)) "
+                    "(nbft.unmeasured_slope)", op, target, ", ".join(g["channel"]), snakemake.params.unmeasured_slope)
+    fits = pd.concat([fits, assumed], ignore_index=True) if len(fits) else assumed
 atomic_write(snakemake.output.gamma, lambda tmp: gamma.to_parquet(tmp, index=False))
 atomic_write(snakemake.output.fits, lambda tmp: fits.to_csv(tmp, index=False))
 medians = median_table(nbft, snakemake.params.targets)

@@ -56,7 +56,7 @@ class ChannelCosts:
                 f"an NBFT fit of {operation} {target} on one of the channels {list(channels)} that have a point-to-point "
                 f"fit (results/pt2pt/hockney.csv: {sorted(set(hockney['channel']))}): the model prices a fan-out with "
                 f"its channel's NBFT; add flat-tree osu_{operation} logs with every receiver on one channel (data.raw "
-                f"pattern nbft/{{operation}}/{{channel}}/np{{P}}.txt), or leave the model out of config stages",
+                f"pattern nbft/{{operation}}/{{channel}}/np{{P}}.txt), or let nbft.unmeasured_slope assume a line",
                 f"NBFT fits on {sorted(set(f['channel']))}")
         p2p = np.vstack([t_p2p(hockney, c, sizes) for c in have])
         alpha, beta = np.empty_like(p2p), np.empty_like(p2p)
