@@ -423,3 +423,21 @@ def test_a_log_without_the_max_column_stops_the_tidy_stage_naming_the_keys_that_
         "selection.targets ask for (OSU prints it with -f: rerun with -f, or leave max out of those keys), "
         "found 'no max value in 2 rows of collective'")
     assert not any((tmp_path / f"{t}.parquet").exists() for t in ("pt2pt", "nbft", "collective"))
+
+
+def test_a_channel_the_trees_use_without_a_point_to_point_log_is_one_line(vocab, tmp_path):
+    from collat.ingest import check_channels_measured
+
+    log = tmp_path / "lat.out"
+    log.write_text("# OSU MPI Latency Test v7.3\n# Size          Latency (us)\n1                       0.20\n"
+                   "2                       0.21\n")
+    table, df, quality = from_osu_log(read_osu(log), {"benchmark": "osu_latency", "channel": "core"}, vocab, "lat.out")
+    part = tmp_path / "lat.parquet"
+    write_parquet(df, part, table)
+    parts = [(table, str(part), quality)]
+    check_channels_measured(parts, {"core": "ranks 0 and 4"})
+    with pytest.raises(InputError) as err:
+        check_channels_measured(parts, {"core": "ranks 0 and 4", "cache": "ranks 0 and 1 of P = 2 under --map-by core"})
+    assert str(err.value).startswith("results/tidy/pt2pt.parquet: expected an osu_latency log of every channel the "
+                                     "model's trees use, 'cache' too (ranks 0 and 1 of P = 2 under --map-by core")
+    assert str(err.value).endswith("found \"point-to-point logs of ['core']\"")

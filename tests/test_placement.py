@@ -48,3 +48,25 @@ def test_active_units():
     assert active_units(P, "core", EPYC).tolist() == [1, 1, 2, 2, 3, 4]
     assert active_units(P, "socket", EPYC).tolist() == [1, 1, 1, 1, 2, 2]
     assert active_units(P, "node", EPYC).tolist() == [1] * 6
+
+
+def test_channels_used_by_hand():
+    """EPYC (4 cores per L3, 2 sockets, 2 nodes) uses every channel; a 16-core single-L3 machine
+    only the L3's; map-by socket puts two unpinned ranks of one socket on model.unpinned_channel."""
+    from collat.placement import channels_used
+
+    epyc = {"nodes": 2, "sockets_per_node": 2, "cores_per_socket": 64, "cores_per_l3": 4, "numa_per_socket": 4}
+    used = channels_used(epyc, ["core"])
+    assert used == {"cache": "ranks 0 and 1 of P = 2 under --map-by core",
+                    "core": "ranks 0 and 4 of P = 256 under --map-by core",  # rank 4: the second L3
+                    "socket": "ranks 0 and 64 of P = 256 under --map-by core",
+                    "node": "ranks 0 and 128 of P = 256 under --map-by core"}
+    xeon = {"nodes": 1, "sockets_per_node": 1, "cores_per_socket": 16, "cores_per_l3": 16, "numa_per_socket": 1}
+    assert list(channels_used(xeon, ["core", "socket", "node"])) == ["cache", "core"]  # core: unpinned ranks
+    assert list(channels_used(xeon, ["socket"], unpinned_channel="cache")) == ["cache"]
+    # map-by socket on two sockets: ranks 0 and 1 on two sockets, 0 and 2 on one, unpinned
+    two = {**xeon, "sockets_per_node": 2}
+    assert channels_used(two, ["socket"]) == {"socket": "ranks 0 and 1 of P = 32 under --map-by socket",
+                                              "core": "ranks 0 and 2 of P = 32 under --map-by socket"}
+    # 128 nodes: the same channels as two, found on two
+    assert channels_used({**epyc, "nodes": 128}, ["core"]) == used

@@ -97,3 +97,23 @@ def test_measured_targets_name_every_key_that_asks_for_a_target():
     cfg["stages"] = ["pt2pt", "nbft"]  # no model, regression or selection: the collective table is not read
     cfg["nbft"]["targets"] = ["avg"]
     assert measured_targets(cfg) == {"nbft": {"avg": ["nbft.targets"]}, "collective": {}}
+
+
+def test_a_channel_the_machine_uses_but_the_config_does_not_name():
+    """A 16-core single-L3 machine whose intra-socket log was named 'core': its pinned ranks talk
+    over 'cache'; one line at parse time names the key, the channel and a pair of ranks."""
+    cfg = copy.deepcopy(load_config())
+    cfg["machine"] = {"name": "x", "nodes": 1, "sockets_per_node": 1, "cores_per_socket": 16, "cores_per_l3": 16,
+                      "numa_per_socket": 1}
+    cfg["mappings"], cfg["channels"] = ["core"], ["core"]
+    cfg["model"]["unpinned_channel"], cfg["partitioned"]["channels"] = "core", ["core"]
+    with pytest.raises(ConfigError) as err:
+        check(cfg)
+    assert str(err.value).startswith("config key channels: found ['core'], expected every channel the ranks of "
+                                     "config machine talk over under mappings ['core'], 'cache' too: ranks 0 and 1 "
+                                     "of P = 16 under --map-by core talk over 'cache'"), str(err.value)
+    cfg["channels"] = ["cache", "core"]
+    check(cfg)
+    cfg["stages"] = ["pt2pt"]  # no model: no tree to price
+    cfg["channels"] = ["core"]
+    check(cfg)

@@ -520,12 +520,35 @@ def check_measured_targets(parts: list[tuple[str, str, dict]], asks: dict[str, d
                              f"no {target} value in {quality.get('rows', 'its')} rows of {table}")
 
 
+def check_channels_measured(parts: list[tuple[str, str, dict]], needed: dict[str, str]) -> None:
+    """The point-to-point parts measure every channel in ``needed`` (channel -> a pair of ranks that
+    talks over it: :func:`collat.settings.needed_channels`); else one line naming the channel, the
+    pair and the config keys, before the model stage fails on a tree it cannot price."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    have = set()
+    for table, path, _ in parts:
+        if table == "pt2pt":
+            have |= set(pc.unique(pq.read_table(path, columns=["channel"])["channel"]).drop_null().to_pylist())
+    missing = [c for c in needed if c not in have]
+    if missing:
+        c = missing[0]
+        raise InputError("results/tidy/pt2pt.parquet", None,
+                         f"an osu_latency log of every channel the model's trees use, {c!r} too ({needed[c]} talk "
+                         f"over it: config machine, mappings, model.unpinned_channel); add its log (data.raw "
+                         f"patterns or manifest), or leave model out of config stages",
+                         f"point-to-point logs of {sorted(have)}")
+
+
 def merge_files(parts: list[tuple[str, str, dict]], outputs: dict[str, str], outliers: dict,
-                mpi: str | None = None, asks: dict[str, dict[str, list[str]]] | None = None) -> pd.DataFrame:
+                mpi: str | None = None, asks: dict[str, dict[str, list[str]]] | None = None,
+                channels: dict[str, str] | None = None) -> pd.DataFrame:
     """:func:`merge` from part files (table, parquet path, quality record) to the tidy table files
     ``outputs`` (table -> path), with the memory of about one copy of the largest table: the parts
     stay Arrow tables and only the columns the outlier rule reads become pandas. ``asks``: the
-    targets each table must measure (:func:`check_measured_targets`), checked before anything is
+    targets each table must measure (:func:`check_measured_targets`), ``channels``: the channels
+    the point-to-point table must (:func:`check_channels_measured`), both checked before anything is
     written. Returns the quality table."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -536,6 +559,7 @@ def merge_files(parts: list[tuple[str, str, dict]], outputs: dict[str, str], out
     check_one_mpi([(q["source"], sorted(pc.unique(pq.read_table(path, columns=["mpi"])["mpi"]).drop_null()
                                         .to_pylist())) for _, path, q in parts], mpi)
     check_measured_targets(parts, asks or {})
+    check_channels_measured(parts, channels or {})
 
     kept_rows, counts = {}, {}
     for table, members in _parts_by_table(parts).items():

@@ -100,6 +100,28 @@ def channel_codes(ranks, a, b, unpinned_channel: str = "core") -> np.ndarray:
     return np.where(node[a] != node[b], 3, np.where(socket[a] != socket[b], 2, same_socket))
 
 
+def channels_used(machine: dict, mappings, unpinned_channel: str = "core") -> dict[str, str]:
+    """Every channel two ranks of ``machine`` talk over under ``mappings`` at some P (the rules of
+    :func:`channel_codes`), each with the first pair of ranks that does, as text: what the model
+    needs a point-to-point fit of. A rank's place does not depend on P except under map-by node
+    below one rank per node, so the placements of the whole machine (and of one rank per node) hold
+    every pair; the nodes are alike, so two of them hold every channel of many."""
+    found: dict[str, str] = {}
+    machine = {**machine, "nodes": min(machine["nodes"], 2)}
+    total = total_cores(machine)
+    for mapping in mappings:
+        for P in sorted({total, min(machine["nodes"], total)} - {1}):
+            r = place_arrays(P, mapping, machine)
+            for a in range(1, P):  # each channel first met by a pair (i, a), i < a, in rank order
+                codes = channel_codes(r, np.arange(a), np.full(a, a), unpinned_channel)
+                for c in np.unique(codes):
+                    i = int(np.flatnonzero(codes == c)[0])
+                    found.setdefault(LEVELS[c], f"ranks {i} and {a} of P = {P} under --map-by {mapping}")
+                if len(found) == len(LEVELS):
+                    return found
+    return found
+
+
 def channels_between(ranks: pd.DataFrame, a, b, unpinned_channel: str = "core") -> np.ndarray:
     """Channel name for each pair (a[i], b[i]) of rank indices into ``ranks`` (from :func:`place`)."""
     return np.asarray(LEVELS, dtype=object)[channel_codes(ranks, a, b, unpinned_channel)]

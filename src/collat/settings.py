@@ -82,6 +82,15 @@ def check(config: dict) -> None:
                           "mode's predictions)")
     if model["unpinned_channel"] not in channels:
         raise ConfigError("model.unpinned_channel", model["unpinned_channel"], f"one of channels {channels}")
+    if "model" in stages:
+        used = needed_channels(config)
+        missing = [c for c in used if c not in channels]
+        if missing:
+            c = missing[0]
+            raise ConfigError("channels", channels, f"every channel the ranks of config machine talk over under "
+                              f"mappings {list(config['mappings'])}, {c!r} too: {used[c]} talk over {c!r} (placement: "
+                              f"cache = pinned to one L3, machine.cores_per_l3 = {config['machine']['cores_per_l3']}; "
+                              f"core = one socket; socket; node); name it, with an osu_latency log of that pair")
     _tables(config)
     ids = _algorithm_ids(config)
     for key, entries in (("model.openmpi.trees", model["openmpi"]["trees"]),
@@ -111,6 +120,17 @@ def check(config: dict) -> None:
         if delay is not None and "evaluate" in stages and delay not in workloads:
             raise ConfigError("evaluate.summary_crossover.delay", delay,
                               f"one of partitioned.workloads {sorted(workloads)}")
+
+
+def needed_channels(config: dict) -> dict[str, str]:
+    """The channels the model's trees use on config ``machine`` under ``mappings`` (each with a
+    pair of ranks that talks over it), when the model stage runs: the point-to-point table must
+    measure each (checked by the tidy rule, :func:`collat.ingest.check_channels_measured`)."""
+    if "model" not in set(config.get("stages", [])):
+        return {}
+    from .placement import channels_used
+
+    return channels_used(config["machine"], config["mappings"], config["model"]["unpinned_channel"])
 
 
 def measured_targets(config: dict) -> dict[str, dict[str, list[str]]]:

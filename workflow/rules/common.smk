@@ -18,7 +18,7 @@ from snakemake.exceptions import WorkflowError
 from collat.vocabulary import Vocabulary
 from collat.markers import compile_rules
 from collat.placement import machine_label
-from collat.settings import ConfigError, check as check_config, measured_targets
+from collat.settings import ConfigError, check as check_config, measured_targets, needed_channels
 
 try:
     check_config(config)

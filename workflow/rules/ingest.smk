@@ -98,6 +98,7 @@ rule tidy:
         outliers=config["quality"]["outliers"],
         mpi=config["data"]["mpi"],
         asks=measured_targets(config),  # the targets (avg, max) the stages run read of each table
+        channels=needed_channels(config),  # the channels the model's trees use on this machine
         raw_dir=RAW["dir"],
         raw_glob=RAW["glob"],
         raw_logs=raw_logs(),

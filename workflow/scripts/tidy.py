@@ -20,7 +20,8 @@ for path in snakemake.input.parts:
     quality = json.loads(Path(path).with_suffix(".quality.json").read_text())
     parts.append((quality["table"], path, quality))
 outputs = {name: snakemake.output[name] for name in ("pt2pt", "nbft", "collective")}
-quality = merge_files(parts, outputs, snakemake.params.outliers, snakemake.params.mpi, snakemake.params.asks)
+quality = merge_files(parts, outputs, snakemake.params.outliers, snakemake.params.mpi, snakemake.params.asks,
+                      snakemake.params.channels)
 for name, g in quality.groupby("table"):
     log.info("%s: %d rows, %d flagged as outliers", name, g["rows"].sum(), g["outliers_flagged"].sum())
 atomic_write(snakemake.output.quality, lambda tmp: quality.to_csv(tmp, index=False))
