@@ -129,3 +129,12 @@ def test_p_ticks_are_whole_numbers_on_a_small_machine():
     ax.xaxis.set_major_locator(fg.p_ticks())
     assert [t for t in ax.get_xticks() if 2 <= t <= 4] == [2, 3, 4]
     plt.close(fig)
+
+
+def test_gamma_heatmaps_without_a_measurement_say_so():
+    import matplotlib.pyplot as plt
+
+    empty = pd.DataFrame(columns=["operation", "channel", "P", "size", "target", "gamma"])
+    fig = fg.gamma_heatmaps(empty, "bcast", ["cache"])
+    assert [t.get_text().split(":")[0] for t in fig.texts] == ["no NBFT measurement of bcast"]
+    plt.close(fig)
