@@ -88,9 +88,8 @@ def test_measured_targets_name_every_key_that_asks_for_a_target():
     from collat.settings import measured_targets
 
     asks = measured_targets(load_config())
-    assert asks["nbft"] == {"avg": ["nbft.targets", "model.openmpi.link_target", "model.paper.nbft_target",
-                                    "model.calibrated.targets"],
-                            "max": ["nbft.targets", "model.openmpi.nbft_target", "model.calibrated.targets"]}
+    assert asks["nbft"] == {"avg": ["nbft.targets", "model.openmpi.link_target", "model.paper.nbft_target"],
+                            "max": ["nbft.targets", "model.openmpi.nbft_target"]}
     keys = ["model.calibrated.targets", "validation.targets", "regression.targets", "selection.targets"]
     assert asks["collective"] == {"avg": keys, "max": keys}
     cfg = load_config()
@@ -116,4 +115,15 @@ def test_a_channel_the_machine_uses_but_the_config_does_not_name():
     check(cfg)
     cfg["stages"] = ["pt2pt"]  # no model: no tree to price
     cfg["channels"] = ["core"]
+    check(cfg)
+
+
+def test_an_nbft_target_the_model_prices_with_must_be_fitted():
+    cfg = copy.deepcopy(load_config())
+    cfg["nbft"]["targets"] = ["avg"]
+    with pytest.raises(ConfigError) as err:
+        check(cfg)
+    assert str(err.value).startswith("config key model.openmpi.nbft_target: found 'max', expected one of "
+                                     "nbft.targets ['avg']")
+    cfg["model"]["openmpi"]["nbft_target"] = "avg"
     check(cfg)

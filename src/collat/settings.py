@@ -82,6 +82,15 @@ def check(config: dict) -> None:
                           "mode's predictions)")
     if model["unpinned_channel"] not in channels:
         raise ConfigError("model.unpinned_channel", model["unpinned_channel"], f"one of channels {channels}")
+    if "model" in stages and "nbft" in stages:
+        fitted = list(config["nbft"]["targets"])
+        for key, target in (("model.openmpi.nbft_target", model["openmpi"]["nbft_target"]),
+                            ("model.openmpi.link_target", model["openmpi"]["link_target"]),
+                            ("model.paper.nbft_target", model["paper"]["nbft_target"])):
+            mode = key.split(".")[1]
+            if (mode in modes or (mode == "openmpi" and set(modes) & set(FITTED_MODES))) and target not in fitted:
+                raise ConfigError(key, target, f"one of nbft.targets {fitted} (the nbft stage fits what the "
+                                  f"model prices fan-outs with; an unfitted target would be assumed, not measured)")
     if "model" in stages:
         used = needed_channels(config)
         missing = [c for c in used if c not in channels]
@@ -145,7 +154,8 @@ def measured_targets(config: dict) -> dict[str, dict[str, list[str]]]:
 
     def ask(table, key, targets):
         for target in [targets] if isinstance(targets, str) else targets:
-            asks[table].setdefault(target, []).append(key)
+            keys = asks[table].setdefault(target, [])
+            keys += [key] if key not in keys else []
 
     if "nbft" in stages:
         ask("nbft", "nbft.targets", config["nbft"]["targets"])
@@ -155,8 +165,9 @@ def measured_targets(config: dict) -> dict[str, dict[str, list[str]]]:
             ask("nbft", "model.openmpi.link_target", model["openmpi"]["link_target"])
         if "paper" in modes:
             ask("nbft", "model.paper.nbft_target", model["paper"]["nbft_target"])
-        if modes & set(FITTED_MODES):
-            ask("nbft", "model.calibrated.targets", model["calibrated"]["targets"])
+        if modes & set(FITTED_MODES):  # started from the openmpi mode's costs (its nbft_target, link_target)
+            ask("nbft", "model.openmpi.nbft_target", model["openmpi"]["nbft_target"])
+            ask("nbft", "model.openmpi.link_target", model["openmpi"]["link_target"])
             ask("collective", "model.calibrated.targets", model["calibrated"]["targets"])
         ask("collective", "validation.targets", config["validation"]["targets"])
     if "regression" in stages:
