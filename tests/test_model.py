@@ -493,6 +493,8 @@ def test_grid_axes_are_the_measured_sizes_and_every_p_of_the_machine():
     assert sizes.tolist() == [1, 64, 4096] and list(P) == [2, 5, 8] and receivers == 7
     sizes, P, _ = md.grid_axes(measured.iloc[:0], TINY, 1)
     assert sizes.tolist() == [2 ** k for k in range(21)] and list(P) == list(range(2, 9))
+    sizes, _, _ = md.grid_axes(measured, TINY, 3, extra_sizes=(3000, 64, 2**23))  # model.extra_sizes
+    assert sizes.tolist() == [1, 64, 3000, 4096, 2**23] and sizes.dtype == np.int64
 
 
 def test_costs_without_an_nbft_fit_on_any_priced_channel_name_the_file_and_what_is_missing():

@@ -589,7 +589,9 @@ def test_a_machine_the_study_never_saw_runs_end_to_end(tmp_path):
     raw = tmp_path / "raw"
     make_osu_small.write_logs(raw)
     before = {p.name: p.read_bytes() for p in raw.iterdir()}
-    wd = make_workdir(tmp_path / "wd", make_osu_small.config(load_config(), raw))
+    cfg = make_osu_small.config(load_config(), raw)
+    cfg["model"]["extra_sizes"] = [3000, 2**22]  # between two measured sizes, and beyond the largest
+    wd = make_workdir(tmp_path / "wd", cfg)
     run_snakemake(wd, "--cores", "2")
     assert {p.name: p.read_bytes() for p in raw.iterdir()} == before  # raw inputs untouched
 
@@ -601,6 +603,10 @@ def test_a_machine_the_study_never_saw_runs_end_to_end(tmp_path):
     pred = pd.read_parquet(wd / "results/model/predictions.parquet")
     assert (pred["P"].min(), pred["P"].max()) == (2, 16) and set(pred["mapping"]) == {"core"}
     assert pred["predicted"].notna().all() and (pred["predicted"] > 0).all()
+    assert set(pred["size"]) == set(make_osu_small.SIZES) | {3000, 2**22}
+    at = pred[(pred["P"] == 8) & (pred["algorithm"] == 6) & (pred["operation"] == "bcast")].pivot_table(
+        index=["mode", "target"], columns="size", values="predicted")
+    assert ((at[2048] < at[3000]) & (at[3000] < at[4096]) & (at[2**20] < at[2**22])).all()  # in order of size
     assert set(pd.read_csv(wd / "results/model/calibration.csv")["channel"]) <= {"cache", "all"}
 
     val = pd.read_csv(wd / "results/model/validation.csv")

@@ -13,7 +13,7 @@ log = setup_log(snakemake.log)
 cfg = snakemake.params.config
 options = ModelOptions.from_config(cfg["model"], cfg["mappings"])
 collective = read_parquet(snakemake.input.collective, "collective")
-sizes, P_values, max_receivers = grid_axes(collective, cfg["machine"], options.grid_step)
+sizes, P_values, max_receivers = grid_axes(collective, cfg["machine"], options.grid_step, options.extra_sizes)
 unfitted = pd.read_parquet(snakemake.input.unfitted)
 parts = {mode: g for mode, g in unfitted.groupby("mode", sort=False)}
 if "calibrated" in options.modes:

@@ -51,6 +51,7 @@ class ModelOptions:
     modes: tuple[str, ...]
     unpinned_channel: str      # channel between ranks no placement pins apart
     grid_step: int             # the prediction grid's step in P
+    extra_sizes: tuple[int, ...]  # sizes predicted beside the measured ones
     mappings: tuple[str, ...]
     cleanings: tuple[str, ...]  # cleanings the scores are computed for
     paper: PaperOptions
@@ -62,7 +63,8 @@ class ModelOptions:
         contention = o["contention"]
         return cls(
             modes=tuple(model["modes"]), unpinned_channel=str(model["unpinned_channel"]),
-            grid_step=int(model["grid_step"]), mappings=tuple(mappings), cleanings=tuple(model["cleanings"]),
+            grid_step=int(model["grid_step"]), extra_sizes=tuple(int(m) for m in model.get("extra_sizes", ())),
+            mappings=tuple(mappings), cleanings=tuple(model["cleanings"]),
             paper=PaperOptions(str(p["hockney_weighting"]), str(p["nbft_target"]), tuple(p["algorithms"]),
                                tuple(p["max_P"])),
             openmpi=OpenMPIOptions(str(o["nbft_target"]), str(o["link_target"] or o["nbft_target"]),  # null: the same

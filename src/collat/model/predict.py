@@ -15,14 +15,16 @@ PREDICTION_COLUMNS = ["mode", "operation", "algorithm", "algorithm_name", "mappi
                       "predicted", "tree", "segments", "runs"]
 
 
-def grid_axes(collective: pd.DataFrame, machine: dict, step: int) -> tuple[np.ndarray, range, int]:
+def grid_axes(collective: pd.DataFrame, machine: dict, step: int, extra_sizes=()) -> tuple[np.ndarray, range, int]:
     """The grid every mode is priced on: (sizes: every measured size, or 1 B to 1 MiB in powers of
-    two without measurements; P: 2 to the machine's cores, every ``step`` (config
-    ``model.grid_step``); the most receivers of one fan-out, cores - 1)."""
+    two without measurements, and ``extra_sizes`` (config ``model.extra_sizes``); P: 2 to the
+    machine's cores, every ``step`` (config ``model.grid_step``); the most receivers of one fan-out,
+    cores - 1)."""
     from ..placement import total_cores
 
     cores = total_cores(machine)
-    sizes = np.sort(collective["size"].unique()) if len(collective) else 2 ** np.arange(0, 21)
+    sizes = collective["size"].unique() if len(collective) else 2 ** np.arange(0, 21)
+    sizes = np.union1d(np.asarray(sizes, dtype=np.int64), np.asarray(extra_sizes, dtype=np.int64))
     return sizes, range(2, cores + 1, step), cores - 1
 
 
