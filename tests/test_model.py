@@ -518,3 +518,21 @@ def test_a_tree_over_a_channel_without_costs_names_the_missing_channel():
     with pytest.raises(ValueError) as err:
         fo.link_channels(parent, md.Placements(TINY)(8, "core"), only_core.index, "core")
     assert str(err.value).startswith("results/nbft/fits.csv: expected") and "['node', 'socket']" in str(err.value)
+
+
+def test_what_if_machines_by_hand():
+    """model.what_if: TINY (2 nodes x 2 sockets x 2 cores) with 4 nodes is priced at 2, 3, 4, 6, 8, 12, 16;
+    with 1 node it has no 'node' channel to miss, but a P above its 4 cores is one line; a channel the
+    new machine uses without a point-to-point fit is one line naming the key."""
+    assert md.what_if_P(16) == [2, 3, 4, 6, 8, 12, 16] and md.what_if_P(16, [8, 2, 8]) == [2, 8]
+    fitted = ["core", "socket", "node"]
+    machine, P = md.what_if_machine(TINY, {"name": "x", "nodes": 4}, 0, ["core"], "core", fitted)
+    assert machine == {**TINY, "nodes": 4} and P == [2, 3, 4, 6, 8, 12, 16]
+    with pytest.raises(InputError) as err:
+        md.what_if_machine(TINY, {"name": "x", "nodes": 1, "P": [2, 6]}, 1, ["core"], "core", fitted)
+    assert str(err.value) == "config model.what_if[1].P: expected P up to the 4 cores of 1 node(s), found [6]"
+    one = {**TINY, "nodes": 1}
+    with pytest.raises(InputError) as err:
+        md.what_if_machine(one, {"name": "x", "nodes": 2}, 0, ["core"], "core", ["core", "socket"])
+    assert str(err.value).startswith("config model.what_if[0].nodes: expected a machine whose channels were "
+                                     "measured: ranks 0 and 4 of P = 8 under --map-by core talk over 'node'")

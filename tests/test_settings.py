@@ -106,6 +106,7 @@ def test_a_channel_the_machine_uses_but_the_config_does_not_name():
                       "numa_per_socket": 1}
     cfg["mappings"], cfg["channels"] = ["core"], ["core"]
     cfg["model"]["unpinned_channel"], cfg["partitioned"]["channels"] = "core", ["core"]
+    cfg["model"]["what_if"] = []
     with pytest.raises(ConfigError) as err:
         check(cfg)
     assert str(err.value).startswith("config key channels: found ['core'], expected every channel the ranks of "
@@ -126,4 +127,26 @@ def test_an_nbft_target_the_model_prices_with_must_be_fitted():
     assert str(err.value).startswith("config key model.openmpi.nbft_target: found 'max', expected one of "
                                      "nbft.targets ['avg']")
     cfg["model"]["openmpi"]["nbft_target"] = "avg"
+    check(cfg)
+
+
+def test_what_if_names_are_unique():
+    cfg = copy.deepcopy(load_config())
+    cfg["model"]["what_if"] = [{"name": "big", "nodes": 4}, {"name": "big", "nodes": 8}]
+    with pytest.raises(ConfigError, match=r"^config key model.what_if\[1\].name: found 'big', expected a name not"):
+        check(cfg)
+
+
+def test_a_what_if_machine_needs_channels_the_config_names():
+    """A one-node machine's config cannot price itself on four nodes: no 'node' channel."""
+    cfg = copy.deepcopy(load_config())
+    cfg["machine"]["nodes"] = 1
+    cfg["channels"], cfg["partitioned"]["channels"] = ["cache", "core", "socket"], ["core"]
+    cfg["model"]["what_if"] = [{"name": "four", "nodes": 4}]
+    with pytest.raises(ConfigError) as err:
+        check(cfg)
+    assert str(err.value).startswith("config key model.what_if[0].nodes: found 4, expected a machine whose channels "
+                                     "are among channels ['cache', 'core', 'socket']: ranks 0 and 128 of P = 256 "
+                                     "under --map-by core talk over 'node'"), str(err.value)
+    cfg["model"]["what_if"] = []
     check(cfg)

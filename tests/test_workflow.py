@@ -36,7 +36,7 @@ EVERY_TARGET = ["results/tidy/pt2pt.parquet", "results/tidy/nbft.parquet", "resu
                 "results/figures/pt2pt/latency_per_receiver.png", "results/figures/pt2pt/hockney_fits.pdf",
                 "results/figures/nbft/gamma_heatmaps.png", "results/figures/nbft/gamma_heatmaps_reduce.pdf",
                 "results/model/predictions.parquet", "results/model/scores.csv", "results/model/validation.csv",
-                "results/model/calibration.csv",
+                "results/model/calibration.csv", "results/model/what_if/four-nodes.parquet",
                 "results/figures/accuracy/validation.png",
                 "results/regression/scores.csv", "results/regression/coefficients.csv",
                 "results/regression/predictions.parquet",
@@ -89,6 +89,22 @@ def test_default_run_produces_every_target(study_run, study_tables):
         data = png.read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000, png  # a real, non-empty image
         assert png.with_suffix(".pdf").read_bytes()[:5] == b"%PDF-", png
+
+
+def test_what_if_four_nodes_prices_what_the_measured_machine_shares(study_run):
+    """model.what_if four-nodes: under --map-by core and socket a rank's place does not depend on the
+    node count, so up to the measured 256 cores the four-node grid is predictions.parquet exactly;
+    under --map-by node the ranks spread over four nodes and the prices differ; P runs to 512."""
+    wd = study_run
+    what = pd.read_parquet(wd / "results/model/what_if/four-nodes.parquet")
+    assert set(what["mode"]) == {"openmpi", "calibrated"} and what["predicted"].gt(0).all()
+    assert sorted(what["P"].unique()) == [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512]
+    keys = ["mode", "operation", "algorithm", "mapping", "P", "size", "target"]
+    both = what.merge(pd.read_parquet(wd / "results/model/predictions.parquet"), on=keys, suffixes=("", "_measured"))
+    assert len(both) == (what["P"] <= 256).sum()
+    same = both["mapping"] != "node"
+    assert (both.loc[same, "predicted"] == both.loc[same, "predicted_measured"]).all()
+    assert (both.loc[~same & (both["P"] > 4), "predicted"] != both.loc[~same & (both["P"] > 4), "predicted_measured"]).any()
 
 
 def test_tables_and_summary(study_run):
@@ -182,7 +198,7 @@ def test_forcerun_single_rule(study_run):
     assert jobs["nbft_gamma"] == 1 and jobs["nbft_figures"] == 1
     # only what depends on the NBFT fits follows; nothing upstream, nothing independent of them
     assert set(jobs) == {"nbft_gamma", "nbft_figures", "model_calibrate", "model_predict_unfitted", "model_predict",
-                         "model_validate", "model_validation", "evaluate_tables",
+                         "model_validate", "model_validation", "model_what_if", "evaluate_tables",
                          "evaluate_summary", "figures_collective", "figures_accuracy", "figures_validation",
                          "selection", "selection_figures", "all"}
 

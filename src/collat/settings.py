@@ -100,6 +100,19 @@ def check(config: dict) -> None:
                               f"mappings {list(config['mappings'])}, {c!r} too: {used[c]} talk over {c!r} (placement: "
                               f"cache = pinned to one L3, machine.cores_per_l3 = {config['machine']['cores_per_l3']}; "
                               f"core = one socket; socket; node); name it, with an osu_latency log of that pair")
+        from .placement import channels_used
+
+        for i, entry in enumerate(model.get("what_if", [])):
+            bigger = {**config["machine"], "nodes": entry["nodes"]}
+            for channel, pair in channels_used(bigger, config["mappings"], model["unpinned_channel"]).items():
+                if channel not in channels:
+                    raise ConfigError(f"model.what_if[{i}].nodes", entry["nodes"], f"a machine whose channels are "
+                                      f"among channels {channels}: {pair} talk over {channel!r} (leave "
+                                      f"model.what_if out, or measure that channel)")
+    names = [entry["name"] for entry in model.get("what_if", [])]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise ConfigError(f"model.what_if[{i}].name", name, "a name not used twice in model.what_if")
     _tables(config)
     ids = _algorithm_ids(config)
     for key, entries in (("model.openmpi.trees", model["openmpi"]["trees"]),

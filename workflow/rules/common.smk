@@ -33,6 +33,7 @@ try:
 except ValueError as exc:
     raise WorkflowError(f"config key {exc}")
 TABLE_NUMBERS = [t["table"] for t in config["paper"]["tables"]]
+WHAT_IF = {entry["name"]: i for i, entry in enumerate(config["model"]["what_if"])}  # name -> its index
 TIDY = expand("results/tidy/{table}.parquet", table=["pt2pt", "nbft", "collective"])
 
 
@@ -43,6 +44,7 @@ wildcard_constraints:
     log=r".+",
     entry=r"\d+",
     target=r"avg|max",
+    name=r"[A-Za-z0-9_.-]+",
 
 
 def published_files():
@@ -147,7 +149,8 @@ def stage_targets(stage):
             "results/model/scores.csv",
             "results/model/validation.csv",
         ]
-        + (["results/model/calibration.csv"] if "calibrated" in config["model"]["modes"] else []),
+        + (["results/model/calibration.csv"] if "calibrated" in config["model"]["modes"] else [])
+        + expand("results/model/what_if/{name}.parquet", name=WHAT_IF),
         "evaluate": expand("results/tables/table{n}.{ext}", n=TABLE_NUMBERS, ext=["csv", "md", "tex"])
         + ["results/tables/tables.md", "results/summary.md"],
         "figures": expand(

@@ -94,6 +94,31 @@ rule model_predict:
         "../scripts/model_predict.py"
 
 
+rule model_what_if:
+    input:
+        unpack(calibration_input),
+        collective="results/tidy/collective.parquet",
+        hockney="results/pt2pt/hockney.parquet",
+        hockney_study="results/pt2pt/hockney_study.parquet",
+        nbft_fits="results/nbft/fits.csv",
+        nbft_medians="results/nbft/medians.parquet",
+    output:
+        "results/model/what_if/{name}.parquet",
+    params:
+        config={key: config[key] for key in ("machine", "channels", "mappings", "algorithms", "model")},
+        index=lambda w: WHAT_IF[w.name],
+    threads: 1
+    priority: 1  # off the longest path: nothing reads it
+    log:
+        "logs/model/what_if_{name}.log",
+    benchmark:
+        "benchmarks/rules/model/what_if_{name}.tsv",
+    conda:
+        "../envs/collat.yaml"
+    script:
+        "../scripts/model_what_if.py"
+
+
 rule model_validate:
     input:
         unpack(calibration_start_input),

@@ -31,11 +31,12 @@ from .forest import Placements
 from .openmpi_mode import OpenMPIMode
 from .options import ModelOptions
 from .paper_mode import PaperMode
-from .predict import PREDICTION_COLUMNS, grid_axes, predict_all
+from .predict import PREDICTION_COLUMNS, grid_axes, predict_all, what_if_machine, what_if_P
 from .scoring import score
 
 __all__ = ["CalibratedMode", "ChannelCosts", "ModelOptions", "OpenMPIMode", "PREDICTION_COLUMNS", "PaperMode",
-           "Placements", "build_modes", "grid_axes", "openmpi_costs", "paper_costs", "predict_all", "score"]
+           "Placements", "build_modes", "grid_axes", "openmpi_costs", "paper_costs", "predict_all", "score",
+           "what_if_machine", "what_if_P"]
 
 
 def build_modes(options: ModelOptions, channels: list[str], sizes, max_receivers: int, hockney: pd.DataFrame,

@@ -70,3 +70,34 @@ def predict_all(modes: list, placements, algorithms: dict, P_values, processes: 
     out["runs"] = out["runs"].astype("int64")
     out["tree"] = out["tree"].astype("string")
     return out[PREDICTION_COLUMNS]
+
+
+def what_if_machine(machine: dict, entry: dict, index: int, mappings, unpinned_channel: str,
+                    fitted_channels) -> tuple[dict, list[int]]:
+    """(the machine, its P values) of config ``model.what_if[index]`` (``entry``): ``machine`` with
+    ``entry["nodes"]`` nodes, at :func:`what_if_P`. One line naming the key when a channel of the new
+    machine has no point-to-point fit (``fitted_channels``) or a P exceeds its cores."""
+    from .. import InputError
+    from ..placement import channels_used, total_cores
+
+    out = {**machine, "nodes": int(entry["nodes"])}
+    for channel, pair in channels_used(out, mappings, unpinned_channel).items():
+        if channel not in set(fitted_channels):
+            raise InputError(f"config model.what_if[{index}].nodes", None,
+                             f"a machine whose channels were measured: {pair} talk over {channel!r}, which no "
+                             f"osu_latency log measured (results/pt2pt/hockney.csv: {sorted(set(fitted_channels))})",
+                             out["nodes"])
+    cores = total_cores(out)
+    if any(int(P) > cores for P in entry.get("P") or []):
+        raise InputError(f"config model.what_if[{index}].P", None, f"P up to the {cores} cores of {out['nodes']} "
+                         f"node(s)", sorted(int(P) for P in entry["P"] if int(P) > cores))
+    return out, what_if_P(cores, entry.get("P"))
+
+
+def what_if_P(cores: int, given=None) -> list[int]:
+    """The P values a what-if machine is priced at (config ``model.what_if[].P``): those given, or
+    the powers of two and three times them from 2 up to ``cores``."""
+    if given:
+        return sorted({int(p) for p in given})
+    return sorted({p for k in range(1, cores.bit_length() + 1) for p in (2 ** k, 3 * 2 ** (k - 1))
+                   if 2 <= p <= cores})
