@@ -102,6 +102,9 @@ def check(config: dict) -> None:
                               f"core = one socket; socket; node); name it, with an osu_latency log of that pair")
         from .placement import channels_used
 
+        if model.get("what_if") and not {"openmpi", "calibrated"} & set(modes):
+            raise ConfigError("model.what_if", [e["name"] for e in model["what_if"]], f"openmpi or calibrated in "
+                              f"model.modes {modes} (the modes a machine nobody measured is priced with)")
         for i, entry in enumerate(model.get("what_if", [])):
             bigger = {**config["machine"], "nodes": entry["nodes"]}
             for channel, pair in channels_used(bigger, config["mappings"], model["unpinned_channel"]).items():
