@@ -105,6 +105,9 @@ def test_what_if_four_nodes_prices_what_the_measured_machine_shares(study_run):
     same = both["mapping"] != "node"
     assert (both.loc[same, "predicted"] == both.loc[same, "predicted_measured"]).all()
     assert (both.loc[~same & (both["P"] > 4), "predicted"] != both.loc[~same & (both["P"] > 4), "predicted_measured"]).any()
+    summary = (wd / "results/summary.md").read_text()
+    assert "## A machine nobody measured: four-nodes — `results/model/what_if/four-nodes.parquet`" in summary
+    assert "Priced by the calibrated mode at P = 512" in summary
 
 
 def test_tables_and_summary(study_run):

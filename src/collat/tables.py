@@ -134,11 +134,43 @@ def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
                   "pass segment size 0).", ""]
 
 
+def what_if_markdown(what_if: dict[str, pd.DataFrame], paths: dict, sizes=(1, 1048576)) -> list[str]:
+    """The summary's section on machines nobody measured (``what_if``: name -> its predictions,
+    results/model/what_if/{name}.parquet): per operation and mapping, at the largest P priced, the
+    algorithm the calibrated mode (else the openmpi mode) prices fastest on the avg target at each
+    of ``sizes`` (the nearest priced size), with its price."""
+    out = []
+    for name, pred in what_if.items():
+        if pred.empty:
+            continue
+        mode = "calibrated" if (pred["mode"] == "calibrated").any() else "openmpi"
+        d = pred[(pred["mode"] == mode) & (pred["target"] == ("avg" if (pred["target"] == "avg").any() else "max"))]
+        priced = np.sort(d["size"].unique())
+        near = [int(priced[np.abs(np.log2(priced) - np.log2(m)).argmin()]) for m in sizes]
+        P = int(d["P"].max())
+        out += [f"## A machine nobody measured: {name} — `{paths['what_if'][name]}`", "",
+                f"Priced by the {mode} mode at P = {P} ({d['target'].iloc[0]} target; predictions, not "
+                "measurements: the validation's extrapolation split above says what pricing P nobody measured "
+                "is worth; every algorithm the mode prices competes, those nobody measured too: the "
+                "unseen_algorithm split says how well one of them is priced). Fastest algorithm and its price [µs]:", "",
+                "| operation | mapping | " + " | ".join(f"{m} B" for m in near) + " |",
+                "|---|---|" + "---|" * len(near)]
+        top = d[d["P"] == P]
+        for (op, mapping), g in top.groupby(["operation", "mapping"], sort=True):
+            cells = []
+            for m in near:
+                row = g[g["size"] == m].sort_values(["predicted", "algorithm"]).iloc[0]
+                cells.append(f"{row['algorithm_name']} ({int(row['algorithm'])}): {row['predicted']:.3g}")
+            out.append(f"| {op} | {mapping} | " + " | ".join(cells) + " |")
+        out.append("")
+    return out
+
+
 def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regression_scores: pd.DataFrame,
                      tables: list[pd.DataFrame], crossover: pd.DataFrame | None, paths: dict, size: int,
                      setting: dict | None = None, validation: pd.DataFrame | None = None,
                      selection: tuple[pd.DataFrame, pd.DataFrame] | None = None,
-                     nbft_fits: pd.DataFrame | None = None) -> str:
+                     nbft_fits: pd.DataFrame | None = None, what_if: dict | None = None) -> str:
     """results/summary.md: the headline numbers, each with the file it comes from; ``selection`` is
     (regret.csv, regret_unseen_algorithm.csv, regret_unseen_P.csv) of the selection stage;
     ``nbft_fits`` (results/nbft/fits.csv) names the fan-outs priced by assumption, not measurement."""
@@ -179,6 +211,8 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
         out += ["", "Noise floor: " + ", ".join(f"{t} {v:.3f}" for t, v in floors.items()), ""]
     if selection is not None:
         out += selection_markdown(selection[0], selection[1], paths, *selection[2:])
+    if what_if:
+        out += what_if_markdown(what_if, paths)
     out += [f"## Point-to-point channels (Hockney T = α + β·m) — `{paths['hockney']}`", "",
             "| channel | α small messages [µs] | bandwidth, largest regime [GB/s] | regimes |", "|---|---|---|---|"]
     for ch, g in hockney.groupby("channel", sort=False):

@@ -35,6 +35,7 @@ rule evaluate_summary:
         crossover="results/partitioned/crossover.csv",
         validation="results/model/validation.csv",
         nbft_fits="results/nbft/fits.csv",
+        what_if=expand("results/model/what_if/{name}.parquet", name=WHAT_IF),
     output:
         report("results/summary.md", category="7. Tables and summary", caption="../report/summary.rst"),
     params:

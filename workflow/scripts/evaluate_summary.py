@@ -16,9 +16,11 @@ selection = None
 if "regret" in i.keys():
     paths.update(regret=i.regret, unseen=i.unseen, unseen_P=i.unseen_P)
     selection = (pd.read_csv(i.regret), pd.read_csv(i.unseen), pd.read_csv(i.unseen_P))
+what_if = {Path(f).stem: pd.read_parquet(f) for f in i.what_if}
+paths["what_if"] = {Path(f).stem: f for f in i.what_if}
 text = summary_markdown(pd.read_csv(i.hockney), pd.read_csv(i.model), pd.read_csv(i.regression),
                         [pd.read_csv(t) for t in i.tables], pd.read_csv(i.crossover), paths,
                         snakemake.params.size, snakemake.params.setting, pd.read_csv(i.validation), selection,
-                        pd.read_csv(i.nbft_fits))
+                        pd.read_csv(i.nbft_fits), what_if)
 atomic_write(snakemake.output[0], lambda tmp: Path(tmp).write_text(text))
 log.info("summary written")
