@@ -155,6 +155,7 @@ def test_a_what_if_machine_needs_channels_the_config_names():
 def test_a_what_if_machine_needs_a_mode_that_prices_it():
     cfg = copy.deepcopy(load_config())
     cfg["model"]["modes"], cfg["selection"]["mode"] = ["paper"], "paper"
+    cfg["model"]["what_if"] = [{"name": "four-nodes", "nodes": 4}]
     with pytest.raises(ConfigError, match=r"^config key model.what_if: found \['four-nodes'\], expected openmpi or "
                                           r"calibrated in model.modes \['paper'\]"):
         check(cfg)

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from conftest import (HAVE_STUDY, RAW_SAMPLES, REPO, STUDY_CUT, SYNTHETIC_RAW, cut_config, load_config, make_workdir,
-                      needs_samples, needs_study, run_snakemake)
+                      needs_samples, needs_study, run_snakemake, study_config)
 
 pytestmark = pytest.mark.workflow
 
@@ -311,7 +311,7 @@ def test_changed_parameter_reruns_only_its_rules(study_run, tmp_path):
 
     wd = tmp_path / "copy"
     shutil.copytree(study_run, wd, symlinks=True)  # results and .snakemake metadata, times preserved
-    cfg = load_config()
+    cfg = study_config()
     # the hybrid mode reads the regression's grid (its trend beyond the measured P): the model's
     # predictions and the selection follow the regression; the validation does not (it refits the
     # segmented model per fold and reads only the modes fitted on no collective data)

@@ -95,8 +95,7 @@ def config(base: dict, raw: Path) -> dict:
                    "raw": {**base["data"]["raw"], "dir": str(raw), "glob": "*.out", "patterns": PATTERNS,
                            "manifest": None, "markers": [MARKER], "on_bad_run": "skip"}}
     cfg["model"] = {**base["model"], "unpinned_channel": "cache", "modes": ["openmpi", "calibrated", "hybrid"],
-                    "cleanings": ["robust", "none"], "paper": {**base["model"]["paper"], "max_P": []},
-                    "what_if": []}  # no other node count: one node has no 'node' channel to price
+                    "cleanings": ["robust", "none"], "paper": {**base["model"]["paper"], "max_P": []}}
     cfg["regression"] = {**base["regression"], "cleanings": ["robust", "none"]}
     cfg["paper"] = {"cleaning": {"size": 1, "thresholds": []}, "tables": []}
     cfg["partitioned"] = {**base["partitioned"], "channels": ["cache"], "gillis_numbers": []}
