@@ -399,30 +399,34 @@ def test_merge_files_equals_merge(tmp_path, study_tables):
 
 
 def test_a_log_without_the_max_column_stops_the_tidy_stage_naming_the_keys_that_ask_for_it(vocab, tmp_path):
-    """osu_bcast without -f prints the Avg column only: a config whose stages read max of the
-    collective table gets one line naming the log, the column and the keys, before anything is written."""
-    from collat.ingest import check_measured_targets, merge_files
+    """osu_bcast without -f prints the Avg column only: when no collective log has max and the
+    config's stages read it, one line names a log, the column and the keys; when other logs have it,
+    the one without is named in a note (its cells leave the max-target stages) and the run goes on."""
+    from collat.ingest import check_measured_targets
 
-    text = ("# OSU MPI Broadcast Latency Test v7.3\n# Size       Avg Latency(us)\n"
-            "1                       1.50\n2                       1.60\n")
-    log = tmp_path / "bcast.out"
-    log.write_text(text)
-    meta = {"benchmark": "osu_bcast", "algorithm": 1, "mapping": "core", "P": 4}
-    table, df, quality = from_osu_log(read_osu(log), meta, vocab, "bcast.out")
-    part = tmp_path / "bcast.parquet"
-    write_parquet(df, part, table)
-    parts = [(table, str(part), quality)]
-    check_measured_targets(parts, {"collective": {"avg": ["validation.targets"]}})  # avg is there
-    check_measured_targets(parts, {"nbft": {"max": ["nbft.targets"]}})  # another table's ask
-    outputs = {t: str(tmp_path / f"{t}.parquet") for t in ("pt2pt", "nbft", "collective")}
+    def part(name, header, rows):
+        log = tmp_path / f"{name}.out"
+        log.write_text(f"# OSU MPI Broadcast Latency Test v7.3\n{header}\n" + "".join(f"{r}\n" for r in rows))
+        meta = {"benchmark": "osu_bcast", "algorithm": 1, "mapping": "core", "P": 4}
+        table, df, quality = from_osu_log(read_osu(log), meta, vocab, f"{name}.out")
+        write_parquet(df, tmp_path / f"{name}.parquet", table)
+        return table, str(tmp_path / f"{name}.parquet"), quality
+
+    avg_only = part("bcast", "# Size       Avg Latency(us)", ["1      1.50", "2      1.60"])
+    full = part("bcast-f", "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations",
+                ["1   1.5   1.0   2.0   1000"])
+    asks = {"collective": {"max": ["validation.targets", "selection.targets"]}}
+    assert check_measured_targets([avg_only], {"collective": {"avg": ["validation.targets"]}}) == []  # avg is there
+    assert check_measured_targets([avg_only], {"nbft": {"max": ["nbft.targets"]}}) == []  # another table's ask
     with pytest.raises(InputError) as err:
-        merge_files(parts, outputs, {"rule": "none"},
-                    asks={"collective": {"max": ["validation.targets", "selection.targets"]}})
+        check_measured_targets([avg_only], asks)
     assert str(err.value) == (
         "bcast.out: expected a 'Max Latency(us)' column in its runs, which config validation.targets, "
         "selection.targets ask for (OSU prints it with -f: rerun with -f, or leave max out of those keys), "
-        "found 'no max value in 2 rows of collective'")
-    assert not any((tmp_path / f"{t}.parquet").exists() for t in ("pt2pt", "nbft", "collective"))
+        "found 'no max value in 2 rows of collective, nor in any other collective log'")
+    assert check_measured_targets([avg_only, full], asks) == [
+        "bcast.out: no max column (run without -f?): its collective cells are left out of validation.targets, "
+        "selection.targets"]
 
 
 def test_a_channel_the_trees_use_without_a_point_to_point_log_is_one_line(vocab, tmp_path):

@@ -503,21 +503,36 @@ def _null_columns(path) -> set[str]:
 TARGET_COLUMNS = {"avg": "Avg Latency(us)", "max": "Max Latency(us)"}  # OSU's header names of the targets
 
 
-def check_measured_targets(parts: list[tuple[str, str, dict]], asks: dict[str, dict[str, list[str]]]) -> None:
-    """Every part of a table measures each target the config asks of that table (``asks``:
-    :func:`collat.settings.measured_targets`); else one line naming the part's file, the column and
-    the config keys: OSU prints the max column with ``-f`` only, and a log without it would leave
-    the max-target stages to fail later on an empty fit, far from the cause."""
+def check_measured_targets(parts: list[tuple[str, str, dict]], asks: dict[str, dict[str, list[str]]]
+                           ) -> list[str]:
+    """Each table measures every target the config asks of it (``asks``:
+    :func:`collat.settings.measured_targets`) in some part; else one line naming a part's file, the
+    column and the config keys: OSU prints the max column with ``-f`` only, and logs without it would
+    leave the max-target stages to fail later on an empty fit, far from the cause. Returns a line per
+    part that lacks a target its table's other parts measure (those stages then use the cells that
+    have it): for the log."""
+    lacking: dict[tuple[str, str], list[dict]] = {}
+    counts: dict[str, int] = {}
     for table, path, quality in parts:
-        missing = [t for t in asks.get(table, {}) if t in _null_columns(path)]
-        if missing:
-            target = missing[0]
-            keys = asks[table][target]
+        counts[table] = counts.get(table, 0) + 1
+        null = _null_columns(path)
+        for target in asks.get(table, {}):
+            if target in null:
+                lacking.setdefault((table, target), []).append(quality)
+    notes = []
+    for (table, target), qualities in lacking.items():
+        keys = asks[table][target]
+        if len(qualities) == counts[table]:
+            quality = qualities[0]
             raise InputError(quality["source"], None,
                              f"a '{TARGET_COLUMNS.get(target, target)}' column in its runs, which config "
                              f"{', '.join(keys)} ask{'s' if len(keys) == 1 else ''} for (OSU prints it with -f: "
                              f"rerun with -f, or leave {target} out of {'that key' if len(keys) == 1 else 'those keys'})",
-                             f"no {target} value in {quality.get('rows', 'its')} rows of {table}")
+                             f"no {target} value in {quality.get('rows', 'its')} rows of {table}, nor in any other "
+                             f"{table} log")
+        notes += [f"{q['source']}: no {target} column (run without -f?): its {table} cells are left out of "
+                  f"{', '.join(keys)}" for q in qualities]
+    return notes
 
 
 def check_channels_measured(parts: list[tuple[str, str, dict]], needed: dict[str, str]) -> None:
@@ -542,14 +557,12 @@ def check_channels_measured(parts: list[tuple[str, str, dict]], needed: dict[str
 
 
 def merge_files(parts: list[tuple[str, str, dict]], outputs: dict[str, str], outliers: dict,
-                mpi: str | None = None, asks: dict[str, dict[str, list[str]]] | None = None,
-                channels: dict[str, str] | None = None) -> pd.DataFrame:
+                mpi: str | None = None) -> pd.DataFrame:
     """:func:`merge` from part files (table, parquet path, quality record) to the tidy table files
     ``outputs`` (table -> path), with the memory of about one copy of the largest table: the parts
-    stay Arrow tables and only the columns the outlier rule reads become pandas. ``asks``: the
-    targets each table must measure (:func:`check_measured_targets`), ``channels``: the channels
-    the point-to-point table must (:func:`check_channels_measured`), both checked before anything is
-    written. Returns the quality table."""
+    stay Arrow tables and only the columns the outlier rule reads become pandas. Returns the quality
+    table. (What the stages need of the parts is checked before: :func:`check_measured_targets`,
+    :func:`check_channels_measured`.)"""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -558,8 +571,6 @@ def merge_files(parts: list[tuple[str, str, dict]], outputs: dict[str, str], out
 
     check_one_mpi([(q["source"], sorted(pc.unique(pq.read_table(path, columns=["mpi"])["mpi"]).drop_null()
                                         .to_pylist())) for _, path, q in parts], mpi)
-    check_measured_targets(parts, asks or {})
-    check_channels_measured(parts, channels or {})
 
     kept_rows, counts = {}, {}
     for table, members in _parts_by_table(parts).items():

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 from collat import InputError
-from collat.ingest import merge_files
+from collat.ingest import check_channels_measured, check_measured_targets, merge_files
 from collat.metadata import check_manifest_files
 from collat.runner import setup_log
 from collat.tidy import atomic_write
@@ -20,8 +20,11 @@ for path in snakemake.input.parts:
     quality = json.loads(Path(path).with_suffix(".quality.json").read_text())
     parts.append((quality["table"], path, quality))
 outputs = {name: snakemake.output[name] for name in ("pt2pt", "nbft", "collective")}
-quality = merge_files(parts, outputs, snakemake.params.outliers, snakemake.params.mpi, snakemake.params.asks,
-                      snakemake.params.channels)
+# what the stages that run need of the logs, before anything is written
+for note in check_measured_targets(parts, snakemake.params.asks):
+    log.warning("%s", note)
+check_channels_measured(parts, snakemake.params.channels)
+quality = merge_files(parts, outputs, snakemake.params.outliers, snakemake.params.mpi)
 for name, g in quality.groupby("table"):
     log.info("%s: %d rows, %d flagged as outliers", name, g["rows"].sum(), g["outliers_flagged"].sum())
 atomic_write(snakemake.output.quality, lambda tmp: quality.to_csv(tmp, index=False))
