@@ -37,6 +37,7 @@ EVERY_TARGET = ["results/tidy/pt2pt.parquet", "results/tidy/nbft.parquet", "resu
                 "results/figures/nbft/gamma_heatmaps.png", "results/figures/nbft/gamma_heatmaps_reduce.pdf",
                 "results/model/predictions.parquet", "results/model/scores.csv", "results/model/validation.csv",
                 "results/model/calibration.csv", "results/model/what_if/four-nodes.parquet",
+                "results/selection/what_if/four-nodes/rules_map-by-node.txt",
                 "results/figures/accuracy/validation.png",
                 "results/regression/scores.csv", "results/regression/coefficients.csv",
                 "results/regression/predictions.parquet",
@@ -108,6 +109,17 @@ def test_what_if_four_nodes_prices_what_the_measured_machine_shares(study_run):
     summary = (wd / "results/summary.md").read_text()
     assert "## A machine nobody measured: four-nodes — `results/model/what_if/four-nodes.parquet`" in summary
     assert "Priced by the calibrated mode at P = 512" in summary
+    # its rules files: OpenMPI takes, at every (P, size) priced, the algorithm priced fastest
+    from collat.rulesfile import lookup, validate
+    from collat.selection import predicted_best
+
+    best = predicted_best(what, None, "calibrated", "avg", True)
+    for mapping in ("core", "socket", "node"):
+        path = wd / f"results/selection/what_if/four-nodes/rules_map-by-{mapping}.txt"
+        blocks = validate(path.read_text(), str(path))
+        for op, cid in (("bcast", 7), ("reduce", 11)):
+            b = best[(best["mapping"] == mapping) & (best["operation"] == op)]
+            assert [lookup(blocks[cid], P, m) for P, m in zip(b["P"], b["size"])] == b["predicted_best"].tolist()
 
 
 def test_tables_and_summary(study_run):
@@ -201,7 +213,7 @@ def test_forcerun_single_rule(study_run):
     assert jobs["nbft_gamma"] == 1 and jobs["nbft_figures"] == 1
     # only what depends on the NBFT fits follows; nothing upstream, nothing independent of them
     assert set(jobs) == {"nbft_gamma", "nbft_figures", "model_calibrate", "model_predict_unfitted", "model_predict",
-                         "model_validate", "model_validation", "model_what_if", "evaluate_tables",
+                         "model_validate", "model_validation", "model_what_if", "selection_what_if", "evaluate_tables",
                          "evaluate_summary", "figures_collective", "figures_accuracy", "figures_validation",
                          "selection", "selection_figures", "all"}
 

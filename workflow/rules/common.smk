@@ -167,7 +167,8 @@ def stage_targets(stage):
         "selection": ["results/selection/regret.csv", "results/selection/regret_unseen_algorithm.csv",
                       "results/selection/choices.parquet"]
         + expand("results/selection/rules_map-by-{mapping}.txt", mapping=config["mappings"])
-        + expand("results/figures/selection/best_{operation}.png", operation=["bcast", "reduce"]),
+        + expand("results/figures/selection/best_{operation}.png", operation=["bcast", "reduce"])
+        + expand("results/selection/what_if/{name}/rules_map-by-{mapping}.txt", name=WHAT_IF, mapping=config["mappings"]),
         "regression": [
             "results/regression/scores.csv",
             "results/regression/coefficients.csv",

@@ -44,6 +44,27 @@ rule selection:
         "../scripts/selection.py"
 
 
+rule selection_what_if:
+    input:
+        "results/model/what_if/{name}.parquet",
+    output:
+        expand("results/selection/what_if/{{name}}/rules_map-by-{mapping}.txt", mapping=config["mappings"]),
+    params:
+        faninout=config["selection"]["faninout"],
+        target=config["selection"]["targets"][0],
+        default_candidate=config["selection"]["default_candidate"],
+        mappings=config["mappings"],
+    priority: 1  # off the longest path
+    log:
+        "logs/selection/what_if_{name}.log",
+    benchmark:
+        "benchmarks/rules/selection/what_if_{name}.tsv",
+    conda:
+        "../envs/collat.yaml"
+    script:
+        "../scripts/selection_what_if.py"
+
+
 rule selection_figures:
     input:
         "results/selection/choices.parquet",
