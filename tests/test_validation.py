@@ -126,3 +126,14 @@ def test_a_split_with_an_empty_part_is_left_out():
     options = va.ValidationOptions(**{**OPTIONS.__dict__, "extrapolation_P": 64})
     folds = [(split, fold) for split, fold, _, _ in va.splits(c, options)]
     assert folds == [("sparse_P", "all"), ("sizes", "all")]
+
+
+def test_sparse_P_tests_only_curves_with_two_training_P():
+    """A sweep of powers of two (P = 2, 4, 8, 16: every 8th trains P = 2 alone) cannot be
+    interpolated: its curve leaves the test part; a curve of 20 P (trains 2, 18, 34) stays."""
+    dense = cells()[lambda d: (d["algorithm"] == 1) & (d["mapping"] == "core")]
+    sparse = dense[dense["P"].isin([2, 4, 8, 16])].assign(algorithm=2)
+    c = pd.concat([dense, sparse], ignore_index=True)
+    _, _, train, test = next(f for f in va.splits(c, OPTIONS) if f[0] == "sparse_P")
+    assert set(c.loc[test, "algorithm"]) == {1} and set(c.loc[train & (c["algorithm"] == 2), "P"]) == {2}
+    assert sorted(c.loc[train & (c["algorithm"] == 1), "P"].unique()) == [2, 18, 34]

@@ -6,7 +6,8 @@ training part and a test part; a model is fitted on the training part only and s
 part (:func:`splits`):
 
 * ``sparse_P``: every ``sparse_every``-th measured P of each (operation, algorithm, mapping, size)
-  trains, the P values between are tested (interpolation);
+  trains, the P values between are tested (interpolation; a curve with fewer than two training P
+  is not tested);
 * ``extrapolation``: P <= ``extrapolation_P`` (config null: half the machine's cores) trains, larger P
   are tested;
 * ``unseen_algorithm``: one fold per (operation, algorithm): the operation's other algorithms
@@ -120,7 +121,11 @@ def splits(cells: pd.DataFrame, options: ValidationOptions):
         return [(split, fold, train, test)] if train.any() and test.any() else []
 
     train = rank % options.sparse_every == 0
-    yield from kept("sparse_P", "all", train, ~train)
+    # interpolation needs two training P on the curve: a curve of fewer measured P (a sweep of
+    # powers of two on a small machine) is not tested here, rather than scored as an extrapolation
+    # from one point
+    two = pd.Series(train).groupby([cells[g].to_numpy() for g in GROUP]).transform("sum").to_numpy() >= 2
+    yield from kept("sparse_P", "all", train, ~train & two)
     train = P <= options.extrapolation_P
     yield from kept("extrapolation", "all", train, ~train)
     for (op, alg), _ in cells.groupby(["operation", "algorithm"]):
