@@ -14,9 +14,10 @@ options = ModelOptions.from_config(cfg["model"], cfg["mappings"])
 hockney = pd.read_parquet(snakemake.input.hockney)
 machine, P_values = what_if_machine(cfg["machine"], entry, index, cfg["mappings"], options.unpinned_channel,
                                     hockney["channel"])
-sizes, _, cores = grid_axes(read_parquet(snakemake.input.collective, "collective"), machine, 1, options.extra_sizes)
+sizes, _, max_receivers = grid_axes(read_parquet(snakemake.input.collective, "collective"), machine, 1,
+                                   options.extra_sizes)
 calibration = pd.read_csv(snakemake.input.calibration) if "calibration" in snakemake.input.keys() else None
-modes = build_modes(options, cfg["channels"], sizes, cores, hockney, pd.read_parquet(snakemake.input.hockney_study),
+modes = build_modes(options, cfg["channels"], sizes, max_receivers, hockney, pd.read_parquet(snakemake.input.hockney_study),
                     pd.read_csv(snakemake.input.nbft_fits), pd.read_parquet(snakemake.input.nbft_medians), calibration,
                     names=("openmpi", "calibrated"))
 predictions = predict_all(modes, Placements(machine), cfg["algorithms"], P_values, snakemake.threads)
