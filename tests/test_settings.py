@@ -159,3 +159,17 @@ def test_a_what_if_machine_needs_a_mode_that_prices_it():
     with pytest.raises(ConfigError, match=r"^config key model.what_if: found \['four-nodes'\], expected openmpi or "
                                           r"calibrated in model.modes \['paper'\]"):
         check(cfg)
+
+
+def test_a_null_link_target_is_the_nbft_target():
+    """model.openmpi.link_target null (its schema default) means nbft_target, in both checks."""
+    from collat.settings import measured_targets
+
+    cfg = copy.deepcopy(load_config())
+    cfg["model"]["openmpi"]["link_target"] = None
+    check(cfg)
+    assert measured_targets(cfg)["nbft"]["max"] == ["nbft.targets", "model.openmpi.nbft_target",
+                                                    "model.openmpi.link_target"]
+    cfg["nbft"]["targets"] = ["avg"]
+    with pytest.raises(ConfigError, match=r"^config key model.openmpi.nbft_target: found 'max'"):
+        check(cfg)

@@ -85,7 +85,7 @@ def check(config: dict) -> None:
     if "model" in stages and "nbft" in stages:
         fitted = list(config["nbft"]["targets"])
         for key, target in (("model.openmpi.nbft_target", model["openmpi"]["nbft_target"]),
-                            ("model.openmpi.link_target", model["openmpi"]["link_target"]),
+                            ("model.openmpi.link_target", _link_target(model)),
                             ("model.paper.nbft_target", model["paper"]["nbft_target"])):
             mode = key.split(".")[1]
             if (mode in modes or (mode == "openmpi" and set(modes) & set(FITTED_MODES))) and target not in fitted:
@@ -147,6 +147,11 @@ def check(config: dict) -> None:
                               f"one of partitioned.workloads {sorted(workloads)}")
 
 
+def _link_target(model: dict) -> str:
+    """Config ``model.openmpi.link_target``, null meaning its ``nbft_target`` (as the model reads it)."""
+    return model["openmpi"].get("link_target") or model["openmpi"]["nbft_target"]
+
+
 def needed_channels(config: dict) -> dict[str, str]:
     """The channels the model's trees use on config ``machine`` under ``mappings`` (each with a
     pair of ranks that talks over it), when the model stage runs: the point-to-point table must
@@ -170,20 +175,17 @@ def measured_targets(config: dict) -> dict[str, dict[str, list[str]]]:
 
     def ask(table, key, targets):
         for target in [targets] if isinstance(targets, str) else targets:
-            keys = asks[table].setdefault(target, [])
-            keys += [key] if key not in keys else []
+            asks[table].setdefault(target, []).append(key)
 
     if "nbft" in stages:
         ask("nbft", "nbft.targets", config["nbft"]["targets"])
     if "model" in stages:
-        if "openmpi" in modes:
+        if "openmpi" in modes or modes & set(FITTED_MODES):  # the fitted modes start from the openmpi mode's costs
             ask("nbft", "model.openmpi.nbft_target", model["openmpi"]["nbft_target"])
-            ask("nbft", "model.openmpi.link_target", model["openmpi"]["link_target"])
+            ask("nbft", "model.openmpi.link_target", _link_target(model))
         if "paper" in modes:
             ask("nbft", "model.paper.nbft_target", model["paper"]["nbft_target"])
-        if modes & set(FITTED_MODES):  # started from the openmpi mode's costs (its nbft_target, link_target)
-            ask("nbft", "model.openmpi.nbft_target", model["openmpi"]["nbft_target"])
-            ask("nbft", "model.openmpi.link_target", model["openmpi"]["link_target"])
+        if modes & set(FITTED_MODES):
             ask("collective", "model.calibrated.targets", model["calibrated"]["targets"])
         ask("collective", "validation.targets", config["validation"]["targets"])
     if "regression" in stages:
