@@ -19,8 +19,10 @@ from numba import njit
 def message_offsets(kids, link, up, first, gap, alpha, p2p, w, offset, gap_of):  # pragma: no cover - compiled
     """For the non-root nodes ``kids`` in send order (``first[i]``: True where a parent's first child
     starts), over their parent's fan-out w[up]: offset[kid] = clip(sum of the gaps of this parent's
-    children up to kid + alpha[link], p2p[link], w[up]), gap_of[kid] = gap[link]."""
+    children up to kid + alpha[link], p2p[link], w[up]), gap_of[kid] = gap[link] (not written when
+    gap_of has no rows)."""
     S = w.shape[1]
+    with_gap = gap_of.shape[0] > 0
     run = np.zeros(S)
     for i in range(kids.shape[0]):
         n, k, p = kids[i], link[i], up[i]
@@ -35,7 +37,8 @@ def message_offsets(kids, link, up, first, gap, alpha, p2p, w, offset, gap_of): 
             if land > w[p, s]:
                 land = w[p, s]
             offset[n, s] = land
-            gap_of[n, s] = g
+            if with_gap:
+                gap_of[n, s] = g
 
 
 @njit(cache=True, nogil=True)
@@ -85,6 +88,29 @@ def reduce_sends(kids, parent, finish, w, offset, gap_of, q, out):  # pragma: no
         for s in range(S):
             own = finish[n, s] + gap_of[n, s]
             wait = finish[p, s] - w[p, s] + offset[n, s] - own
+            out[n, s] = own + q[s] * wait if wait > 0.0 else own
+
+
+@njit(cache=True, nogil=True)
+def reduce_sends_landing(kids, link, up, first, gap, alpha, p2p, parent, finish, w, q, out):  # pragma: no cover - compiled
+    """:func:`message_offsets` and :func:`reduce_sends` in one pass over the non-root ``kids`` in send
+    order: each kid's offset and gap taken where they are made instead of from [N, S] arrays."""
+    S = w.shape[1]
+    run = np.zeros(S)
+    for i in range(kids.shape[0]):
+        n, k, p = kids[i], link[i], up[i]
+        if first[i]:
+            run[:] = 0.0
+        for s in range(S):
+            g = gap[k, s]
+            run[s] += g
+            land = run[s] + alpha[k, s]
+            if land < p2p[k, s]:
+                land = p2p[k, s]
+            if land > w[p, s]:
+                land = w[p, s]
+            own = finish[n, s] + g
+            wait = finish[parent[n], s] - w[parent[n], s] + land - own
             out[n, s] = own + q[s] * wait if wait > 0.0 else own
 
 
@@ -206,6 +232,9 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p,
             r = inverse[n]
             for s in range(S):
                 w[n, s] = fan[r, s]
+            if not bcast:  # the fan-in's running maximum starts at 0
+                for s in range(S):
+                    sub[n, s] = 0.0
         for l in range(link_k.shape[0]):
             k = link_k[l]
             for i in range(link_start[l], link_start[l + 1]):
@@ -225,39 +254,50 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p,
                 if forwarders[n]:
                     for s in range(S):
                         w[n, s] += forward_b[s]
-        offset[:, :] = 0.0
-        gap_of[:, :] = 0.0
-        message_offsets(kids, klink, up, first, gap_b, alpha_b, p2p_b, w, offset, gap_of)
-        out[:, :] = 0.0
-        if bcast:
-            arrivals(order, parent, offset, out)
-            for n in range(N):
-                for s in range(S):
-                    out[n, s] += w[n, s]
-            if has_forward:
-                for n in range(N):
+        if bcast:  # the non-root ranks' offsets (a root's is never read), then arrivals in their place,
+            # parents first (a root's: 0), as arrivals() sums them
+            message_offsets(kids, klink, up, first, gap_b, alpha_b, p2p_b, w, offset, gap_of[:0])
+            for i in range(order.shape[0]):
+                n = order[i]
+                p = parent[n]
+                if p < 0:
                     for s in range(S):
-                        out[n, s] += above[n] * forward_b[s]
-                    if forwarders[n]:
-                        for s in range(S):
-                            out[n, s] += forward_b[s]
-        else:
-            sub[:, :] = 0.0
+                        offset[n, s] = 0.0
+                else:
+                    for s in range(S):
+                        offset[n, s] = offset[p, s] + offset[n, s]
+        else:  # a non-root's time (reduce_sends) in out, a root's is its fan-in's finish
             _fanin_done(order, parent, w, finish, sub)
-            out[:, :] = finish
-            reduce_sends(kids, parent, finish, w, offset, gap_of, q_b, out)
+            reduce_sends_landing(kids, klink, up, first, gap_b, alpha_b, p2p_b, parent, finish, w, q_b, out)
         total = np.empty(S)
+        row = np.empty(S)
         for t in range(tree_start.shape[0]):  # row by row: numpy's reduceat, in its order
             top = tree_start[t]
-            for s in range(S):
-                done_b[t, s] = out[top, s]
-                total[s] = out[top, s]
-            for n in range(top + 1, top + tree_size[t]):
-                for s in range(S):
-                    v = out[n, s]
-                    if v > done_b[t, s] or np.isnan(v):  # np.maximum: NaN wins
-                        done_b[t, s] = v
-                    total[s] += v
+            for n in range(top, top + tree_size[t]):
+                if bcast:  # arrival + own fan-out (+ the forwarders' delays), summed in that order
+                    for s in range(S):
+                        row[s] = offset[n, s] + w[n, s]
+                    if has_forward:
+                        for s in range(S):
+                            row[s] += above[n] * forward_b[s]
+                        if forwarders[n]:
+                            for s in range(S):
+                                row[s] += forward_b[s]
+                    value = row
+                elif parent[n] >= 0:
+                    value = out[n]
+                else:
+                    value = finish[n]
+                if n == top:
+                    for s in range(S):
+                        done_b[t, s] = value[s]
+                        total[s] = value[s]
+                else:
+                    for s in range(S):
+                        v = value[s]
+                        if v > done_b[t, s] or np.isnan(v):  # np.maximum: NaN wins
+                            done_b[t, s] = v
+                        total[s] += v
             if mean_b.shape[0] > 0:
                 for s in range(S):
                     mean_b[t, s] = total[s] / tree_size[t]
