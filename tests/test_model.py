@@ -536,3 +536,33 @@ def test_what_if_machines_by_hand():
         md.what_if_machine(one, {"name": "x", "nodes": 2}, 0, ["core"], "core", ["core", "socket"])
     assert str(err.value).startswith("config model.what_if[0].nodes: expected a machine whose channels were "
                                      "measured: ranks 0 and 4 of P = 8 under --map-by core talk over 'node'")
+
+
+def test_the_grid_is_every_curve_s_frame_one_after_the_other(one_byte_scores, config):
+    """predict_all lays the modes' column blocks end to end with their labels: the same rows as each
+    curve's own frame, the labels as strings, a curve's targets one block after the other."""
+    pred, _, modes = one_byte_scores
+    placements = md.Placements(config["machine"])
+    paper = next(m for m in modes if m.name == "paper")
+    one = paper.curve("bcast", 1, "node", range(2, 257), placements)
+    got = pred[(pred["mode"] == "paper") & (pred["operation"] == "bcast") & (pred["algorithm"] == 1)
+               & (pred["mapping"] == "node")].reset_index(drop=True)
+    assert list(got["algorithm_name"].unique()) == ["linear"]
+    pd.testing.assert_frame_equal(got[list(one.columns)], one, check_dtype=False)
+    for column in ("mode", "operation", "algorithm_name", "mapping", "target", "tree"):
+        assert pred[column].dtype == "string"
+    assert pred["algorithm"].dtype == "int64" and pred["runs"].dtype == "int64"
+
+
+def test_curve_blocks_are_P_major_one_block_per_target():
+    """Two P, two sizes, two targets: P = 2, 2, 3, 3 against sizes 1, 8, 1, 8, max before avg."""
+    blocks = md.predict.curve_blocks(np.array([2, 3]), np.array([1, 8]), {"max": np.array([[1.0, 2.0], [3.0, 4.0]]),
+                                     "avg": np.array([[0.5, 1.0], [1.5, 2.0]])},
+                                     np.array([["a", "b"], ["a", "c"]], dtype=object), 1, np.array([[5, 6], [5, 7]]))
+    frame = md.predict.blocks_frame(blocks)
+    assert frame["P"].tolist() == [2, 2, 3, 3] * 2
+    assert frame["size"].tolist() == [1, 8, 1, 8] * 2
+    assert frame["target"].tolist() == ["max"] * 4 + ["avg"] * 4
+    assert frame["predicted"].tolist() == [1.0, 2.0, 3.0, 4.0, 0.5, 1.0, 1.5, 2.0]
+    assert frame["tree"].tolist() == ["a", "b", "a", "c"] * 2 and frame["runs"].tolist() == [5, 6, 5, 7] * 2
+    assert md.predict.blocks_frame([]).empty

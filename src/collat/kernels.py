@@ -190,8 +190,10 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p,
                  forward, forwarders, above, kids, klink, up, first, order, parent, q,
                  tree_start, tree_size, done, mean, work):  # pragma: no cover - compiled
     """Every rank's time along a forest, reduced per tree: done[t] = the slowest rank of tree t, mean[t]
-    = the mean over its ranks (mean with no rows: not asked for). One pass per step of
-    :func:`collat.model.openmpi_mode.evaluate`, in its order and with its arithmetic:
+    = the mean over its ranks (mean with no rows: not asked for). The steps of
+    :func:`collat.model.openmpi_mode.evaluate`, in its order and with its arithmetic, in as few passes
+    over the ranks as they allow (a bcast's arrivals and a reduce's sends are each one pass, and the
+    per-tree maximum and mean read the ranks' times where they are made):
 
     1. w[n] = :func:`sequential_fanout` of census row ``rows[inverse[n]]``;
     2. per shared link l (channel ``link_k[l]``, parents ``link_senders[link_start[l]:link_start[l + 1]]``):

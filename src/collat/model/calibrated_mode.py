@@ -31,7 +31,7 @@ from .costs import ChannelCosts
 from .forest import Placements
 from .openmpi_mode import predict_arrays, shaped_algorithms
 from .options import ModelOptions
-from .predict import curve_frame
+from .predict import blocks_frame, curve_blocks
 
 PARAMETERS = ("latency_us", "us_per_byte", "gap_us", "gap_us_per_byte", "gap_us_small")
 OVERHEAD = "overhead_us"
@@ -153,14 +153,19 @@ class CalibratedMode:
         return shaped_algorithms(self.options, operation)
 
     def curve(self, operation: str, algorithm: int, mapping: str, P_values, placements: Placements) -> pd.DataFrame:
-        """Each calibrated target of one (operation, algorithm, mapping), priced with its own parameters."""
+        """:meth:`blocks` as a frame."""
+        return blocks_frame(self.blocks(operation, algorithm, mapping, P_values, placements))
+
+    def blocks(self, operation: str, algorithm: int, mapping: str, P_values, placements: Placements) -> list[dict]:
+        """Each calibrated target of one (operation, algorithm, mapping), priced with its own parameters
+        (:func:`~collat.model.predict.curve_blocks`)."""
         Pv = np.asarray([int(p) for p in P_values])
         if len(Pv) == 0:
-            return pd.DataFrame()
+            return []
         targets, costs = self.costs[operation]
         S = len(costs.sizes) // len(targets)
         priced, names, chosen = predict_arrays(operation, algorithm, mapping, Pv, costs, self.options, placements,
                                                with_average=any(t != "max" for t in targets))
-        return pd.concat([curve_frame(Pv, costs.sizes[i * S:(i + 1) * S], {t: priced[t][:, i * S:(i + 1) * S]},
-                                      names[:, i * S:(i + 1) * S], 1, chosen[:, i * S:(i + 1) * S])
-                          for i, t in enumerate(targets)], ignore_index=True)
+        return [block for i, t in enumerate(targets)
+                for block in curve_blocks(Pv, costs.sizes[i * S:(i + 1) * S], {t: priced[t][:, i * S:(i + 1) * S]},
+                                          names[:, i * S:(i + 1) * S], 1, chosen[:, i * S:(i + 1) * S])]

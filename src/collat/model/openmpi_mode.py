@@ -27,7 +27,7 @@ from ..placement import LEVELS, channel_codes
 from .costs import ChannelCosts
 from .forest import Forest, Placements, census_rows
 from .options import ModelOptions
-from .predict import curve_frame
+from .predict import blocks_frame, curve_blocks
 
 
 def sequential_fanout(counts: np.ndarray, costs: ChannelCosts) -> np.ndarray:
@@ -467,10 +467,15 @@ class OpenMPIMode:
         return shaped_algorithms(self.options, operation)
 
     def curve(self, operation: str, algorithm: int, mapping: str, P_values, placements: Placements) -> pd.DataFrame:
-        """max and avg of one (operation, algorithm, mapping) at every P and size."""
+        """:meth:`blocks` as a frame."""
+        return blocks_frame(self.blocks(operation, algorithm, mapping, P_values, placements))
+
+    def blocks(self, operation: str, algorithm: int, mapping: str, P_values, placements: Placements) -> list[dict]:
+        """max and avg of one (operation, algorithm, mapping) at every P and size
+        (:func:`~collat.model.predict.curve_blocks`)."""
         costs = self.costs[operation]
         Pv = np.asarray([int(p) for p in P_values])
         if len(Pv) == 0:
-            return pd.DataFrame()
+            return []
         targets, names, chosen = predict_arrays(operation, algorithm, mapping, Pv, costs, self.options, placements)
-        return curve_frame(Pv, costs.sizes, targets, names, 1, chosen)
+        return curve_blocks(Pv, costs.sizes, targets, names, 1, chosen)

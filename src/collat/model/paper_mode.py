@@ -18,7 +18,7 @@ from ..openmpi import tree_spec
 from .costs import ChannelCosts
 from .forest import Forest, Placements, node_costs
 from .options import ModelOptions
-from .predict import curve_frame
+from .predict import blocks_frame, curve_blocks
 
 
 def folded_fanout(counts: np.ndarray, costs: ChannelCosts) -> np.ndarray:
@@ -94,16 +94,20 @@ class PaperMode:
         return sorted({int(s["algorithm"]) for s in self.options.paper.algorithms if s["operation"] == operation})
 
     def curve(self, operation: str, algorithm: int, mapping: str, P_values, placements: Placements) -> pd.DataFrame:
+        """:meth:`blocks` as a frame."""
+        return blocks_frame(self.blocks(operation, algorithm, mapping, P_values, placements))
+
+    def blocks(self, operation: str, algorithm: int, mapping: str, P_values, placements: Placements) -> list[dict]:
         """avg of one (operation, algorithm, mapping) at every P of ``P_values`` and every size
-        (columns of :func:`~collat.model.predict.curve_frame`)."""
+        (:func:`~collat.model.predict.curve_blocks`)."""
         costs = self.costs[operation]
         Pv = np.asarray([int(p) for p in P_values])
         spec = tree_spec(self.options.paper.algorithms, operation, algorithm)
         if spec is None or len(Pv) == 0:
-            return pd.DataFrame()
+            return []
         n_s = self.options.paper.segments(spec, mapping)
         forest, counts = placements.census(spec, Pv, mapping, costs.index, self.options.unpinned_channel)
         done = evaluate_staged(forest, counts, costs, n_s)
         shape = (len(Pv), len(costs.sizes))
-        return curve_frame(Pv, costs.sizes, {"avg": done}, np.full(shape, spec["tree"], dtype=object), n_s,
-                           np.full(shape, int(algorithm)))
+        return curve_blocks(Pv, costs.sizes, {"avg": done}, np.full(shape, spec["tree"], dtype=object), n_s,
+                            np.full(shape, int(algorithm)))

@@ -2,8 +2,9 @@
 
 A mode (:class:`~collat.model.paper_mode.PaperMode`, :class:`~collat.model.openmpi_mode.OpenMPIMode`,
 :class:`~collat.model.calibrated_mode.CalibratedMode`) has ``name``, ``costs`` (per operation),
-``options``, ``algorithms(operation)`` and ``curve(operation, algorithm, mapping, P_values,
-placements)``, which returns the rows of :func:`curve_frame` for every size of its costs.
+``options``, ``algorithms(operation)``, ``blocks(operation, algorithm, mapping, P_values,
+placements)``, which returns the column blocks of :func:`curve_blocks` for every size of its costs,
+and ``curve`` (the same arguments), those rows as a frame.
 """
 
 from __future__ import annotations
@@ -28,17 +29,43 @@ def grid_axes(collective: pd.DataFrame, machine: dict, step: int, extra_sizes=()
     return sizes, range(2, cores + 1, step), cores - 1
 
 
-def curve_frame(Pv, sizes, targets: dict, names, segments, runs) -> pd.DataFrame:
-    """One curve's rows: P, size, target, predicted, tree, segments, runs (the algorithm OpenMPI ran;
-    differs from the algorithm asked for where that is the default, 0), one block per target."""
+def curve_blocks(Pv, sizes, targets: dict, names, segments, runs) -> list[dict]:
+    """One curve's rows as column arrays, one block per target: P, size, target (one string per
+    block), predicted, tree, segments (one number per block), runs (the algorithm OpenMPI ran;
+    differs from the algorithm asked for where that is the default, 0). The rows of :func:`curve_frame`."""
     T, S = len(Pv), len(sizes)
-    frames = []
-    for target, value in targets.items():
-        frames.append(pd.DataFrame({
-            "P": np.repeat(Pv, S), "size": np.tile(np.asarray(sizes, dtype=np.int64), T), "target": target,
-            "predicted": value.ravel(), "tree": names.ravel(), "segments": segments, "runs": runs.ravel(),
-        }))
-    return pd.concat(frames, ignore_index=True)
+    P, size = np.repeat(np.asarray(Pv, dtype=np.int64), S), np.tile(np.asarray(sizes, dtype=np.int64), T)
+    return [{"P": P, "size": size, "target": target, "predicted": np.asarray(value, dtype=float).ravel(),
+             "tree": np.asarray(names, dtype=object).ravel(), "segments": segments, "runs": np.asarray(runs).ravel()}
+            for target, value in targets.items()]
+
+
+def blocks_frame(blocks: list[dict]) -> pd.DataFrame:
+    """The rows of :func:`curve_blocks` blocks, one block after the other."""
+    if not blocks:
+        return pd.DataFrame()
+    n = [len(b["predicted"]) for b in blocks]
+    return pd.DataFrame({
+        "P": np.concatenate([b["P"] for b in blocks]), "size": np.concatenate([b["size"] for b in blocks]),
+        "target": np.repeat(np.array([b["target"] for b in blocks], dtype=object), n),
+        "predicted": np.concatenate([b["predicted"] for b in blocks]),
+        "tree": np.concatenate([b["tree"] for b in blocks]),
+        "segments": np.repeat(np.array([b["segments"] for b in blocks]), n),
+        "runs": np.concatenate([b["runs"] for b in blocks])})
+
+
+def curve_frame(Pv, sizes, targets: dict, names, segments, runs) -> pd.DataFrame:
+    """One curve's rows (:func:`curve_blocks`) as a frame."""
+    return blocks_frame(curve_blocks(Pv, sizes, targets, names, segments, runs))
+
+
+def _strings(values: list, n: list[int]) -> pd.arrays.ArrowStringArray:
+    """``values[i]`` repeated ``n[i]`` times as a pandas string array, built as a dictionary array."""
+    import pyarrow as pa
+
+    labels, codes = np.unique(np.asarray(values, dtype=object).astype(str), return_inverse=True)
+    array = pa.DictionaryArray.from_arrays(pa.array(np.repeat(codes.astype(np.int32), n)), pa.array(labels.tolist()))
+    return pd.arrays.ArrowStringArray(array.cast(pa.large_string()))
 
 
 def predict_all(modes: list, placements, algorithms: dict, P_values, processes: int = 1) -> pd.DataFrame:
@@ -54,19 +81,20 @@ def predict_all(modes: list, placements, algorithms: dict, P_values, processes: 
 
     def price(i):
         mode, operation, alg, mapping = curves[i]
-        curve = mode.curve(operation, alg, mapping, P_values, placements)
-        if curve.empty:
-            return curve
-        names = {int(a["id"]): a["name"] for a in algorithms[operation]}
-        return curve.assign(mode=mode.name, operation=operation, algorithm=alg,
-                            algorithm_name=names.get(alg, f"alg{alg}"), mapping=mapping)
+        return mode.blocks(operation, alg, mapping, P_values, placements)
 
-    frames = [f for f in fork_map(price, len(curves), processes) if not f.empty]
-    if not frames:
+    parts = fork_map(price, len(curves), processes)
+    meta = [(mode.name, operation, int(alg), {int(a["id"]): a["name"] for a in algorithms[operation]}.get(alg, f"alg{alg}"),
+             mapping) for mode, operation, alg, mapping in curves]
+    blocks = [(m, b) for m, part in zip(meta, parts) for b in part if len(b["predicted"])]
+    if not blocks:
         return pd.DataFrame({c: pd.Series(dtype=float) for c in PREDICTION_COLUMNS})
-    out = pd.concat(frames, ignore_index=True)
-    for col in ("mode", "operation", "algorithm_name", "mapping", "target"):
-        out[col] = out[col].astype("string")
+    n = [len(b["predicted"]) for _, b in blocks]
+    out = blocks_frame([b for _, b in blocks])
+    for j, col in enumerate(("mode", "operation", "algorithm", "algorithm_name", "mapping")):
+        values = [m[j] for m, _ in blocks]
+        out[col] = np.repeat(np.array(values, dtype=np.int64), n) if col == "algorithm" else _strings(values, n)
+    out["target"] = _strings([b["target"] for _, b in blocks], n)
     out["runs"] = out["runs"].astype("int64")
     out["tree"] = out["tree"].astype("string")
     return out[PREDICTION_COLUMNS]
