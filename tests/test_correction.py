@@ -142,3 +142,19 @@ def test_the_neighbour_search_is_asked_once_per_cells():
     assert co.nearest_cells(moved, test, 2) is not first
     # the values do not enter the search: another set of values, the same neighbours, its own mean
     assert co.knn_log(train, np.full(len(train), 3.0), test, 2)[0] == pytest.approx(3.0)
+
+
+def test_hybrid_predictions_take_the_residuals_where_another_grid_priced_the_measured_cells():
+    """A what-if grid at P = 2 and 16 prices neither measured cell (P = 4, 8); the measured machine's
+    grid does (calibrated 1 and 2, measured 2 and 8: residuals log 2 and log 4). With it, P = 2 carries
+    log 2 (below the measured P) and P = 16 log 4; without it no measured cell lies on the grid."""
+    key = ["operation", "algorithm", "mapping", "P", "size"]
+    row = lambda P, v: {"mode": "calibrated", "operation": "bcast", "algorithm": 1, "mapping": "core", "P": P,  # noqa: E731
+                        "size": 1, "target": "avg", "predicted": v}
+    what_if = pd.DataFrame([row(2, 3.0), row(16, 5.0)])
+    measured_grid = pd.DataFrame([row(4, 1.0), row(8, 2.0)])
+    measured = {"avg": frame([("bcast", 1, "core", 4, 1, 2.0), ("bcast", 1, "core", 8, 1, 8.0)])}
+    got = co.hybrid_predictions(what_if, measured, 1, at_measured=measured_grid)
+    assert got[key].equals(what_if[key]) and set(got["mode"]) == {"hybrid"}
+    assert got["predicted"].tolist() == pytest.approx([3 * 2, 5 * 4])
+    assert co.hybrid_predictions(what_if, measured, 1)["predicted"].tolist() == [3.0, 5.0]

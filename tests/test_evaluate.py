@@ -113,7 +113,9 @@ def test_what_if_section_names_the_fastest_priced_algorithm_at_the_largest_P():
             for mode in ("calibrated", "openmpi") for P in (8, 16) for m in (1, 1024, 2**20)
             for alg, name, price in ((1, "linear", P * m ** 0.5), (6, "binomial", 3 * m ** 0.5 + P / 8))]
     text = "\n".join(what_if_markdown({"big": pd.DataFrame(rows)}, {"what_if": {"big": "w/big.parquet"}}))
-    assert "## A machine nobody measured: big — `w/big.parquet`" in text and "calibrated mode at P = 16" in text
-    # at P = 16: 1 B linear 16 against binomial 5; 1 MiB linear 16384 against binomial 3074
-    assert "| 1 B | 1048576 B |" in text and "| bcast | core | binomial (6): 5 | binomial (6): 3.07e+03 |" in text
+    assert "## A machine nobody measured: big — `w/big.parquet`" in text and "Priced at P = 16 (avg target" in text
+    # at P = 16: 1 B linear 16 against binomial 5; 1 MiB linear 16384 against binomial 3074 (the
+    # calibrated mode's: no hybrid priced; the openmpi mode's twice that)
+    assert "| 1 B | 1048576 B |" in text
+    assert "| bcast | core | calibrated | binomial (6): 5 | binomial (6): 3.07e+03 |" in text
     assert what_if_markdown({"empty": pd.DataFrame(rows).iloc[:0]}, {}) == []

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from collat.placement import active_units, channels_between, place
+from collat.placement import active_units, channels_between, place, same_placements
 
 EPYC = {"nodes": 2, "sockets_per_node": 2, "cores_per_socket": 64, "cores_per_l3": 4, "numa_per_socket": 4}
 
@@ -70,3 +70,16 @@ def test_channels_used_by_hand():
                                               "core": "ranks 0 and 2 of P = 32 under --map-by socket"}
     # 128 nodes: the same channels as two, found on two
     assert channels_used({**epyc, "nodes": 128}, ["core"]) == used
+
+
+def test_another_node_count_keeps_the_places_of_map_by_core_and_socket_only():
+    """Map-by core and socket fill node after node: four nodes place P <= 256 as two do. Map-by node
+    spreads over every node: at P = 3, ranks 0, 1, 2 sit on nodes 0, 1, 0 of two nodes and on 0, 1, 2 of four."""
+    four = {**EPYC, "nodes": 4}
+    assert same_placements(EPYC, four, "core") and same_placements(EPYC, four, "socket")
+    assert not same_placements(EPYC, four, "node")
+    assert place(3, "node", EPYC)["node"].tolist() == [0, 1, 0] and place(3, "node", four)["node"].tolist() == [0, 1, 2]
+    # one node against two under map-by node: from P = 2 the ranks sit on one node against two
+    assert not same_placements({**EPYC, "nodes": 1}, EPYC, "node")
+    # another L3 width changes the cache pairs even at one node count
+    assert not same_placements(EPYC, {**EPYC, "cores_per_l3": 8}, "core")

@@ -203,3 +203,16 @@ def test_regret_at_unmeasured_P_beside_the_neighbour_pick():
     assert r["cells"] == 2 and r["within_10pct"] == 0.5 and r["geomean_regret"] == pytest.approx(np.sqrt(2.0))
     assert r["neighbour_within_10pct"] == 0.0 and r["neighbour_geomean_regret"] == pytest.approx(np.sqrt(6.0))
     assert r["default_within_10pct"] == 0.0 and r["default_geomean_regret"] == pytest.approx(3.0)
+
+
+def test_what_if_mode_prefers_the_selection_s_mode_then_the_most_corrected():
+    from collat.selection import what_if_mode
+
+    pred = pd.DataFrame({"mode": ["openmpi", "calibrated", "hybrid", "openmpi", "calibrated"],
+                         "mapping": ["core", "core", "core", "node", "node"]})
+    assert what_if_mode(pred, "core") == "hybrid" and what_if_mode(pred, "node") == "calibrated"
+    assert what_if_mode(pred, "core", "calibrated") == "calibrated"
+    assert what_if_mode(pred, "node", "hybrid") == "calibrated"  # no hybrid where places differ
+    assert what_if_mode(pred[pred["mode"] == "openmpi"], "node", "hybrid") == "openmpi"
+    with pytest.raises(ValueError, match="no mode priced map-by socket"):
+        what_if_mode(pred, "socket")

@@ -93,11 +93,13 @@ def test_default_run_produces_every_target(study_run, study_tables):
 
 def test_what_if_four_nodes_prices_what_the_measured_machine_shares(study_run):
     """model.what_if four-nodes: under --map-by core and socket a rank's place does not depend on the
-    node count, so up to the measured 256 cores the four-node grid is predictions.parquet exactly;
-    under --map-by node the ranks spread over four nodes and the prices differ; P runs to 512."""
+    node count, so up to the measured 256 cores the four-node grid is predictions.parquet exactly, the
+    hybrid's included (it is priced under those mappings only); under --map-by node the ranks spread
+    over four nodes and the prices differ; P runs to 512."""
     wd = study_run  # its config (conftest.study_config) sets the what-if machine; config.yaml does not
     what = pd.read_parquet(wd / "results/model/what_if/four-nodes.parquet")
-    assert set(what["mode"]) == {"openmpi", "calibrated"} and what["predicted"].gt(0).all()
+    assert set(what["mode"]) == {"openmpi", "calibrated", "hybrid"} and what["predicted"].gt(0).all()
+    assert set(what.loc[what["mode"] == "hybrid", "mapping"]) == {"core", "socket"}
     assert sorted(what["P"].unique()) == [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512]
     keys = ["mode", "operation", "algorithm", "mapping", "P", "size", "target"]
     both = what.merge(pd.read_parquet(wd / "results/model/predictions.parquet"), on=keys, suffixes=("", "_measured"))
@@ -105,19 +107,25 @@ def test_what_if_four_nodes_prices_what_the_measured_machine_shares(study_run):
     same = both["mapping"] != "node"
     assert (both.loc[same, "predicted"] == both.loc[same, "predicted_measured"]).all()
     assert (both.loc[~same & (both["P"] > 4), "predicted"] != both.loc[~same & (both["P"] > 4), "predicted_measured"]).any()
+    # beyond the measured cores the hybrid carries each measured curve's residual at its last measured P
+    hyb = what[(what["mode"] == "hybrid") & (what["algorithm"] == 1)].set_index(keys[1:])["predicted"]
+    cal = what[what["mode"] == "calibrated"].set_index(keys[1:])["predicted"].reindex(hyb.index)
+    ratio = (hyb / cal).unstack("P")
+    assert np.allclose(ratio[384], ratio[512]) and (ratio[512] != 1).any()
     summary = (wd / "results/summary.md").read_text()
     assert "## A machine nobody measured: four-nodes — `results/model/what_if/four-nodes.parquet`" in summary
-    assert "Priced by the calibrated mode at P = 512" in summary
-    # its rules files: OpenMPI takes, at every (P, size) priced, the algorithm priced fastest
+    assert "| bcast | core | hybrid |" in summary and "| bcast | node | calibrated |" in summary
+    # its rules files: OpenMPI takes, at every (P, size) priced, the algorithm the selection's mode
+    # (the hybrid) prices fastest, the calibrated mode's under map-by node
     from collat.rulesfile import lookup, validate
     from collat.selection import predicted_best
 
-    best = predicted_best(what, None, "calibrated", "avg", True)
-    for mapping in ("core", "socket", "node"):
+    for mapping, mode in (("core", "hybrid"), ("socket", "hybrid"), ("node", "calibrated")):
+        best = predicted_best(what[what["mapping"] == mapping], None, mode, "avg", True)
         path = wd / f"results/selection/what_if/four-nodes/rules_map-by-{mapping}.txt"
         blocks = validate(path.read_text(), str(path))
         for op, cid in (("bcast", 7), ("reduce", 11)):
-            b = best[(best["mapping"] == mapping) & (best["operation"] == op)]
+            b = best[best["operation"] == op]
             assert [lookup(blocks[cid], P, m) for P, m in zip(b["P"], b["size"])] == b["predicted_best"].tolist()
 
 
@@ -324,11 +332,13 @@ def test_changed_parameter_reruns_only_its_rules(study_run, tmp_path):
     shutil.copytree(study_run, wd, symlinks=True)  # results and .snakemake metadata, times preserved
     cfg = study_config()
     # the hybrid mode reads the regression's grid (its trend beyond the measured P): the model's
-    # predictions and the selection follow the regression; the validation does not (it refits the
-    # segmented model per fold and reads only the modes fitted on no collective data)
+    # predictions, the what-if machine's hybrid and the selections follow the regression; the
+    # validation does not (it refits the segmented model per fold and reads only the modes fitted on
+    # no collective data)
     cases = [("regression", "cv_folds", 4, {"regression_fit", "evaluate_tables", "evaluate_summary",
                                               "figures_collective", "figures_accuracy", "model_predict",
-                                              "selection", "selection_figures", "all"}),
+                                              "model_what_if", "selection_what_if", "selection",
+                                              "selection_figures", "all"}),
              ("partitioned", "threads", [1, 4, 8], {"partitioned_gain", "partitioned_figures", "evaluate_summary",
                                                      "all"})]
     for section, key, value, expected in cases:

@@ -226,10 +226,13 @@ CELL = ["operation", "algorithm", "mapping", "P", "size"]
 
 
 def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFrame], k: int,
-                       trend: pd.DataFrame | None = None, unfitted: pd.DataFrame | None = None) -> pd.DataFrame:
+                       trend: pd.DataFrame | None = None, unfitted: pd.DataFrame | None = None,
+                       at_measured: pd.DataFrame | None = None) -> pd.DataFrame:
     """The hybrid mode's rows of the model stage's grid: ``calibrated`` (its rows of mode
     ``calibrated``) corrected, per target, by the residuals at the cells of ``measured[target]``
-    (:func:`collat.validation.measured_cells`) that lie on the grid; mode set to ``hybrid``.
+    (:func:`collat.validation.measured_cells`) that lie on the grid, or, with ``at_measured`` (the
+    calibrated mode's rows on another grid that prices the same placements, e.g. the measured
+    machine's for a what-if machine's P), on that grid; mode set to ``hybrid``.
     ``trend`` (the regression stage's grid) and ``unfitted`` (the openmpi mode's rows), each with
     columns operation, algorithm, mapping, P, size, target, predicted: :func:`hybrid`'s other forecasts."""
     parts = []
@@ -238,7 +241,8 @@ def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFram
         g = g.reset_index(drop=True)
         if cells is None or cells.empty:
             continue
-        train = cells.merge(g[CELL + ["predicted"]], on=CELL, how="inner")
+        priced = g if at_measured is None else at_measured[at_measured["target"] == target]
+        train = cells.merge(priced[CELL + ["predicted"]], on=CELL, how="inner")
         line, free = (None if other is None else _aligned(other, target, g) for other in (trend, unfitted))
         parts.append(g.assign(mode="hybrid", predicted=hybrid(train, train["predicted"].to_numpy(), g,
                                                                 g["predicted"].to_numpy(), k, line, free)))

@@ -122,6 +122,19 @@ def channels_used(machine: dict, mappings, unpinned_channel: str = "core") -> di
     return found
 
 
+def same_placements(machine: dict, other: dict, mapping: str) -> bool:
+    """Whether ``other`` places every P that both machines hold as ``machine`` does under ``mapping``
+    (node, socket, core and L3 of every rank): then what was measured on one at such a P holds for
+    the other. Map-by core and socket fill node after node, so another node count changes nothing up
+    to the smaller machine's cores; map-by node spreads over every node, so it changes every P > 1."""
+    keys = ("node", "socket", "core", "l3", "pinned")
+    for P in range(2, min(total_cores(machine), total_cores(other)) + 1):
+        a, b = place_arrays(P, mapping, machine), place_arrays(P, mapping, other)
+        if any(not np.array_equal(a[k], b[k]) for k in keys):
+            return False
+    return True
+
+
 def channels_between(ranks: pd.DataFrame, a, b, unpinned_channel: str = "core") -> np.ndarray:
     """Channel name for each pair (a[i], b[i]) of rank indices into ``ranks`` (from :func:`place`)."""
     return np.asarray(LEVELS, dtype=object)[channel_codes(ranks, a, b, unpinned_channel)]

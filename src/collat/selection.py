@@ -58,6 +58,18 @@ def best_validated_mode(scores: pd.DataFrame, modes: list[str], target: str) -> 
     return str(mean.idxmin())
 
 
+def what_if_mode(predictions: pd.DataFrame, mapping: str, preferred: str | None = None) -> str:
+    """The mode that picks under ``mapping`` on a machine nobody measured (``predictions``: its
+    results/model/what_if/{name}.parquet): ``preferred`` (the selection's mode) where it priced that
+    mapping, else the most corrected mode that did: hybrid (only where the machine places ranks as
+    the measured one did), calibrated, openmpi. ValueError when none did."""
+    priced = set(predictions.loc[predictions["mapping"] == mapping, "mode"])
+    for mode in ([preferred] if preferred else []) + ["hybrid", "calibrated", "openmpi"]:
+        if mode in priced:
+            return mode
+    raise ValueError(f"no mode priced map-by {mapping}")
+
+
 def _latency(lat: pd.Series, cells: pd.DataFrame, algorithm) -> np.ndarray:
     """Measured latency of ``algorithm`` (a column of ids or one id) at each of ``cells``; NaN where
     it was not measured."""

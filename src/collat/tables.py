@@ -137,31 +137,37 @@ def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
 def what_if_markdown(what_if: dict[str, pd.DataFrame], paths: dict, sizes=(1, 1048576)) -> list[str]:
     """The summary's section on machines nobody measured (``what_if``: name -> its predictions,
     results/model/what_if/{name}.parquet): per operation and mapping, at the largest P priced, the
-    algorithm the calibrated mode (else the openmpi mode) prices fastest on the avg target at each
-    of ``sizes`` (the nearest priced size), with its price."""
+    algorithm the most corrected mode that priced the mapping (:func:`collat.selection.what_if_mode`)
+    prices fastest on the avg target at each of ``sizes`` (the nearest priced size), with its price."""
+    from .selection import what_if_mode
+
     out = []
     for name, pred in what_if.items():
         if pred.empty:
             continue
-        mode = "calibrated" if (pred["mode"] == "calibrated").any() else "openmpi"
-        d = pred[(pred["mode"] == mode) & (pred["target"] == ("avg" if (pred["target"] == "avg").any() else "max"))]
+        target = "avg" if (pred["target"] == "avg").any() else "max"
+        d = pred[pred["target"] == target]
         priced = np.sort(d["size"].unique())
         near = [int(priced[np.abs(np.log2(priced) - np.log2(m)).argmin()]) for m in sizes]
         P = int(d["P"].max())
         out += [f"## A machine nobody measured: {name} — `{paths['what_if'][name]}`", "",
-                f"Priced by the {mode} mode at P = {P} ({d['target'].iloc[0]} target; predictions, not "
-                "measurements: the validation's extrapolation split above says what pricing P nobody measured "
-                "is worth; every algorithm the mode prices competes, those nobody measured too: the "
-                "unseen_algorithm split says how well one of them is priced). Fastest algorithm and its price [µs]:", "",
-                "| operation | mapping | " + " | ".join(f"{m} B" for m in near) + " |",
-                "|---|---|" + "---|" * len(near)]
+                f"Priced at P = {P} ({target} target; predictions, not measurements) by the hybrid mode under "
+                "the mappings that place ranks as the measured machine did (its residuals on the measured "
+                "cells hold there; beyond the measured P it carries the residual of each curve's last "
+                "measured P: the validation's extrapolation split above says what that is worth), else by the "
+                "calibrated mode. Every algorithm the mode prices competes, those nobody measured too: the "
+                "unseen_algorithm split says how well one of them is priced. Fastest algorithm and its price [µs]:", "",
+                "| operation | mapping | mode | " + " | ".join(f"{m} B" for m in near) + " |",
+                "|---|---|---|" + "---|" * len(near)]
         top = d[d["P"] == P]
         for (op, mapping), g in top.groupby(["operation", "mapping"], sort=True):
+            mode = what_if_mode(pred, mapping)
+            g = g[g["mode"] == mode]
             cells = []
             for m in near:
                 row = g[g["size"] == m].sort_values(["predicted", "algorithm"]).iloc[0]
                 cells.append(f"{row['algorithm_name']} ({int(row['algorithm'])}): {row['predicted']:.3g}")
-            out.append(f"| {op} | {mapping} | " + " | ".join(cells) + " |")
+            out.append(f"| {op} | {mapping} | {mode} | " + " | ".join(cells) + " |")
         out.append("")
     return out
 

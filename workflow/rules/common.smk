@@ -108,6 +108,14 @@ def hybrid_input(wildcards):
     return {"trend": "results/regression/predictions.parquet"} if "hybrid" in config["model"]["modes"] else {}
 
 
+def what_if_hybrid_input(wildcards):
+    """The hybrid's inputs on a what-if machine: the trend, and the measured machine's grid, whose
+    calibrated rows price the measured cells (its residuals there)."""
+    if "hybrid" not in config["model"]["modes"]:
+        return {}
+    return {**hybrid_input(wildcards), "predictions": "results/model/predictions.parquet"}
+
+
 def selection_summary_input(wildcards):
     """The selection stage's regret tables, for the summary, when that stage runs."""
     if "selection" not in config["stages"]:

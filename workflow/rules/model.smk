@@ -97,6 +97,7 @@ rule model_predict:
 rule model_what_if:
     input:
         unpack(calibration_input),
+        unpack(what_if_hybrid_input),
         collective="results/tidy/collective.parquet",
         hockney="results/pt2pt/hockney.parquet",
         hockney_study="results/pt2pt/hockney_study.parquet",

@@ -46,12 +46,15 @@ rule selection:
 
 rule selection_what_if:
     input:
-        "results/model/what_if/{name}.parquet",
+        predictions="results/model/what_if/{name}.parquet",
+        scores="results/model/validation.csv",
     output:
         expand("results/selection/what_if/{{name}}/rules_map-by-{mapping}.txt", mapping=config["mappings"]),
     params:
         faninout=config["selection"]["faninout"],
         target=config["selection"]["targets"][0],
+        mode=config["selection"]["mode"],
+        modes=config["model"]["modes"],
         default_candidate=config["selection"]["default_candidate"],
         mappings=config["mappings"],
     priority: 1  # off the longest path

@@ -1,11 +1,14 @@
-"""The openmpi and calibrated modes on a machine nobody measured (config model.what_if[i]: the config
-machine with another node count): results/model/what_if/{name}.parquet."""
+"""The openmpi, calibrated and hybrid modes on a machine nobody measured (config model.what_if[i]: the
+config machine with another node count): results/model/what_if/{name}.parquet."""
 
 import pandas as pd
 
+from collat.correction import HybridOptions, hybrid_predictions
 from collat.model import ModelOptions, Placements, build_modes, grid_axes, predict_all, what_if_machine
+from collat.placement import same_placements
 from collat.runner import setup_log
 from collat.tidy import atomic_write, read_parquet
+from collat.validation import measured_cells
 
 log = setup_log(snakemake.log)
 cfg, index = snakemake.params.config, snakemake.params.index
@@ -14,13 +17,31 @@ options = ModelOptions.from_config(cfg["model"], cfg["mappings"])
 hockney = pd.read_parquet(snakemake.input.hockney)
 machine, P_values = what_if_machine(cfg["machine"], entry, index, cfg["mappings"], options.unpinned_channel,
                                     hockney["channel"])
-sizes, _, max_receivers = grid_axes(read_parquet(snakemake.input.collective, "collective"), machine, 1,
-                                   options.extra_sizes)
+collective = read_parquet(snakemake.input.collective, "collective")
+sizes, _, max_receivers = grid_axes(collective, machine, 1, options.extra_sizes)
 calibration = pd.read_csv(snakemake.input.calibration) if "calibration" in snakemake.input.keys() else None
 modes = build_modes(options, cfg["channels"], sizes, max_receivers, hockney, pd.read_parquet(snakemake.input.hockney_study),
                     pd.read_csv(snakemake.input.nbft_fits), pd.read_parquet(snakemake.input.nbft_medians), calibration,
                     names=("openmpi", "calibrated"))
 predictions = predict_all(modes, Placements(machine), cfg["algorithms"], P_values, snakemake.threads)
+# the hybrid under the mappings that place ranks as on the measured machine: there its residuals on
+# the measured cells hold (at a measured cell it returns the measurement); beyond the measured P the
+# residual of a curve's last measured P is carried (the regression stage's trend stops there)
+same = [m for m in cfg["mappings"] if same_placements(cfg["machine"], machine, m)]
+if "hybrid" in options.modes and "calibrated" in set(predictions["mode"]) and same:
+    k = HybridOptions.from_config(cfg["model"]["hybrid"]).neighbours
+    cal = predictions[(predictions["mode"] == "calibrated") & predictions["mapping"].isin(same)].reset_index(drop=True)
+    measured = {t: measured_cells(collective, t) for t in cal["target"].unique()}
+    # the residuals at every measured cell: the measured machine's calibrated grid prices them, and
+    # under these mappings it is this machine's at those P
+    at_measured = pd.read_parquet(snakemake.input.predictions, columns=["operation", "algorithm", "mapping", "P", "size",
+                                                                        "target", "predicted"],
+                                  filters=[("mode", "==", "calibrated"), ("mapping", "in", same)])
+    trend = pd.read_parquet(snakemake.input.trend, columns=["operation", "algorithm", "mapping", "P", "size", "target",
+                                                             "predicted"], filters=[("run", "==", -1)])
+    openmpi = predictions[predictions["mode"] == "openmpi"]
+    hybrid = hybrid_predictions(cal, measured, k, trend, openmpi if len(openmpi) else None, at_measured)
+    predictions = pd.concat([predictions, hybrid], ignore_index=True)
 atomic_write(snakemake.output[0], lambda tmp: predictions.to_parquet(tmp, index=False))
-log.info("%s: %d nodes, %d predictions of %s at P = %s", entry["name"], machine["nodes"], len(predictions),
-         [m.name for m in modes], P_values)
+log.info("%s: %d nodes, %d predictions of %s at P = %s; hybrid under %s (placed as on the measured machine)",
+         entry["name"], machine["nodes"], len(predictions), sorted(set(predictions["mode"])), P_values, same)
