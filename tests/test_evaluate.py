@@ -119,3 +119,12 @@ def test_what_if_section_names_the_fastest_priced_algorithm_at_the_largest_P():
     assert "| 1 B | 1048576 B |" in text
     assert "| bcast | core | calibrated | binomial (6): 5 | binomial (6): 3.07e+03 |" in text
     assert what_if_markdown({"empty": pd.DataFrame(rows).iloc[:0]}, {}) == []
+    # with the validation's scores: what the correction beyond the measured P is worth (medians over cells)
+    scores = pd.DataFrame([{"model": m, "split": "extrapolation", "operation": "bcast", "algorithm": a,
+                            "mapping": "core", "target": "avg", "cleaning": "robust", "n": 10, "r2": 0.9,
+                            "mape": e, "floor": 0.03}
+                           for m, errors in (("hybrid_carried", (0.1, 0.3)), ("calibrated", (0.2, 0.4)))
+                           for a, e in zip((1, 2), errors)])
+    text = "\n".join(what_if_markdown({"big": pd.DataFrame(rows)}, {"what_if": {"big": "w"}}, validation=scores))
+    assert "extrapolation split, avg, the median relative error of that correction is 0.200 against the " \
+           "calibrated mode's 0.300" in text

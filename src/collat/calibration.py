@@ -275,10 +275,11 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     test cell whose operation has no training cell): the calibrated mode inside a validation split,
     {"calibrated": predictions}, and with ``hybrid_neighbours`` also {"hybrid": ...}, the same
     calibration corrected by its residuals on the train cells and by the other forecasts ``trend``
-    and ``unfitted`` (one per test cell, or None; :func:`collat.correction.hybrid`)."""
+    and ``unfitted`` (one per test cell, or None; :func:`collat.correction.hybrid`), and
+    {:data:`collat.correction.CARRIED`: ...}, the same without ``trend``."""
     from dataclasses import replace
 
-    from .correction import hybrid
+    from .correction import CARRIED, hybrid
 
     out = np.full(len(test), np.nan)
     result = {"calibrated": out}
@@ -296,6 +297,11 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     p = predict_cells(table, priced, target, channels, options, placements, max_receivers)
     out[rows] = p[:rows.sum()]
     if hybrid_neighbours is not None:
+        trend_r, unfitted_r = (None if o is None else np.asarray(o, float)[rows] for o in (trend, unfitted))
         result["hybrid"][rows] = hybrid(train, p[rows.sum():], test[rows], p[:rows.sum()], hybrid_neighbours,
-                                        *(None if o is None else np.asarray(o, float)[rows] for o in (trend, unfitted)))
+                                        trend_r, unfitted_r)
+        # without the trend: what a what-if machine's P beyond the measured machine's get
+        result[CARRIED] = out.copy()
+        result[CARRIED][rows] = hybrid(train, p[rows.sum():], test[rows], p[:rows.sum()], hybrid_neighbours, None,
+                                       unfitted_r)
     return result

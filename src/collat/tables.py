@@ -134,11 +134,14 @@ def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
                   "pass segment size 0).", ""]
 
 
-def what_if_markdown(what_if: dict[str, pd.DataFrame], paths: dict, sizes=(1, 1048576)) -> list[str]:
+def what_if_markdown(what_if: dict[str, pd.DataFrame], paths: dict, sizes=(1, 1048576),
+                     validation: pd.DataFrame | None = None) -> list[str]:
     """The summary's section on machines nobody measured (``what_if``: name -> its predictions,
     results/model/what_if/{name}.parquet): per operation and mapping, at the largest P priced, the
     algorithm the most corrected mode that priced the mapping (:func:`collat.selection.what_if_mode`)
-    prices fastest on the avg target at each of ``sizes`` (the nearest priced size), with its price."""
+    prices fastest on the avg target at each of ``sizes`` (the nearest priced size), with its price;
+    with ``validation`` (results/model/validation.csv) what its modes are worth beyond the measured P."""
+    from .correction import CARRIED
     from .selection import what_if_mode
 
     out = []
@@ -150,11 +153,21 @@ def what_if_markdown(what_if: dict[str, pd.DataFrame], paths: dict, sizes=(1, 10
         priced = np.sort(d["size"].unique())
         near = [int(priced[np.abs(np.log2(priced) - np.log2(m)).argmin()]) for m in sizes]
         P = int(d["P"].max())
+        worth = "the validation's extrapolation split above says what that is worth"
+        if validation is not None:
+            from .validation import leaderboard
+
+            board = leaderboard(validation)
+            board = board[(board["split"] == "extrapolation") & (board["target"] == target)].set_index("model")
+            if {CARRIED, "calibrated"} <= set(board.index):
+                worth = (f"in the validation's extrapolation split, {target}, the median relative error of that "
+                         f"correction is {board.loc[CARRIED, 'median_mape']:.3f} against the calibrated mode's "
+                         f"{board.loc['calibrated', 'median_mape']:.3f}")
         out += [f"## A machine nobody measured: {name} — `{paths['what_if'][name]}`", "",
                 f"Priced at P = {P} ({target} target; predictions, not measurements) by the hybrid mode under "
                 "the mappings that place ranks as the measured machine did (its residuals on the measured "
                 "cells hold there; beyond the measured P it carries the residual of each curve's last "
-                "measured P: the validation's extrapolation split above says what that is worth), else by the "
+                f"measured P: {worth}), else by the "
                 "calibrated mode. Every algorithm the mode prices competes, those nobody measured too: the "
                 "unseen_algorithm split says how well one of them is priced. Fastest algorithm and its price [µs]:", "",
                 "| operation | mapping | mode | " + " | ".join(f"{m} B" for m in near) + " |",
@@ -203,7 +216,9 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "cell). The calibrated mode is recalibrated on the training part of every split and fold, and the hybrid "
                 "mode (the calibration times its own log residuals, interpolated along P; beyond the training P "
                 "averaged in log with the segmented fit of the same part, and with the openmpi mode where no "
-                "algorithm was measured at the operation and mapping) on the same part; the paper "
+                "algorithm was measured at the operation and mapping) on the same part (`hybrid_carried`, extrapolation "
+                "only: the same without the segmented fit, as a what-if machine's P beyond the measured ones are "
+                "priced); the paper "
                 "mode's segment counts were tuned on all of this data: it is not out of sample. `measured_neighbours` "
                 "(sparse_P only) is no model: each test cell interpolated in log from the measurements at the "
                 "nearest measured P on either side, which the split held out; it shows what measurements a few P "
@@ -218,7 +233,7 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
     if selection is not None:
         out += selection_markdown(selection[0], selection[1], paths, *selection[2:])
     if what_if:
-        out += what_if_markdown(what_if, paths)
+        out += what_if_markdown(what_if, paths, validation=validation)
     out += [f"## Point-to-point channels (Hockney T = α + β·m) — `{paths['hockney']}`", "",
             "| channel | α small messages [µs] | bandwidth, largest regime [GB/s] | regimes |", "|---|---|---|---|"]
     for ch, g in hockney.groupby("channel", sort=False):

@@ -26,7 +26,9 @@ the same operation, algorithm and mapping is nearer than any other (:mod:`collat
 ``hybrid`` (the calibrated mode times its own residuals on the training cells, interpolated along
 P; averaged in log with the segmented regression's trend beyond a curve's training P, and with the
 openmpi mode where no training cell has the operation, mapping and size: :mod:`collat.correction`)
-is refitted with the calibrated mode on every training part.
+is refitted with the calibrated mode on every training part; ``hybrid_carried``, the hybrid without
+the trend (what a what-if machine's P beyond the measured ones get: :mod:`collat.model.predict`), is
+scored in the extrapolation split, the one where the two differ.
 
 The noise floor (:func:`noise_floor`) is the median relative difference between repeated
 measurements of one cell (|a - b| / b over ordered pairs of runs): the error of predicting a
@@ -44,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .correction import nearest_neighbour
+from .correction import CARRIED, nearest_neighbour
 from .placement import active_units, total_cores
 from .regression import design, fit_predict, form_of, group_scores
 from .runner import fork_map
@@ -225,7 +227,7 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
             preds[REFERENCE] = measured_neighbours(cells)[test]
         for model, p in preds.items():
             rows.append(te.assign(model=model, split=split, fold=fold, target=target, predicted=p, scored=True))
-        fits = {m: p for m, p in out.items() if m not in preds}
+        fits = {m: p for m, p in out.items() if m not in preds and (m != CARRIED or split == "extrapolation")}
         if fits:
             priced = _priced(tr, te, split)
             later += [priced.assign(model=m, split=split, fold=fold, target=target, predicted=p) for m, p in fits.items()]
