@@ -9,6 +9,8 @@ collective-latency study assumed (one chain of P - 1 hops, a heap-ordered binary
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 
@@ -152,11 +154,24 @@ SHAPES = {
 
 
 def tree(P: int, spec: dict) -> np.ndarray:
-    """The parent array of a config tree spec, e.g. ``{tree: chain, fanout: 4}``."""
+    """The parent array of a config tree spec, e.g. ``{tree: chain, fanout: 4}`` (read-only: one array
+    per shape and P, built once per process; every mapping and mode of a grid asks for the same)."""
     name = spec["tree"]
     if name not in SHAPES:
         raise ValueError(f"tree {name!r}: expected one of {', '.join(SHAPES)}")
-    return SHAPES[name](P, spec)
+    key = tuple(sorted(spec.items()))
+    try:
+        hash(key)
+    except TypeError:  # a spec value that is a list or dict: built every time
+        return SHAPES[name](P, spec)
+    return _built(int(P), key)
+
+
+@lru_cache(maxsize=8192)
+def _built(P: int, spec: tuple) -> np.ndarray:
+    parent = np.asarray(SHAPES[dict(spec)["tree"]](P, dict(spec)))
+    parent.setflags(write=False)
+    return parent
 
 
 def children(parent: np.ndarray) -> list[list[int]]:
