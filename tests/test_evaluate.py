@@ -128,3 +128,13 @@ def test_what_if_section_names_the_fastest_priced_algorithm_at_the_largest_P():
     text = "\n".join(what_if_markdown({"big": pd.DataFrame(rows)}, {"what_if": {"big": "w"}}, validation=scores))
     assert "extrapolation split, avg, the median relative error of that correction is 0.200 against the " \
            "calibrated mode's 0.300" in text
+
+
+def test_noise_floor_line_names_each_mapping_and_node_span():
+    from collat.tables import noise_floor_markdown
+
+    floors = pd.DataFrame({"target": "avg", "mapping": ["all", "core", "socket"], "nodes": ["all", "1", "2"],
+                           "cells": [30, 20, 10], "pairs": [60, 40, 20], "floor": [0.03, 0.02, 0.1]})
+    text = "\n".join(noise_floor_markdown(floors, {"noise_floor": "n.csv"}))
+    assert "(`n.csv`): avg: core on 1 node 0.020 (20 cells), socket on 2 nodes 0.100 (10 cells)." in text
+    assert noise_floor_markdown(floors.iloc[:1], {}) == [] and noise_floor_markdown(None, {}) == []

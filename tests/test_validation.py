@@ -137,3 +137,19 @@ def test_sparse_P_tests_only_curves_with_two_training_P():
     _, _, train, test = next(f for f in va.splits(c, OPTIONS) if f[0] == "sparse_P")
     assert set(c.loc[test, "algorithm"]) == {1} and set(c.loc[train & (c["algorithm"] == 2), "P"]) == {2}
     assert sorted(c.loc[train & (c["algorithm"] == 1), "P"].unique()) == [2, 18, 34]
+
+
+def test_noise_floors_per_mapping_and_nodes_spanned_by_hand():
+    """On MACHINE (128 cores per node) P = 4 spans one node under map-by core and two under map-by
+    node. Core, P = 4: runs 1 and 2: pairs 1.0, 0.5 (median 0.75); node, P = 4: runs 10 and 11:
+    1/10, 1/11 (median 0.0955); all four pairs: median (0.1 + 0.5) / 2 = 0.3, :func:`noise_floor`."""
+    c = pd.DataFrame({"operation": "bcast", "algorithm": 1, "size": 1, "P": 4, "outlier": False,
+                      "mapping": ["core", "core", "node", "node", "node"], "avg": [1.0, 2.0, 10.0, 11.0, 7.0]})
+    c.loc[4, "P"] = 6  # a cell without repeats: no pair
+    f = va.noise_floors(c, MACHINE, ["avg"]).set_index(["mapping", "nodes"])
+    assert list(f.index) == [("all", "all"), ("core", "1"), ("node", "2")]
+    assert f.loc[("all", "all"), "floor"] == pytest.approx(0.3) == va.noise_floor(c, "avg")
+    assert f.loc[("core", "1"), "floor"] == pytest.approx(0.75)
+    assert f.loc[("node", "2"), "floor"] == pytest.approx((1 / 10 + 1 / 11) / 2)
+    assert f["pairs"].tolist() == [4, 2, 2] and f["cells"].tolist() == [2, 1, 1]
+    assert va.noise_floors(c[c["P"] == 6], MACHINE, ["avg"]).empty  # no repeats: no row

@@ -185,11 +185,31 @@ def what_if_markdown(what_if: dict[str, pd.DataFrame], paths: dict, sizes=(1, 10
     return out
 
 
+def noise_floor_markdown(floors: pd.DataFrame | None, paths: dict) -> list[str]:
+    """The noise floor per mapping and nodes spanned (results/model/noise_floor.csv,
+    :func:`collat.validation.noise_floors`), one line per target; nothing without such rows."""
+    if floors is None:
+        return []
+    f = floors[floors["mapping"] != "all"]
+    if f.empty:
+        return []
+    parts = []
+    for target, g in f.groupby("target", sort=True):
+        cells = ", ".join(f"{r['mapping']} on {r['nodes']} node{'s' if str(r['nodes']) != '1' else ''} "
+                          f"{r['floor']:.3f} ({int(r['cells'])} cells)" for _, r in g.iterrows())
+        parts.append(f"{target}: {cells}")
+    return [f"Where the data hold repeated runs, the floor per mapping and number of nodes the communicator "
+            f"spans (`{paths.get('noise_floor', 'results/model/noise_floor.csv')}`): " + "; ".join(parts) +
+            ". Where it is high the same measurement repeated differs that much, and the errors above are read "
+            "against it there.", ""]
+
+
 def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regression_scores: pd.DataFrame,
                      tables: list[pd.DataFrame], crossover: pd.DataFrame | None, paths: dict, size: int,
                      setting: dict | None = None, validation: pd.DataFrame | None = None,
                      selection: tuple[pd.DataFrame, pd.DataFrame] | None = None,
-                     nbft_fits: pd.DataFrame | None = None, what_if: dict | None = None) -> str:
+                     nbft_fits: pd.DataFrame | None = None, what_if: dict | None = None,
+                     noise_floors: pd.DataFrame | None = None) -> str:
     """results/summary.md: the headline numbers, each with the file it comes from; ``selection`` is
     (regret.csv, regret_unseen_algorithm.csv, regret_unseen_P.csv) of the selection stage;
     ``nbft_fits`` (results/nbft/fits.csv) names the fan-outs priced by assumption, not measurement."""
@@ -230,6 +250,7 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                        f"| {r['mape_over_floor']:.1f} | {r['median_r2']:.2f} |")
         floors = board.groupby("target")["floor"].first()
         out += ["", "Noise floor: " + ", ".join(f"{t} {v:.3f}" for t, v in floors.items()), ""]
+        out += noise_floor_markdown(noise_floors, paths)
     if selection is not None:
         out += selection_markdown(selection[0], selection[1], paths, *selection[2:])
     if what_if:

@@ -32,7 +32,9 @@ scored in the extrapolation split, the one where the two differ.
 
 The noise floor (:func:`noise_floor`) is the median relative difference between repeated
 measurements of one cell (|a - b| / b over ordered pairs of runs): the error of predicting a
-measurement with another measurement of the same thing. Beside it in the sparse_P split, the
+measurement with another measurement of the same thing; :func:`noise_floors` gives it per mapping
+and number of nodes the communicator spans too (the data's noise is not the same everywhere).
+Beside it in the sparse_P split, the
 reference ``measured_neighbours`` (:func:`measured_neighbours`): each test cell interpolated from
 the measurements at the nearest measured P on either side, which the split held out. It is no
 model (it uses test data); it is what measurements a few P apart, instead of ``sparse_every``
@@ -87,13 +89,49 @@ def measured_cells(collective: pd.DataFrame, target: str) -> pd.DataFrame:
 
 def noise_floor(collective: pd.DataFrame, target: str) -> float:
     """Median of |a - b| / b over ordered pairs of repeated measurements of one cell (NaN without repeats)."""
+    rel = _repeat_differences(collective, target)[0]
+    return float(np.median(rel)) if len(rel) else float("nan")
+
+
+def _repeat_differences(collective: pd.DataFrame, target: str) -> tuple[np.ndarray, pd.DataFrame]:
+    """(|a - b| / b over every ordered pair of repeated measurements of one cell, outliers left out;
+    the cell of each pair)."""
     c = collective[~collective["outlier"].astype(bool) & (collective[target] > 0)][CELL + [target]]
     c = c[c.groupby(CELL)[target].transform("size") > 1].reset_index(drop=True)
     c["row"] = np.arange(len(c))
     pairs = c.merge(c, on=CELL, suffixes=("_a", "_b"))  # every ordered pair within a cell ...
     pairs = pairs[pairs["row_a"] != pairs["row_b"]]  # ... but a row with itself
     rel = (pairs[f"{target}_a"] - pairs[f"{target}_b"]).abs() / pairs[f"{target}_b"]
-    return float(rel.median()) if len(rel) else float("nan")
+    return rel.to_numpy(float), pairs[CELL].reset_index(drop=True)
+
+
+FLOOR_COLUMNS = ["target", "mapping", "nodes", "cells", "pairs", "floor"]
+
+
+def noise_floors(collective: pd.DataFrame, machine: dict, targets) -> pd.DataFrame:
+    """:func:`noise_floor` of each target over all the repeats (mapping and nodes ``all``: the floor
+    the validation's scores stand beside), then per mapping and number of nodes the communicator
+    spans (from the placement of P on ``machine``), where the data hold repeats: how much the same
+    measurement differs from itself there. Columns :data:`FLOOR_COLUMNS` (cells: cells with
+    repeats; pairs: ordered pairs of their runs)."""
+    from .placement import place_arrays
+
+    rows = []
+    for target in targets:
+        rel, cells = _repeat_differences(collective, target)
+        if not len(rel):
+            continue
+        spans = {(m, P): len(np.unique(place_arrays(int(P), m, machine)["node"]))
+                 for m, P in cells[["mapping", "P"]].drop_duplicates().itertuples(index=False)}
+        nodes = np.array([spans[(m, P)] for m, P in zip(cells["mapping"], cells["P"])])
+        n_cells = len(cells.drop_duplicates())
+        rows.append({"target": target, "mapping": "all", "nodes": "all", "cells": n_cells, "pairs": len(rel),
+                     "floor": float(np.median(rel))})
+        for (mapping, n), idx in pd.DataFrame({"m": cells["mapping"], "n": nodes}).groupby(["m", "n"]).indices.items():
+            rows.append({"target": target, "mapping": mapping, "nodes": str(n),
+                         "cells": len(cells.iloc[idx].drop_duplicates()), "pairs": len(idx),
+                         "floor": float(np.median(rel[idx]))})
+    return pd.DataFrame(rows, columns=FLOOR_COLUMNS)
 
 
 def measured_neighbours(cells: pd.DataFrame) -> np.ndarray:

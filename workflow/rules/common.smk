@@ -156,6 +156,7 @@ def stage_targets(stage):
             "results/model/predictions.parquet",
             "results/model/scores.csv",
             "results/model/validation.csv",
+            "results/model/noise_floor.csv",
         ]
         + (["results/model/calibration.csv"] if "calibrated" in config["model"]["modes"] else [])
         + expand("results/model/what_if/{name}.parquet", name=WHAT_IF),

@@ -34,6 +34,7 @@ rule evaluate_summary:
         tables=expand("results/tables/table{n}.csv", n=TABLE_NUMBERS),
         crossover="results/partitioned/crossover.csv",
         validation="results/model/validation.csv",
+        noise_floor="results/model/noise_floor.csv",
         nbft_fits="results/nbft/fits.csv",
         what_if=expand("results/model/what_if/{name}.parquet", name=WHAT_IF),
     output:

@@ -148,6 +148,28 @@ rule model_validate:
         "../scripts/model_validate.py"
 
 
+rule model_noise_floor:
+    input:
+        collective="results/tidy/collective.parquet",
+    output:
+        report(
+            "results/model/noise_floor.csv",
+            category="6. Point-to-point model",
+            caption="../report/noise_floor.rst",
+        ),
+    params:
+        machine=config["machine"],
+        targets=config["validation"]["targets"],
+    log:
+        "logs/model/noise_floor.log",
+    benchmark:
+        "benchmarks/rules/model/noise_floor.tsv",
+    conda:
+        "../envs/collat.yaml"
+    script:
+        "../scripts/model_noise_floor.py"
+
+
 rule model_validation:
     input:
         scores=expand("results/model/validation/{target}.csv", target=config["validation"]["targets"]),
