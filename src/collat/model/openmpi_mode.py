@@ -375,32 +375,54 @@ def price_plans(plans: list, costs: ChannelCosts, options: ModelOptions, placeme
             shape, rows = plan.steps[j][:2]
             priced[i, j] = _after_tree(shape, done, mean, plan.Pv[rows], plan.mapping, costs, placements,
                                        options.unpinned_channel)
-    out = []
-    for i, plan in enumerate(plans):
-        shape_of = (len(plan.Pv), len(costs.sizes))
-        done = np.full(shape_of, np.nan)
-        mean = np.full(shape_of, np.nan) if with_average else None
-        for j, (_, rows, applies, _) in enumerate(plan.steps):
-            c, a = priced[i, j]
-            done[rows] = np.where(applies, c, done[rows])
-            if with_average:
-                mean[rows] = np.where(applies, a, mean[rows])
-        targets = {"max": done + costs.overhead}
+    return [_assembled(plan, [priced[i, j] for j in range(len(plan.steps))], costs, with_average)
+            for i, plan in enumerate(plans)]
+
+
+def _assembled(plan: ShapePlan, priced: list, costs: ChannelCosts, with_average: bool) -> dict:
+    """A plan's targets from its steps' (completion, mean) at their rows: each where it applies, NaN
+    where no shape is modelled, plus ``costs.overhead``."""
+    shape_of = (len(plan.Pv), len(costs.sizes))
+    done = np.full(shape_of, np.nan)
+    mean = np.full(shape_of, np.nan) if with_average else None
+    for (_, rows, applies, _), (c, a) in zip(plan.steps, priced):
+        done[rows] = np.where(applies, c, done[rows])
         if with_average:
-            targets["avg"] = mean + costs.overhead
-        out.append(targets)
-    return out
+            mean[rows] = np.where(applies, a, mean[rows])
+    targets = {"max": done + costs.overhead}
+    if with_average:
+        targets["avg"] = mean + costs.overhead
+    return targets
+
+
+def price_plan_shared(plan: ShapePlan, costs: ChannelCosts, options: ModelOptions, placements: Placements,
+                      with_average: bool, shapes: dict) -> dict:
+    """:func:`price_plan` with each shape priced at every P of the plan once per ``shapes`` (a dict the
+    caller keeps for one cost set and one placements: a grid's default and forced algorithms run the
+    same shapes; a shape's times at one P do not depend on the other P priced with it), then taken at
+    the rows of the plan's steps."""
+    priced = []
+    for shape, rows, _, links in plan.steps:
+        key = (plan.operation, plan.mapping, tuple(sorted(shape.items())), links, plan.Pv.tobytes(), with_average)
+        if key not in shapes:
+            shapes[key] = price_shape(shape, plan.operation, plan.Pv, plan.mapping, costs, placements,
+                                      options.unpinned_channel, with_average, links)
+        done, mean = shapes[key]
+        priced.append((done[rows], None if mean is None else mean[rows]))
+    return _assembled(plan, priced, costs, with_average)
 
 
 def predict_arrays(operation: str, algorithm: int, mapping: str, Pv, costs: ChannelCosts, options: ModelOptions,
-                   placements: Placements, with_average: bool = True):
+                   placements: Placements, with_average: bool = True, shapes: dict | None = None):
     """The openmpi-shaped prediction of one (operation, algorithm, mapping) as arrays [P, size]:
     (targets {"max": completion, "avg": mean rank time (with_average)}, shape names, the algorithm
-    OpenMPI ran): :func:`plan_shapes` priced by :func:`price_plan`. Shared by the openmpi and
-    calibrated modes.
+    OpenMPI ran): :func:`plan_shapes` priced by :func:`price_plan` (with ``shapes``, a dict kept
+    across the curves of one grid, :func:`price_plan_shared`). Shared by the openmpi and calibrated modes.
     """
     plan = plan_shapes(operation, algorithm, mapping, Pv, costs.sizes, options)
-    return price_plan(plan, costs, options, placements, with_average), plan.names, plan.chosen
+    priced = (price_plan(plan, costs, options, placements, with_average) if shapes is None else
+              price_plan_shared(plan, costs, options, placements, with_average, shapes))
+    return priced, plan.names, plan.chosen
 
 
 def relay_to_root(done, mean, Pv, mapping: str, costs: ChannelCosts, placements: Placements, unpinned: str):
@@ -470,12 +492,14 @@ class OpenMPIMode:
         """:meth:`blocks` as a frame."""
         return blocks_frame(self.blocks(operation, algorithm, mapping, P_values, placements))
 
-    def blocks(self, operation: str, algorithm: int, mapping: str, P_values, placements: Placements) -> list[dict]:
+    def blocks(self, operation: str, algorithm: int, mapping: str, P_values, placements: Placements,
+               shapes: dict | None = None) -> list[dict]:
         """max and avg of one (operation, algorithm, mapping) at every P and size
-        (:func:`~collat.model.predict.curve_blocks`)."""
+        (:func:`~collat.model.predict.curve_blocks`); ``shapes``: see :func:`predict_arrays`."""
         costs = self.costs[operation]
         Pv = np.asarray([int(p) for p in P_values])
         if len(Pv) == 0:
             return []
-        targets, names, chosen = predict_arrays(operation, algorithm, mapping, Pv, costs, self.options, placements)
+        targets, names, chosen = predict_arrays(operation, algorithm, mapping, Pv, costs, self.options, placements,
+                                                shapes=shapes)
         return curve_blocks(Pv, costs.sizes, targets, names, 1, chosen)

@@ -97,9 +97,10 @@ class PaperMode:
         """:meth:`blocks` as a frame."""
         return blocks_frame(self.blocks(operation, algorithm, mapping, P_values, placements))
 
-    def blocks(self, operation: str, algorithm: int, mapping: str, P_values, placements: Placements) -> list[dict]:
+    def blocks(self, operation: str, algorithm: int, mapping: str, P_values, placements: Placements,
+               shapes: dict | None = None) -> list[dict]:
         """avg of one (operation, algorithm, mapping) at every P of ``P_values`` and every size
-        (:func:`~collat.model.predict.curve_blocks`)."""
+        (:func:`~collat.model.predict.curve_blocks`; ``shapes`` is not used: each curve its own staged forest)."""
         costs = self.costs[operation]
         Pv = np.asarray([int(p) for p in P_values])
         spec = tree_spec(self.options.paper.algorithms, operation, algorithm)

@@ -3,8 +3,9 @@
 A mode (:class:`~collat.model.paper_mode.PaperMode`, :class:`~collat.model.openmpi_mode.OpenMPIMode`,
 :class:`~collat.model.calibrated_mode.CalibratedMode`) has ``name``, ``costs`` (per operation),
 ``options``, ``algorithms(operation)``, ``blocks(operation, algorithm, mapping, P_values,
-placements)``, which returns the column blocks of :func:`curve_blocks` for every size of its costs,
-and ``curve`` (the same arguments), those rows as a frame.
+placements, shapes)``, which returns the column blocks of :func:`curve_blocks` for every size of its
+costs (``shapes``: a dict the grid keeps per mode, where it may keep what several curves price
+alike), and ``curve`` (the same arguments but ``shapes``), those rows as a frame.
 """
 
 from __future__ import annotations
@@ -79,9 +80,11 @@ def predict_all(modes: list, placements, algorithms: dict, P_values, processes: 
     curves = [(mode, operation, alg, mapping) for mode in modes for operation in mode.costs
               for alg in mode.algorithms(operation) for mapping in mode.options.mappings]
 
+    shapes = {id(mode): {} for mode in modes}  # each mode's shapes priced at every P, kept for this grid
+
     def price(i):
         mode, operation, alg, mapping = curves[i]
-        return mode.blocks(operation, alg, mapping, P_values, placements)
+        return mode.blocks(operation, alg, mapping, P_values, placements, shapes[id(mode)])
 
     parts = fork_map(price, len(curves), processes)
     meta = [(mode.name, operation, int(alg), {int(a["id"]): a["name"] for a in algorithms[operation]}.get(alg, f"alg{alg}"),
