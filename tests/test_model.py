@@ -566,3 +566,19 @@ def test_curve_blocks_are_P_major_one_block_per_target():
     assert frame["predicted"].tolist() == [1.0, 2.0, 3.0, 4.0, 0.5, 1.0, 1.5, 2.0]
     assert frame["tree"].tolist() == ["a", "b", "a", "c"] * 2 and frame["runs"].tolist() == [5, 6, 5, 7] * 2
     assert md.predict.blocks_frame([]).empty
+
+
+def test_a_grid_prices_each_shape_once_per_mode(config):
+    """The default (k-nomial at P < 16, binary above, by these rules) and the forced k-nomial share a
+    priced shape: with one ``shapes`` dict for both, k-nomial is priced once at every P, and every
+    curve is what it is priced alone."""
+    rules = [{"P_below": 6, "sizes": [[None, 7]]}, {"P_below": None, "sizes": [[None, 5]]}]
+    mode = md.OpenMPIMode({"bcast": tiny_costs()}, tiny_options(config, rules))
+    placements, shapes, P = md.Placements(TINY), {}, [2, 3, 4, 5, 6, 7, 8]
+    for alg in (0, 7):
+        got = md.predict.blocks_frame(mode.blocks("bcast", alg, "core", P, placements, shapes))
+        pd.testing.assert_frame_equal(got, mode.curve("bcast", alg, "core", P, md.Placements(TINY)))
+    assert sorted(dict(key[2])["tree"] for key in shapes) == ["binary", "knomial"]  # k-nomial once
+    default = mode.curve("bcast", 0, "core", P, placements)
+    trees_at = default.groupby("P")["tree"].unique().map(list).to_dict()
+    assert trees_at == {P: ["knomial"] if P < 6 else ["binary"] for P in (2, 3, 4, 5, 6, 7, 8)}
