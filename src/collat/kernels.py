@@ -344,32 +344,38 @@ def ring_phase(clock, t_all, kind, rings):  # pragma: no cover - compiled
     for r in range(rings.shape[0]):
         lo, hi, m0, n = rings[r, 0], rings[r, 1], rings[r, 2], rings[r, 4]
         P = hi - lo
-        PS = np.zeros((2 * P, S))
+        # one column at a time below: the ring's prefix sums, clocks and results kept column by column
+        PS = np.zeros((S, 2 * P))
         for u in range(1, 2 * P):
+            q = m0 + (u - 1 if u - 1 < P else u - 1 - P)
             for c in range(S):
-                PS[u, c] = PS[u - 1, c] + t_all[m0 + (u - 1) % P, c]
-        out = np.full((P, S), -np.inf)
+                PS[c, u] = PS[c, u - 1] + t_all[q, c]
+        own = np.empty((S, P))
+        for i in range(P):
+            for c in range(S):
+                own[c, i] = clock[lo + i, c]
+        out = np.full((S, P), -np.inf)
         last = np.empty(2 * P, dtype=np.int64)
         window = np.empty(2 * P, dtype=np.int64)
         g = np.empty(2 * P)
+        done_kind = np.zeros(P, dtype=np.bool_)  # the message kinds already taken (by their first message)
         for first in range(P):
-            kv = kind[m0 + first]
-            seen = False
-            for j in range(first):
-                if kind[m0 + j] == kv:
-                    seen = True
-                    break
-            if seen:
+            if done_kind[first]:
                 continue
+            kv = kind[m0 + first]
+            for j in range(first, P):
+                if kind[m0 + j] == kv:
+                    done_kind[j] = True
             at = -1
             for pos in range(2 * P):
-                if kind[m0 + pos % P] == kv:
+                if kind[m0 + (pos if pos < P else pos - P)] == kv:
                     at = pos
                 last[pos] = at
             for c in range(S):
                 T = t_all[m0 + first, c]
+                oc, pc = own[c], PS[c]
                 for u in range(2 * P):
-                    g[u] = clock[lo + u % P, c] - PS[u, c] + u * T
+                    g[u] = oc[u if u < P else u - P] - pc[u] + u * T
                 head, tail, nxt = 0, 0, 0
                 for s in range(P, 2 * P):
                     a, b = s - n, last[s]
@@ -383,9 +389,9 @@ def ring_phase(clock, t_all, kind, rings):  # pragma: no cover - compiled
                         nxt += 1
                     while window[head] < a:
                         head += 1
-                    value = g[window[head]] + PS[s, c] + (n - s) * T
-                    if value > out[s - P, c]:
-                        out[s - P, c] = value
+                    value = g[window[head]] + pc[s] + (n - s) * T
+                    if value > out[c, s - P]:
+                        out[c, s - P] = value
         for i in range(P):
             for c in range(S):
-                clock[lo + i, c] = out[i, c]
+                clock[lo + i, c] = out[c, i]
