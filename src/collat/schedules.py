@@ -264,12 +264,9 @@ def layout(schedules: list, P_values, placements: list, channel_index: dict, unp
     P_values = [int(P) for P in P_values]
     offsets = np.concatenate([[0], np.cumsum(P_values)[:-1]]).astype(np.int64)
     lookup = np.array([channel_index.get(c, -1) for c in LEVELS])
-    srcs, dsts, ks, shares, steps_of, rings, base = [], [], [], [], [], [], 0
-    for rounds, P, ranks, off in zip(schedules, P_values, placements, offsets):
+    srcs, dsts, shares, steps_of, rings, base = [], [], [], [], [], 0
+    for rounds, P, off in zip(schedules, P_values, offsets):
         src, dst, share, steps = _compiled(rounds)
-        k = lookup[channel_codes(ranks, src, dst, unpinned_channel)]
-        if (k < 0).any():
-            raise ValueError("the schedule uses a channel with no point-to-point costs")
         # a trailing ring (repeated one-way s -> s + 1 over all ranks) runs in the ring phase
         last = steps[-1] if steps else None
         if last is not None and not last[2] and last[3] > 1 and _is_ring(src[last[0]:last[1]], dst[last[0]:last[1]], P):
@@ -277,17 +274,21 @@ def layout(schedules: list, P_values, placements: list, channel_index: dict, unp
             steps = steps[:-1]
         srcs.append(src + off)
         dsts.append(dst + off)
-        ks.append(k)
         shares.append(share)
         steps_of.append([(lo + base, hi + base, exchange, repeat) for lo, hi, exchange, repeat in steps])
         base += len(src)
-    k = np.concatenate(ks) if ks else np.zeros(0, np.int64)
+    src = np.concatenate(srcs) if srcs else np.zeros(0, np.int64)
+    dst = np.concatenate(dsts) if dsts else np.zeros(0, np.int64)
+    # the channel of every message at once, over the placements laid end to end (rows = offsets + rank)
+    ranks = {key: np.concatenate([np.asarray(r[key]) for r in placements]) if placements else np.zeros(0)
+             for key in ("node", "socket", "l3", "pinned")}
+    k = lookup[channel_codes(ranks, src, dst, unpinned_channel)] if len(src) else np.zeros(0, np.int64)
+    if (k < 0).any():
+        raise ValueError("the schedule uses a channel with no point-to-point costs")
     share = np.concatenate(shares) if shares else np.zeros(0)
     shares_u, share_code = np.unique(share, return_inverse=True)
     K = len(LEVELS)
     keys, inverse = np.unique(share_code.ravel() * K + k, return_inverse=True)  # distinct (share, channel)
-    src = np.concatenate(srcs) if srcs else np.zeros(0, np.int64)
-    dst = np.concatenate(dsts) if dsts else np.zeros(0, np.int64)
     return Layout(P_values, offsets, src, dst, (keys % K).astype(np.int64), shares_u[keys // K], inverse.ravel(),
                   steps_of, sorted(rings))
 
