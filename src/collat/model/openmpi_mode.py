@@ -429,9 +429,13 @@ def relay_to_root(done, mean, Pv, mapping: str, costs: ChannelCosts, placements:
     """The in-order binary reduce's last message: its tree is rooted at P - 1, whose result then
     travels to the root (one more message of the whole vector; rank 0, a leaf of that tree, waits
     for it)."""
+    if len(Pv) == 0:
+        return done, mean
     lookup = np.array([costs.index.get(c, -1) for c in LEVELS])
-    k = np.array([lookup[channel_codes(placements(int(P), mapping), [int(P) - 1], [0], unpinned)[0]]
-                  for P in Pv])
+    places = [placements(int(P), mapping) for P in Pv]  # laid end to end: rank r of the i-th P at start[i] + r
+    start = np.concatenate([[0], np.cumsum([int(P) for P in Pv])[:-1]]).astype(np.int64)
+    ranks = {key: np.concatenate([np.asarray(r[key]) for r in places]) for key in ("node", "socket", "l3", "pinned")}
+    k = lookup[channel_codes(ranks, start + np.asarray(Pv, dtype=np.int64) - 1, start, unpinned)]
     relay = costs.p2p_at(k, np.broadcast_to(costs.sizes, (len(Pv), len(costs.sizes))))
     relay[np.asarray(Pv) < 2] = 0.0
     new_done = done + relay
