@@ -15,14 +15,35 @@ import numpy as np
 from numba import njit
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _landing(run, alpha, p2p, fanout):  # pragma: no cover - compiled
+    """A message's offset in its parent's fan-out: the gaps sent so far plus alpha, no sooner than one
+    point-to-point message, no later than the whole fan-out."""
+    land = run + alpha
+    if land < p2p:
+        land = p2p
+    if land > fanout:
+        land = fanout
+    return land
+
+
 @njit(cache=True, nogil=True)
 def message_offsets(kids, link, up, first, gap, alpha, p2p, w, offset, gap_of):  # pragma: no cover - compiled
     """For the non-root nodes ``kids`` in send order (``first[i]``: True where a parent's first child
     starts), over their parent's fan-out w[up]: offset[kid] = clip(sum of the gaps of this parent's
     children up to kid + alpha[link], p2p[link], w[up]), gap_of[kid] = gap[link] (not written when
     gap_of has no rows)."""
+    _sends(kids, link, up, first, gap, alpha, p2p, w, offset, gap_of, w[:0], np.empty(0), w[:0])
+
+
+@njit(cache=True, nogil=True)
+def _sends(kids, link, up, first, gap, alpha, p2p, w, offset, gap_of, finish, q, out):  # pragma: no cover - compiled
+    """:func:`message_offsets` (``out`` without rows), or, when ``out`` has rows, a reduce's sends in
+    the same pass: each kid's offset and gap taken where they are made, out[kid] as
+    :func:`reduce_sends` gives it (``offset`` and ``gap_of`` not written)."""
     S = w.shape[1]
     with_gap = gap_of.shape[0] > 0
+    sending = out.shape[0] > 0
     run = np.zeros(S)
     for i in range(kids.shape[0]):
         n, k, p = kids[i], link[i], up[i]
@@ -31,14 +52,15 @@ def message_offsets(kids, link, up, first, gap, alpha, p2p, w, offset, gap_of): 
         for s in range(S):
             g = gap[k, s]
             run[s] += g
-            land = run[s] + alpha[k, s]
-            if land < p2p[k, s]:
-                land = p2p[k, s]
-            if land > w[p, s]:
-                land = w[p, s]
-            offset[n, s] = land
-            if with_gap:
-                gap_of[n, s] = g
+            land = _landing(run[s], alpha[k, s], p2p[k, s], w[p, s])
+            if sending:
+                own = finish[n, s] + g
+                wait = finish[p, s] - w[p, s] + land - own
+                out[n, s] = own + q[s] * wait if wait > 0.0 else own
+            else:
+                offset[n, s] = land
+                if with_gap:
+                    gap_of[n, s] = g
 
 
 @njit(cache=True, nogil=True)
@@ -88,29 +110,6 @@ def reduce_sends(kids, parent, finish, w, offset, gap_of, q, out):  # pragma: no
         for s in range(S):
             own = finish[n, s] + gap_of[n, s]
             wait = finish[p, s] - w[p, s] + offset[n, s] - own
-            out[n, s] = own + q[s] * wait if wait > 0.0 else own
-
-
-@njit(cache=True, nogil=True)
-def reduce_sends_landing(kids, link, up, first, gap, alpha, p2p, parent, finish, w, q, out):  # pragma: no cover - compiled
-    """:func:`message_offsets` and :func:`reduce_sends` in one pass over the non-root ``kids`` in send
-    order: each kid's offset and gap taken where they are made instead of from [N, S] arrays."""
-    S = w.shape[1]
-    run = np.zeros(S)
-    for i in range(kids.shape[0]):
-        n, k, p = kids[i], link[i], up[i]
-        if first[i]:
-            run[:] = 0.0
-        for s in range(S):
-            g = gap[k, s]
-            run[s] += g
-            land = run[s] + alpha[k, s]
-            if land < p2p[k, s]:
-                land = p2p[k, s]
-            if land > w[p, s]:
-                land = w[p, s]
-            own = finish[n, s] + g
-            wait = finish[parent[n], s] - w[parent[n], s] + land - own
             out[n, s] = own + q[s] * wait if wait > 0.0 else own
 
 
@@ -270,7 +269,7 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p,
                         offset[n, s] = offset[p, s] + offset[n, s]
         else:  # a non-root's time (reduce_sends) in out, a root's is its fan-in's finish
             _fanin_done(order, parent, w, finish, sub)
-            reduce_sends_landing(kids, klink, up, first, gap_b, alpha_b, p2p_b, parent, finish, w, q_b, out)
+            _sends(kids, klink, up, first, gap_b, alpha_b, p2p_b, w, offset, gap_of[:0], finish, q_b, out)
         total = np.empty(S)
         row = np.empty(S)
         for t in range(tree_start.shape[0]):  # row by row: numpy's reduceat, in its order
