@@ -52,6 +52,15 @@ class Forest:
         self.send_key: np.ndarray | None = None  # a node's place among its siblings (send order)
         self._memo: dict = {}  # memo(): what one census of the forest gives (Placements.census pairs them)
 
+    def sharing_shape(self) -> "Forest":
+        """A forest of the same trees, sharing what depends on the trees alone (parents, depth, order,
+        send order when the send keys are the same, forwarders) and nothing of a placement (links,
+        places, census memo): the same shape under another mapping."""
+        twin = Forest.__new__(Forest)
+        twin.__dict__.update(self.__dict__)
+        twin.where, twin.link, twin._send_plan, twin._memo = {}, None, None, {}
+        return twin
+
     def memo(self, key, build):
         """``build()``, once per forest: what depends on the tree and its census, not on the costs."""
         if key not in self._memo:
@@ -259,6 +268,7 @@ class Placements:
         self.machine = machine
         self._cache: dict = {}
         self._census: dict = {}
+        self._shapes: dict = {}  # (shape, P values) -> the bare forest every mapping's census shares
 
     def __call__(self, P: int, mapping: str) -> dict:
         key = (P, mapping)
@@ -266,16 +276,29 @@ class Placements:
             self._cache[key] = place_arrays(P, mapping, self.machine)
         return self._cache[key]
 
+    def laid(self, P_values, mapping: str) -> dict:
+        """The placements of every P laid end to end (node, socket, l3, pinned; rank r of the i-th P
+        at the sum of the P before it + r): what a forest or a set of schedules over P_values sits on."""
+        key = ("laid", tuple(int(p) for p in P_values), mapping)
+        if key not in self._cache:
+            self._cache[key] = {column: np.concatenate([self(int(P), mapping)[column] for P in P_values])
+                                for column in ("node", "socket", "l3", "pinned")}
+        return self._cache[key]
+
     def census(self, spec: dict, P_values, mapping: str, channel_index: dict, unpinned: str):
         """(Forest, counts [N, K]) of one tree shape for every P: independent of size, mode, operation."""
         shape = tuple(sorted((k, v) for k, v in spec.items() if k in ("tree", "fanout", "radix", "order")))
-        key = (shape, tuple(int(p) for p in P_values), mapping, tuple(channel_index), unpinned)
+        Ps = tuple(int(p) for p in P_values)
+        key = (shape, Ps, mapping, tuple(channel_index), unpinned)
         if key not in self._census:
-            forest = Forest([trees.tree(int(P), spec) for P in P_values])
-            laid = {column: np.concatenate([self(int(P), mapping)[column] for P in P_values])
-                    for column in ("node", "socket", "l3", "pinned")}  # every tree's placement, end to end
+            if (shape, Ps) not in self._shapes:  # the trees alone, once for every mapping
+                bare = Forest([trees.tree(P, spec) for P in Ps])
+                bare.send_key = np.concatenate([send_keys(spec, P) for P in Ps])
+                bare.depth, bare.order, bare.sibling_order  # noqa: B018 - computed once, shared by the twins
+                self._shapes[(shape, Ps)] = bare
+            forest = self._shapes[(shape, Ps)].sharing_shape()
+            laid = self.laid(Ps, mapping)
             forest.link = link_channels(forest.parent, laid, channel_index, unpinned)  # global ids: one pass
-            forest.send_key = np.concatenate([send_keys(spec, int(P)) for P in P_values])
             forest.where = {level: laid[level] for level in ("node", "socket")}
             self._census[key] = (forest, census(forest.parent, None, channel_index, unpinned, forest.link))
         return self._census[key]

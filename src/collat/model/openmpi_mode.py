@@ -432,10 +432,8 @@ def relay_to_root(done, mean, Pv, mapping: str, costs: ChannelCosts, placements:
     if len(Pv) == 0:
         return done, mean
     lookup = np.array([costs.index.get(c, -1) for c in LEVELS])
-    places = [placements(int(P), mapping) for P in Pv]  # laid end to end: rank r of the i-th P at start[i] + r
-    start = np.concatenate([[0], np.cumsum([int(P) for P in Pv])[:-1]]).astype(np.int64)
-    ranks = {key: np.concatenate([np.asarray(r[key]) for r in places]) for key in ("node", "socket", "l3", "pinned")}
-    k = lookup[channel_codes(ranks, start + np.asarray(Pv, dtype=np.int64) - 1, start, unpinned)]
+    start = np.concatenate([[0], np.cumsum([int(P) for P in Pv])[:-1]]).astype(np.int64)  # rank 0 of each P
+    k = lookup[channel_codes(placements.laid(Pv, mapping), start + np.asarray(Pv, dtype=np.int64) - 1, start, unpinned)]
     relay = costs.p2p_at(k, np.broadcast_to(costs.sizes, (len(Pv), len(costs.sizes))))
     relay[np.asarray(Pv) < 2] = 0.0
     new_done = done + relay
