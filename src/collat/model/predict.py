@@ -69,6 +69,20 @@ def _strings(values: list, n: list[int]) -> pd.arrays.ArrowStringArray:
     return pd.arrays.ArrowStringArray(array.cast(pa.large_string()))
 
 
+def _coded(parts: list[np.ndarray]) -> pd.arrays.ArrowStringArray:
+    """Object arrays of a few distinct strings, end to end, as a pandas string array (each part
+    factorized on its own, then one dictionary array)."""
+    import pyarrow as pa
+
+    labels: dict[str, int] = {}
+    codes = []
+    for part in parts:
+        local, uniques = pd.factorize(part, use_na_sentinel=False)
+        codes.append(np.array([labels.setdefault(str(u), len(labels)) for u in uniques], dtype=np.int32)[local])
+    array = pa.DictionaryArray.from_arrays(pa.array(np.concatenate(codes)), pa.array(list(labels)))
+    return pd.arrays.ArrowStringArray(array.cast(pa.large_string()))
+
+
 def predict_all(modes: list, placements, algorithms: dict, P_values, processes: int = 1) -> pd.DataFrame:
     """Predictions of every mode for every operation, algorithm it models, mapping of its options,
     P of ``P_values`` and size of its costs (:data:`PREDICTION_COLUMNS`); ``placements`` is a
@@ -93,14 +107,16 @@ def predict_all(modes: list, placements, algorithms: dict, P_values, processes: 
     if not blocks:
         return pd.DataFrame({c: pd.Series(dtype=float) for c in PREDICTION_COLUMNS})
     n = [len(b["predicted"]) for _, b in blocks]
-    out = blocks_frame([b for _, b in blocks])
-    for j, col in enumerate(("mode", "operation", "algorithm", "algorithm_name", "mapping")):
-        values = [m[j] for m, _ in blocks]
-        out[col] = np.repeat(np.array(values, dtype=np.int64), n) if col == "algorithm" else _strings(values, n)
-    out["target"] = _strings([b["target"] for _, b in blocks], n)
-    out["runs"] = out["runs"].astype("int64")
-    out["tree"] = out["tree"].astype("string")
-    return out[PREDICTION_COLUMNS]
+    columns = {col: _strings([m[j] for m, _ in blocks], n)
+               for j, col in enumerate(("mode", "operation", "algorithm", "algorithm_name", "mapping")) if j != 2}
+    columns["algorithm"] = np.repeat(np.array([m[2] for m, _ in blocks], dtype=np.int64), n)
+    columns["target"] = _strings([b["target"] for _, b in blocks], n)
+    for col in ("P", "size", "predicted"):
+        columns[col] = np.concatenate([b[col] for _, b in blocks])
+    columns["tree"] = _coded([b["tree"] for _, b in blocks])
+    columns["segments"] = np.repeat(np.array([b["segments"] for _, b in blocks]), n)
+    columns["runs"] = np.concatenate([b["runs"] for _, b in blocks]).astype("int64")
+    return pd.DataFrame({col: columns[col] for col in PREDICTION_COLUMNS})
 
 
 def what_if_machine(machine: dict, entry: dict, index: int, mappings, unpinned_channel: str,
