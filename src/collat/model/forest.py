@@ -51,6 +51,7 @@ class Forest:
         self.link: np.ndarray | None = None  # channel index of every node's link to its parent (-1: root)
         self.send_key: np.ndarray | None = None  # a node's place among its siblings (send order)
         self._memo: dict = {}  # memo(): what one census of the forest gives (Placements.census pairs them)
+        self._tree_memo: dict = {}  # tree_memo(): what the trees alone give, shared with sharing_shape()'s twins
 
     def sharing_shape(self) -> "Forest":
         """A forest of the same trees, sharing what depends on the trees alone (parents, depth, order,
@@ -60,6 +61,12 @@ class Forest:
         twin.__dict__.update(self.__dict__)
         twin.where, twin.link, twin._send_plan, twin._memo = {}, None, None, {}
         return twin
+
+    def tree_memo(self, key, build):
+        """``build()``, once per set of trees: what depends on the trees alone, whatever the placement."""
+        if key not in self._tree_memo:
+            self._tree_memo[key] = build()
+        return self._tree_memo[key]
 
     def memo(self, key, build):
         """``build()``, once per forest: what depends on the tree and its census, not on the costs."""
@@ -108,16 +115,19 @@ class Forest:
         """(the nodes that forward: neither root nor leaf, how many forwarding nodes lie above each
         node on its way to the root, [N])."""
         if self._forwarding is None:
-            parent = self.parent
-            inner = np.zeros(len(parent), dtype=bool)
-            inner[parent[parent >= 0]] = True
-            inner &= parent >= 0
-            above = np.zeros((len(parent), 1))
-            step = np.zeros((len(parent), 1))
-            step[parent >= 0, 0] = inner[parent[parent >= 0]]
-            kernels.arrivals(self.order, parent, step, above)  # forwarders above = the sum of steps down
-            self._forwarding = (np.flatnonzero(inner), above[:, 0])
+            self._forwarding = self.tree_memo("forwarding", self._forwarders)
         return self._forwarding
+
+    def _forwarders(self) -> tuple[np.ndarray, np.ndarray]:
+        parent = self.parent
+        inner = np.zeros(len(parent), dtype=bool)
+        inner[parent[parent >= 0]] = True
+        inner &= parent >= 0
+        above = np.zeros((len(parent), 1))
+        step = np.zeros((len(parent), 1))
+        step[parent >= 0, 0] = inner[parent[parent >= 0]]
+        kernels.arrivals(self.order, parent, step, above)  # forwarders above = the sum of steps down
+        return np.flatnonzero(inner), above[:, 0]
 
     def per_tree_max(self, x: np.ndarray) -> np.ndarray:
         return np.maximum.reduceat(x, self.offsets, axis=0)

@@ -53,20 +53,27 @@ def staged_forest(forest: Forest, w: np.ndarray, segments: int = 1) -> np.ndarra
     concurrently and lasts as long as the slowest of them; ``w`` holds every node's fan-out cost at
     the segment (0 for leaves).
     """
-    d = forest.depth
     T, S = len(forest.sizes), w.shape[1]
-    L1 = int(d.max(initial=0)) + 1
+    L1, order, heads, rows = forest.tree_memo("levels", lambda: _levels(forest))
     level_max = np.zeros((T * L1, S))
-    key = forest.tree_id * L1 + d
-    order = np.argsort(key, kind="stable")
-    heads = np.flatnonzero(np.r_[True, np.diff(key[order]) != 0])
-    level_max[key[order][heads]] = np.maximum.reduceat(w[order], heads, axis=0)
+    level_max[rows] = np.maximum.reduceat(w[order], heads, axis=0)
     level_max = level_max.reshape(T, L1, S)
     pad = np.concatenate([level_max, np.zeros((T, segments - 1, S))], axis=1)
     window = pad.copy()
     for o in range(1, segments):  # stage i = max over levels i - o, o < n_s
         window[:, o:] = np.maximum(window[:, o:], pad[:, :-o])
     return window.sum(axis=1)
+
+
+def _levels(forest: Forest) -> tuple:
+    """(levels per tree L, the nodes grouped by (tree, level), where each group starts, its row
+    tree x L + level) of :func:`staged_forest`."""
+    d = forest.depth
+    L1 = int(d.max(initial=0)) + 1
+    key = forest.tree_id * L1 + d
+    order = np.argsort(key, kind="stable")
+    heads = np.flatnonzero(np.r_[True, np.diff(key[order]) != 0])
+    return L1, order, heads, key[order][heads]
 
 
 def staged(parent: np.ndarray, w: np.ndarray, segments: int = 1) -> np.ndarray:
