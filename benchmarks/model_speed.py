@@ -7,7 +7,8 @@ results/nbft and results/model/calibration.csv):
 
 Prints, per task, the best wall time of ``--repeat`` runs on one core (numpy threads pinned to 1),
 beside a baseline measured in the same run (one tree at a time instead of one forest per curve),
-then a last line ``grid_seconds=<x> grid_first_seconds=<f> curve16384_seconds=<y>`` (f: the first
+then a last line ``grid_seconds=<x> grid_first_seconds=<f> curve16384_seconds=<y>`` and each mode's grid
+alone, ``<mode>_grid_seconds=<t>`` (f: the first
 grid of the process, which pays what a pipeline job pays once: loading the compiled kernels,
 building the schedules, touching fresh memory).
 """
@@ -67,6 +68,10 @@ def main():
     print(f"ORFEO grid: modes {[m.name for m in modes]}, 2 operations, all modelled algorithms, 3 mappings, "
           f"P = 2..256, {len(sizes)} sizes, both targets: {n_points} predictions in {t_grid:.2f} s "
           f"(the first call in this process: {t_first:.2f} s)")
+    per_mode = {m.name: best(lambda m=m: md.predict_all([m], md.Placements(cfg["machine"]), cfg["algorithms"], P_grid),
+                             args.repeat) for m in modes}
+    print("each mode's grid alone (fresh placements, the same process): "
+          + ", ".join(f"{name} {t:.2f} s" for name, t in per_mode.items()))
 
     # baseline in the same run: the same binary-tree curve, one tree per call
     openmpi = next(m for m in modes if m.name == "openmpi")
@@ -99,7 +104,8 @@ def main():
     t_big = best(curve16384, args.repeat)
     print(f"binary bcast, map-by node, 128 nodes x 128 cores: {len(P_big)} P values from 2 to 16384 "
           f"(powers of two and 3 x 2^k), {len(sizes)} sizes: {t_big:.2f} s")
-    print(f"grid_seconds={t_grid:.3f} grid_first_seconds={t_first:.3f} curve16384_seconds={t_big:.3f}")
+    print(f"grid_seconds={t_grid:.3f} grid_first_seconds={t_first:.3f} curve16384_seconds={t_big:.3f} "
+          + " ".join(f"{name}_grid_seconds={t:.3f}" for name, t in per_mode.items()))
 
 
 if __name__ == "__main__":
