@@ -16,7 +16,8 @@ from collat.model.openmpi_mode import predict_arrays
 TINY = {"nodes": 2, "sockets_per_node": 2, "cores_per_socket": 2, "cores_per_l3": 1, "numa_per_socket": 1}
 CHANNELS = ["core", "socket", "node"]
 OPTIONS = md.ModelOptions.from_config({
-    "modes": ["openmpi", "calibrated"], "unpinned_channel": "core", "grid_step": 1, "cleanings": ["robust"],
+    "modes": ["openmpi", "calibrated"], "unpinned_channel": "core", "grid_step": 1, "extra_sizes": [],
+    "cleanings": ["robust"],
     "paper": {"hockney_weighting": "none", "nbft_target": "avg", "algorithms": [], "max_P": []},
     "openmpi": {
         "nbft_target": "max",

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from collat.placement import active_units, channels_between, place, same_placements
+from collat.placement import active_units, channels_between, laid_end_to_end, place, place_arrays, same_placements
 
 EPYC = {"nodes": 2, "sockets_per_node": 2, "cores_per_socket": 64, "cores_per_l3": 4, "numa_per_socket": 4}
 
@@ -83,3 +83,12 @@ def test_another_node_count_keeps_the_places_of_map_by_core_and_socket_only():
     assert not same_placements({**EPYC, "nodes": 1}, EPYC, "node")
     # another L3 width changes the cache pairs even at one node count
     assert not same_placements(EPYC, {**EPYC, "cores_per_l3": 8}, "core")
+
+
+def test_placements_laid_end_to_end_keep_each_rank_s_place():
+    """P = 2 and P = 3 under map-by node on EPYC: rows 0-1 are P = 2's ranks 0-1, rows 2-4 P = 3's
+    ranks 0-2 (nodes 0, 1 then 0, 1, 0)."""
+    laid = laid_end_to_end([place_arrays(2, "node", EPYC), place_arrays(3, "node", EPYC)])
+    assert laid["node"].tolist() == [0, 1, 0, 1, 0] and set(laid) == {"node", "socket", "l3", "pinned"}
+    assert laid["pinned"].tolist() == [True, True, False, False, False]  # P = 2 <= nodes: one per node, pinned
+    assert all(len(v) == 0 for v in laid_end_to_end([]).values())

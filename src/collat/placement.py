@@ -100,6 +100,13 @@ def channel_codes(ranks, a, b, unpinned_channel: str = "core") -> np.ndarray:
     return np.where(node[a] != node[b], 3, np.where(socket[a] != socket[b], 2, same_socket))
 
 
+def laid_end_to_end(placements: list) -> dict[str, np.ndarray]:
+    """Several placements (:func:`place_arrays` of one P each) as one, rank r of the i-th at the sum
+    of the sizes before it + r: the columns :func:`channel_codes` reads (node, socket, l3, pinned)."""
+    return {column: np.concatenate([np.asarray(r[column]) for r in placements]) if placements else np.zeros(0)
+            for column in ("node", "socket", "l3", "pinned")}
+
+
 def channels_used(machine: dict, mappings, unpinned_channel: str = "core") -> dict[str, str]:
     """Every channel two ranks of ``machine`` talk over under ``mappings`` at some P (the rules of
     :func:`channel_codes`), each with the first pair of ranks that does, as text: what the model

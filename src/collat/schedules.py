@@ -28,7 +28,7 @@ import functools
 import numpy as np
 
 from . import kernels, trees
-from .placement import LEVELS, channel_codes
+from .placement import LEVELS, channel_codes, laid_end_to_end
 
 Round = tuple[np.ndarray, np.ndarray, np.ndarray, bool]  # src, dst, share of the message, exchange
 
@@ -259,8 +259,9 @@ def _is_ring(src: np.ndarray, dst: np.ndarray, P: int) -> bool:
     return len(src) == P and bool((src == s).all() and (dst == (s + 1) % P).all())
 
 
-def layout(schedules: list, P_values, placements: list, channel_index: dict, unpinned_channel: str = "core") -> Layout:
-    """The cost-independent part of :func:`run_many` (see :class:`Layout`)."""
+def layout(schedules: list, P_values, laid: dict, channel_index: dict, unpinned_channel: str = "core") -> Layout:
+    """The cost-independent part of :func:`run_many` (see :class:`Layout`); ``laid``: the placements
+    of ``P_values`` laid end to end (:func:`collat.placement.laid_end_to_end`)."""
     P_values = [int(P) for P in P_values]
     offsets = np.concatenate([[0], np.cumsum(P_values)[:-1]]).astype(np.int64)
     lookup = np.array([channel_index.get(c, -1) for c in LEVELS])
@@ -280,9 +281,7 @@ def layout(schedules: list, P_values, placements: list, channel_index: dict, unp
     src = np.concatenate(srcs) if srcs else np.zeros(0, np.int64)
     dst = np.concatenate(dsts) if dsts else np.zeros(0, np.int64)
     # the channel of every message at once, over the placements laid end to end (rows = offsets + rank)
-    ranks = {key: np.concatenate([np.asarray(r[key]) for r in placements]) if placements else np.zeros(0)
-             for key in ("node", "socket", "l3", "pinned")}
-    k = lookup[channel_codes(ranks, src, dst, unpinned_channel)] if len(src) else np.zeros(0, np.int64)
+    k = lookup[channel_codes(laid, src, dst, unpinned_channel)] if len(src) else np.zeros(0, np.int64)
     if (k < 0).any():
         raise ValueError("the schedule uses a channel with no point-to-point costs")
     share = np.concatenate(shares) if shares else np.zeros(0)
@@ -297,7 +296,8 @@ def run_many(schedules: list, P_values, placements: list, channel_index: dict, p
              unpinned_channel: str = "core"):
     """:func:`run` of several schedules at once, one per communicator size of ``P_values`` on its
     placement: (completion [T, S], mean rank time [T, S]) (:func:`layout`, then :func:`price`)."""
-    return price(layout(schedules, P_values, placements, channel_index, unpinned_channel), p2p_at, sizes)
+    return price(layout(schedules, P_values, laid_end_to_end(placements), channel_index, unpinned_channel), p2p_at,
+                 sizes)
 
 
 def price(plan: Layout, p2p_at, sizes):

@@ -102,17 +102,17 @@ def check(config: dict) -> None:
                               f"core = one socket; socket; node); name it, with an osu_latency log of that pair")
         from .placement import channels_used
 
-        if model.get("what_if") and not {"openmpi", "calibrated"} & set(modes):
+        if model["what_if"] and not {"openmpi", "calibrated"} & set(modes):
             raise ConfigError("model.what_if", [e["name"] for e in model["what_if"]], f"openmpi or calibrated in "
                               f"model.modes {modes} (the modes a machine nobody measured is priced with)")
-        for i, entry in enumerate(model.get("what_if", [])):
+        for i, entry in enumerate(model["what_if"]):
             bigger = {**config["machine"], "nodes": entry["nodes"]}
             for channel, pair in channels_used(bigger, config["mappings"], model["unpinned_channel"]).items():
                 if channel not in channels:
                     raise ConfigError(f"model.what_if[{i}].nodes", entry["nodes"], f"a machine whose channels are "
                                       f"among channels {channels}: {pair} talk over {channel!r} (leave "
                                       f"model.what_if out, or measure that channel)")
-    names = [entry["name"] for entry in model.get("what_if", [])]
+    names = [entry["name"] for entry in model["what_if"]]
     for i, name in enumerate(names):
         if name in names[:i]:
             raise ConfigError(f"model.what_if[{i}].name", name, "a name not used twice in model.what_if")

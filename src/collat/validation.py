@@ -27,7 +27,7 @@ the same operation, algorithm and mapping is nearer than any other (:mod:`collat
 P; averaged in log with the segmented regression's trend beyond a curve's training P, and with the
 openmpi mode where no training cell has the operation, mapping and size: :mod:`collat.correction`)
 is refitted with the calibrated mode on every training part; ``hybrid_carried``, the hybrid without
-the trend (what a what-if machine's P beyond the measured ones get: :mod:`collat.model.predict`), is
+the trend (what a what-if machine's P beyond the measured ones get: workflow/scripts/model_what_if.py), is
 scored in the extrapolation split, the one where the two differ.
 
 The noise floor (:func:`noise_floor`) is the median relative difference between repeated

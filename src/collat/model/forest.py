@@ -25,7 +25,7 @@ import functools
 import numpy as np
 
 from .. import InputError, kernels, schedules, trees
-from ..placement import LEVELS, channel_codes, place_arrays
+from ..placement import LEVELS, channel_codes, laid_end_to_end, place_arrays
 from .costs import ChannelCosts
 
 class Forest:
@@ -291,8 +291,7 @@ class Placements:
         at the sum of the P before it + r): what a forest or a set of schedules over P_values sits on."""
         key = ("laid", tuple(int(p) for p in P_values), mapping)
         if key not in self._cache:
-            self._cache[key] = {column: np.concatenate([self(int(P), mapping)[column] for P in P_values])
-                                for column in ("node", "socket", "l3", "pinned")}
+            self._cache[key] = laid_end_to_end([self(int(P), mapping) for P in P_values])
         return self._cache[key]
 
     def census(self, spec: dict, P_values, mapping: str, channel_index: dict, unpinned: str):
@@ -319,7 +318,7 @@ class Placements:
         if key not in self._census:
             build = schedules.BUILDERS[name]
             self._census[key] = schedules.layout([build(int(P)) for P in P_values], P_values,
-                                                 [self(int(P), mapping) for P in P_values], channel_index, unpinned)
+                                                 self.laid(P_values, mapping), channel_index, unpinned)
         return self._census[key]
 
 

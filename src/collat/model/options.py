@@ -63,7 +63,7 @@ class ModelOptions:
         contention = o["contention"]
         return cls(
             modes=tuple(model["modes"]), unpinned_channel=str(model["unpinned_channel"]),
-            grid_step=int(model["grid_step"]), extra_sizes=tuple(int(m) for m in model.get("extra_sizes", ())),
+            grid_step=int(model["grid_step"]), extra_sizes=tuple(int(m) for m in model["extra_sizes"]),
             mappings=tuple(mappings), cleanings=tuple(model["cleanings"]),
             paper=PaperOptions(str(p["hockney_weighting"]), str(p["nbft_target"]), tuple(p["algorithms"]),
                                tuple(p["max_P"])),

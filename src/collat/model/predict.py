@@ -61,26 +61,29 @@ def curve_frame(Pv, sizes, targets: dict, names, segments, runs) -> pd.DataFrame
 
 
 def _strings(values: list, n: list[int]) -> pd.arrays.ArrowStringArray:
-    """``values[i]`` repeated ``n[i]`` times as a pandas string array, built as a dictionary array."""
+    """``values[i]`` repeated ``n[i]`` times as a pandas string array."""
+    labels, codes = np.unique(np.asarray(values, dtype=object).astype(str), return_inverse=True)
+    return _decoded(np.repeat(codes.astype(np.int32), n), labels.tolist())
+
+
+def _decoded(codes: np.ndarray, labels: list[str]) -> pd.arrays.ArrowStringArray:
+    """``labels[codes]`` as a pandas string array, built from a dictionary array (no Python string
+    per row)."""
     import pyarrow as pa
 
-    labels, codes = np.unique(np.asarray(values, dtype=object).astype(str), return_inverse=True)
-    array = pa.DictionaryArray.from_arrays(pa.array(np.repeat(codes.astype(np.int32), n)), pa.array(labels.tolist()))
+    array = pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), pa.array(labels))
     return pd.arrays.ArrowStringArray(array.cast(pa.large_string()))
 
 
 def _coded(parts: list[np.ndarray]) -> pd.arrays.ArrowStringArray:
     """Object arrays of a few distinct strings, end to end, as a pandas string array (each part
     factorized on its own, then one dictionary array)."""
-    import pyarrow as pa
-
     labels: dict[str, int] = {}
     codes = []
     for part in parts:
         local, uniques = pd.factorize(part, use_na_sentinel=False)
         codes.append(np.array([labels.setdefault(str(u), len(labels)) for u in uniques], dtype=np.int32)[local])
-    array = pa.DictionaryArray.from_arrays(pa.array(np.concatenate(codes)), pa.array(list(labels)))
-    return pd.arrays.ArrowStringArray(array.cast(pa.large_string()))
+    return _decoded(np.concatenate(codes), list(labels))
 
 
 def predict_all(modes: list, placements, algorithms: dict, P_values, processes: int = 1) -> pd.DataFrame:
