@@ -217,6 +217,17 @@ def stepwise(forest, counts, costs, operation, contention):
     return forest.per_tree_max(times), forest.per_tree_mean(times)
 
 
+def test_a_forests_order_lists_one_tree_after_another():
+    """Forest.order: parents before children, tree by tree (the compiled kernel walks order[offsets[t]:
+    offsets[t] + sizes[t]] for tree t). Two trees: a chain 0 <- 1 <- 2 and a star 3 <- {4, 5}; by depth
+    alone the roots 0 and 3 would come first."""
+    forest = fo.Forest([np.array([-1, 0, 1]), np.array([-1, 0, 0])])
+    np.testing.assert_array_equal(forest.order, [0, 1, 2, 3, 4, 5])
+    np.testing.assert_array_equal(fo.topological_order(forest.depth), [0, 3, 1, 4, 5, 2])
+    forest = fo.Forest([np.array([2, 2, -1]), np.array([1, -1])])  # roots last in rank order
+    np.testing.assert_array_equal(forest.order, [2, 0, 1, 4, 3])
+
+
 @pytest.mark.parametrize("operation", ["bcast", "reduce"])
 @pytest.mark.parametrize("shape", ["binary", "knomial", "chain", "linear"])
 def test_compiled_evaluate_is_the_stepwise_one(operation, shape):

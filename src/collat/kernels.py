@@ -33,20 +33,22 @@ def message_offsets(kids, link, up, first, gap, alpha, p2p, w, offset, gap_of): 
     starts), over their parent's fan-out w[up]: offset[kid] = clip(sum of the gaps of this parent's
     children up to kid + alpha[link], p2p[link], w[up]), gap_of[kid] = gap[link] (not written when
     gap_of has no rows)."""
-    _sends(kids, link, up, first, gap, alpha, p2p, w, offset, gap_of, w[:0], np.empty(0), w[:0])
+    _sends(kids, link, up, first, 0, kids.shape[0], 0, gap, alpha, p2p, w, offset, gap_of, w[:0], np.empty(0), w[:0])
 
 
 @njit(cache=True, nogil=True)
-def _sends(kids, link, up, first, gap, alpha, p2p, w, offset, gap_of, finish, q, out):  # pragma: no cover - compiled
-    """:func:`message_offsets` (``out`` without rows), or, when ``out`` has rows, a reduce's sends in
-    the same pass: each kid's offset and gap taken where they are made, out[kid] as
-    :func:`reduce_sends` gives it (``offset`` and ``gap_of`` not written)."""
+def _sends(kids, link, up, first, lo, hi, base, gap, alpha, p2p, w, offset, gap_of, finish, q,
+           out):  # pragma: no cover - compiled
+    """:func:`message_offsets` of the kids lo:hi (``out`` without rows), or, when ``out`` has rows, a
+    reduce's sends in the same pass: each kid's offset and gap taken where they are made, out[kid]
+    as :func:`reduce_sends` gives it (``offset`` and ``gap_of`` not written). The node arrays (w,
+    offset, gap_of, finish, out) hold the nodes from ``base`` on: node n at row n - base."""
     S = w.shape[1]
     with_gap = gap_of.shape[0] > 0
     sending = out.shape[0] > 0
     run = np.zeros(S)
-    for i in range(kids.shape[0]):
-        n, k, p = kids[i], link[i], up[i]
+    for i in range(lo, hi):
+        n, k, p = kids[i] - base, link[i], up[i] - base
         if first[i]:
             run[:] = 0.0
         for s in range(S):
@@ -81,21 +83,24 @@ def arrivals(order, parent, offset, arrival):  # pragma: no cover - compiled
 def fanin_done(order, parent, w, finish):  # pragma: no cover - compiled
     """finish[n] = (the slowest finish of n's children, 0 for a leaf) + w[n], children before parents
     (``order`` read backwards)."""
-    _fanin_done(order, parent, w, finish, np.zeros(w.shape))
+    _fanin_done(order, parent, 0, order.shape[0], 0, w, finish, np.zeros(w.shape))
 
 
 @njit(cache=True, nogil=True)
-def _fanin_done(order, parent, w, finish, sub):  # pragma: no cover - compiled
-    """:func:`fanin_done` with its scratch ``sub`` [N, S] given, zero."""
+def _fanin_done(order, parent, lo, hi, base, w, finish, sub):  # pragma: no cover - compiled
+    """:func:`fanin_done` of the nodes order[lo:hi] (one or more whole trees) with its scratch ``sub``
+    given, zero; the node arrays (w, finish, sub) hold the nodes from ``base`` on: node n at row
+    n - base."""
     S = w.shape[1]
-    for i in range(order.shape[0] - 1, -1, -1):
+    for i in range(hi - 1, lo - 1, -1):
         n = order[i]
         p = parent[n]
+        n -= base
         for s in range(S):
             f = sub[n, s] + w[n, s]
             finish[n, s] = f
-            if p >= 0 and f > sub[p, s]:
-                sub[p, s] = f
+            if p >= 0 and f > sub[p - base, s]:
+                sub[p - base, s] = f
 
 
 @njit(cache=True, nogil=True)
@@ -172,8 +177,8 @@ def sequential_fanout(counts, gap, table, alpha, beta, p2p, out):  # pragma: no 
             out[i, s] = max(total + tail, floor) if present else 0.0
 
 
-BLOCK = 32  # columns per pass of forest_times: a block's [N, BLOCK] scratch arrays stay in the core's cache
-SCRATCH = 7  # [N, BLOCK] arrays of one block: fan-outs, w, offsets, gaps, times, fan-in finish, its scratch
+BLOCK = 32  # columns per pass of forest_times (a calibration's Jacobian prices hundreds)
+SCRATCH = 6  # [N, BLOCK] arrays of one block, at most: census fan-outs, w, and four of one tree's
 
 
 def scratch_size(nodes: int, columns: int) -> int:
@@ -191,27 +196,39 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p,
     """Every rank's time along a forest, reduced per tree: done[t] = the slowest rank of tree t, mean[t]
     = the mean over its ranks (mean with no rows: not asked for). The steps of
     :func:`collat.model.openmpi_mode.evaluate`, in its order and with its arithmetic, in as few passes
-    over the ranks as they allow (a bcast's arrivals and a reduce's sends are each one pass, and the
-    per-tree maximum and mean read the ranks' times where they are made):
+    over the ranks as they allow:
 
     1. w[n] = :func:`sequential_fanout` of census row ``rows[inverse[n]]``;
     2. per shared link l (channel ``link_k[l]``, parents ``link_senders[link_start[l]:link_start[l + 1]]``):
        w = max(w, link_table[k, link_load[link_group]]) (:func:`~collat.model.openmpi_mode.shared_link`);
     3. w[mem_senders] += mem_contention x mem_concurrent x sizes (``mem_contention`` [S]: per byte per
        concurrent message; :func:`~collat.model.openmpi_mode.shared_memory`);
-    4. the per-rank times of :func:`collat.model.forest.osu_rank_times` (``forward`` [S]: an inner
-       rank's delay, ``forwarders`` True for those ranks, ``above`` the forwarders above each), by
-       :func:`message_offsets`, then :func:`arrivals` (bcast) or :func:`fanin_done` and
-       :func:`reduce_sends` (reduce).
+    4. tree by tree, the per-rank times of :func:`collat.model.forest.osu_rank_times` (``forward``
+       [S]: an inner rank's delay, ``forwarders`` True for those ranks, ``above`` the forwarders
+       above each): a bcast's offsets (:func:`message_offsets`) then its arrivals in their place; a
+       reduce's fan-in (:func:`fanin_done`) then its sends (:func:`reduce_sends`) in one pass; and
+       the tree's maximum and mean read where the ranks' times are made.
+
+    Step 4 walks one tree at a time (tree t: nodes tree_start[t]:tree_start[t] + tree_size[t], which
+    ``order`` must list in that range, as :attr:`collat.model.forest.Forest.order` does, and kids
+    sorted by their parent ``up``, as :attr:`~collat.model.forest.Forest.send_plan` is), its
+    scratch arrays [tree, BLOCK] staying in the core's cache: over the forest's 33 000 ranks
+    (P = 2..256) the same passes on [N, BLOCK] arrays ran from memory, 20 % slower.
 
     BLOCK columns at a time (``*_b``: a block's slice of the last axis): every column is priced on
-    its own, and a calibration's Jacobian has hundreds of them over ~1000 ranks, whose [N, S]
-    arrays would not stay in the cache from one pass to the next. A block's scratch arrays are cut
+    its own, and a calibration's Jacobian has hundreds of them. A block's scratch arrays are cut
     from ``work`` (at least :func:`scratch_size` long; its values do not matter), which the caller
-    keeps from call to call: memory the process already touched, where seven fresh [N, 32] arrays
-    per block (8 MB each over the 33 000 ranks of a curve P = 2..256) cost page faults every call."""
+    keeps from call to call: memory the process already touched, where fresh arrays per call cost
+    page faults."""
     N = inverse.shape[0]
+    T = tree_start.shape[0]
     with_mean = mean.shape[0] > 0
+    has_forward = forwarders.shape[0] == N
+    largest = 0
+    for t in range(T):
+        largest = max(largest, tree_size[t])
+    kid_lo = np.searchsorted(up, tree_start)  # tree t's kids: kid_lo[t]:kid_hi[t]
+    kid_hi = np.searchsorted(up, tree_start + tree_size)
     for a in range(0, gap.shape[1], BLOCK):
         b = min(a + BLOCK, gap.shape[1])
         S = b - a
@@ -220,22 +237,19 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p,
         mem_contention_b, sizes_b = mem_contention[a:b], sizes[a:b]
         forward_b, q_b, done_b = forward[a:b], q[a:b], done[:, a:b]
         mean_b = mean[:, a:b] if with_mean else mean
-        NS = N * S
-        fan = work[:rows.shape[0] * S].reshape((rows.shape[0], S))
-        w = work[NS:2 * NS].reshape((N, S))
-        offset = work[2 * NS:3 * NS].reshape((N, S))
-        gap_of = work[3 * NS:4 * NS].reshape((N, S))
-        out = work[4 * NS:5 * NS].reshape((N, S))
-        finish = work[5 * NS:6 * NS].reshape((N, S))
-        sub = work[6 * NS:SCRATCH * NS].reshape((N, S))
+        R, NS, LS = rows.shape[0] * S, N * S, largest * S
+        fan = work[:R].reshape((rows.shape[0], S))
+        w = work[R:R + NS].reshape((N, S))
+        one = work[R + NS:R + NS + 4 * LS]  # one tree's: offsets (arrivals), times, fan-in finish, its scratch
+        offset = one[:LS].reshape((largest, S))
+        out = one[LS:2 * LS].reshape((largest, S))
+        finish = one[2 * LS:3 * LS].reshape((largest, S))
+        sub = one[3 * LS:].reshape((largest, S))
         sequential_fanout(rows, gap_b, table_b, alpha_b, beta_b, p2p_b, fan)
         for n in range(N):
             r = inverse[n]
             for s in range(S):
                 w[n, s] = fan[r, s]
-            if not bcast:  # the fan-in's running maximum starts at 0
-                for s in range(S):
-                    sub[n, s] = 0.0
         for l in range(link_k.shape[0]):
             k = link_k[l]
             for i in range(link_start[l], link_start[l + 1]):
@@ -249,47 +263,53 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p,
             n = mem_senders[i]
             for s in range(S):
                 w[n, s] += mem_contention_b[s] * mem_concurrent[i] * sizes_b[s]
-        has_forward = forwarders.shape[0] == N
         if has_forward and not bcast:  # a forwarder's send up starts that much after its fan-in
             for n in range(N):
                 if forwarders[n]:
                     for s in range(S):
                         w[n, s] += forward_b[s]
-        if bcast:  # the non-root ranks' offsets (a root's is never read), then arrivals in their place,
-            # parents first (a root's: 0), as arrivals() sums them
-            message_offsets(kids, klink, up, first, gap_b, alpha_b, p2p_b, w, offset, gap_of[:0])
-            for i in range(order.shape[0]):
-                n = order[i]
-                p = parent[n]
-                if p < 0:
-                    for s in range(S):
-                        offset[n, s] = 0.0
-                else:
-                    for s in range(S):
-                        offset[n, s] = offset[p, s] + offset[n, s]
-        else:  # a non-root's time (reduce_sends) in out, a root's is its fan-in's finish
-            _fanin_done(order, parent, w, finish, sub)
-            _sends(kids, klink, up, first, gap_b, alpha_b, p2p_b, w, offset, gap_of[:0], finish, q_b, out)
         total = np.empty(S)
         row = np.empty(S)
-        for t in range(tree_start.shape[0]):  # row by row: numpy's reduceat, in its order
-            top = tree_start[t]
-            for n in range(top, top + tree_size[t]):
+        for t in range(T):
+            top, size = tree_start[t], tree_size[t]
+            wt = w[top:top + size]
+            if bcast:  # the non-root ranks' offsets (a root's is never read), then arrivals in their
+                # place, parents first (a root's: 0), as arrivals() sums them
+                _sends(kids, klink, up, first, kid_lo[t], kid_hi[t], top, gap_b, alpha_b, p2p_b, wt, offset,
+                       gap_b[:0], wt[:0], q_b, wt[:0])
+                for i in range(top, top + size):
+                    n = order[i]
+                    p = parent[n]
+                    n -= top
+                    if p < 0:
+                        for s in range(S):
+                            offset[n, s] = 0.0
+                    else:
+                        for s in range(S):
+                            offset[n, s] = offset[p - top, s] + offset[n, s]
+            else:  # a non-root's time (reduce_sends) in out, a root's is its fan-in's finish
+                for n in range(size):  # the fan-in's running maximum starts at 0
+                    for s in range(S):
+                        sub[n, s] = 0.0
+                _fanin_done(order, parent, top, top + size, top, wt, finish, sub)
+                _sends(kids, klink, up, first, kid_lo[t], kid_hi[t], top, gap_b, alpha_b, p2p_b, wt, offset,
+                       gap_b[:0], finish, q_b, out)
+            for n in range(size):  # row by row: numpy's reduceat, in its order
                 if bcast:  # arrival + own fan-out (+ the forwarders' delays), summed in that order
                     for s in range(S):
-                        row[s] = offset[n, s] + w[n, s]
+                        row[s] = offset[n, s] + wt[n, s]
                     if has_forward:
                         for s in range(S):
-                            row[s] += above[n] * forward_b[s]
-                        if forwarders[n]:
+                            row[s] += above[top + n] * forward_b[s]
+                        if forwarders[top + n]:
                             for s in range(S):
                                 row[s] += forward_b[s]
                     value = row
-                elif parent[n] >= 0:
+                elif parent[top + n] >= 0:
                     value = out[n]
                 else:
                     value = finish[n]
-                if n == top:
+                if n == 0:
                     for s in range(S):
                         done_b[t, s] = value[s]
                         total[s] = value[s]
@@ -301,7 +321,7 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p,
                         total[s] += v
             if mean_b.shape[0] > 0:
                 for s in range(S):
-                    mean_b[t, s] = total[s] / tree_size[t]
+                    mean_b[t, s] = total[s] / size
 
 
 @njit(cache=True, nogil=True)

@@ -82,9 +82,11 @@ class Forest:
 
     @property
     def order(self) -> np.ndarray:
-        """Every node, parents before children (by depth)."""
+        """Every node, parents before children: tree by tree, each tree's nodes by depth, so that
+        ``order[offsets[t]:offsets[t] + sizes[t]]`` are tree t's (:func:`collat.kernels.forest_times`
+        walks one tree at a time)."""
         if self._order is None:
-            self._order = topological_order(self.depth)
+            self._order = topological_order(self.depth, self.tree_id)
         return self._order
 
     @property
@@ -178,9 +180,12 @@ def fanin_done(parent: np.ndarray, w: np.ndarray, order: np.ndarray | None = Non
     return finish
 
 
-def topological_order(depth: np.ndarray) -> np.ndarray:
-    """The nodes by depth, root level first (a parent before its children)."""
-    return np.argsort(depth, kind="stable").astype(np.int64)
+def topological_order(depth: np.ndarray, tree: np.ndarray | None = None) -> np.ndarray:
+    """The nodes by depth, root level first (a parent before its children); with ``tree`` (each
+    node's tree), tree by tree in increasing tree order, each by depth."""
+    if tree is None:
+        return np.argsort(depth, kind="stable").astype(np.int64)
+    return np.lexsort((depth, tree)).astype(np.int64)
 
 
 def send_keys(spec: dict, P: int) -> np.ndarray:
