@@ -108,6 +108,30 @@ def test_many_schedules_at_once_equal_one_at_a_time():
                     (name, mapping, P)
 
 
+def test_compiled_steps_take_a_round_from_the_clocks_before_it():
+    """kernels.advance_steps, by hand on three ranks (clocks 4, 0, 0; one column): a round 0 -> 1
+    (t 2), 1 -> 2 (t 3), where rank 1 both receives and sends, ends from the clocks before it, as
+    numpy's _advance does: 0 at 4 + 2 = 6, 1 at max(0 + 3, 6) = 6, 2 at 0 + 3 = 3 (taken message
+    after message, 1 would send at 6 and 1 and 2 end at 9). A round of distinct ranks (0 <-> 2
+    exchanging, t 1, then 1 -> 0, t 2, twice) is the same either way: 0 and 2 at max(6, 3) + 1 = 7,
+    then 0 at max(7, 6 + 2) = 8 and 1 at 8, then 1 at 10 and 0 at 10."""
+    from collat import kernels
+
+    clock = np.array([[4.0], [0.0], [0.0]])
+    src, dst = np.array([0, 1, 0, 1]), np.array([1, 2, 2, 0])
+    t = np.array([[2.0], [3.0], [1.0], [2.0]])
+    kernels.advance_steps(src, dst, t, np.array([0]), np.array([2]), np.array([False]), np.array([1]), clock)
+    np.testing.assert_array_equal(clock[:, 0], [6.0, 6.0, 3.0])
+    want = clock.copy()
+    for a, b, tt, exchange, repeat in (([0], [2], [[1.0]], True, 1), ([1], [0], [[2.0]], False, 2)):
+        for _ in range(repeat):
+            sc._advance(want, np.array(a), np.array(b), np.array(tt), exchange)
+    kernels.advance_steps(src, dst, t, np.array([2, 3]), np.array([3, 4]), np.array([True, False]), np.array([1, 2]),
+                          clock)
+    np.testing.assert_array_equal(clock, want)
+    np.testing.assert_array_equal(clock[:, 0], [10.0, 10.0, 7.0])
+
+
 def test_ring_in_closed_form_equals_its_steps():
     """The ring's closed form (longest path over the unrolled ring, range maxima by sparse table)
     gives what stepping it gives, for random clocks and message times of three kinds, repeat

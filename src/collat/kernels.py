@@ -124,14 +124,37 @@ def advance_steps(src, dst, t, lo, hi, exchange, repeat, clock):  # pragma: no c
     repeated): step i sends messages lo[i]:hi[i] (src -> dst taking t), ``repeat[i]`` times. In one
     round every end is taken from the clocks before it; an exchange ends both sides together when
     the later one is ready; a one-way send ends the sender at its clock plus t and the receiver no
-    sooner than that (after every sender of the round is set, as numpy's fancy assignment does)."""
+    sooner than that (after every sender of the round is set, as numpy's fancy assignment does).
+    A round whose ranks are all distinct (each rank in one message: a tree's round, a pairwise
+    exchange) reads no clock another message of the round writes, so its messages are taken in one
+    pass; another (a ring) in three: the ends, then the senders, then the receivers."""
     S = clock.shape[1]
     width = 0
     for i in range(lo.shape[0]):
         width = max(width, hi[i] - lo[i])
     end = np.empty((width, S))
+    mark = np.full(clock.shape[0], -1, dtype=np.int64)  # the last step that met each rank
     for i in range(lo.shape[0]):
+        distinct = True
+        for j in range(lo[i], hi[i]):
+            a, b = src[j], dst[j]
+            if mark[a] == i or mark[b] == i or a == b:
+                distinct = False
+                break
+            mark[a] = i
+            mark[b] = i
         for _ in range(repeat[i]):
+            if distinct:
+                for j in range(lo[i], hi[i]):
+                    a, b = src[j], dst[j]
+                    for s in range(S):
+                        e = clock[a, s] + t[j, s]
+                        if exchange[i] and clock[b, s] + t[j, s] > e:
+                            e = clock[b, s] + t[j, s]
+                        clock[a, s] = e
+                        if exchange[i] or e > clock[b, s]:
+                            clock[b, s] = e
+                continue
             for j in range(lo[i], hi[i]):
                 a, b = src[j], dst[j]
                 for s in range(S):
