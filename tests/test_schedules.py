@@ -132,6 +132,32 @@ def test_compiled_steps_take_a_round_from_the_clocks_before_it():
     np.testing.assert_array_equal(clock[:, 0], [10.0, 10.0, 7.0])
 
 
+def test_a_layout_prices_each_distinct_channel_and_share_once():
+    """layout: the (share, channel) pairs are the distinct ones of the messages, in increasing order of
+    share then channel, and each message points at its own; from the schedules or from the shared
+    flat (flat_of, read-only, the same object for the same schedule and P), the same layout. Map-by
+    core on TWO (ranks 0-3 on node 0), scatter + ring allgather at P = 2, 3, 5, 8."""
+    from collat.placement import laid_end_to_end
+
+    Pv = (2, 3, 5, 8)
+    laid = laid_end_to_end([place(P, "core", TWO) for P in Pv])
+    index = {"core": 0, "node": 1}
+    flat = sc.flat_of("scatter_ring_allgather", Pv)
+    assert sc.flat_of("scatter_ring_allgather", Pv) is flat and not flat.src.flags.writeable
+    a = sc.layout(flat, Pv, laid, index)
+    b = sc.layout([sc.BUILDERS["scatter_ring_allgather"](P) for P in Pv], Pv, laid, index)
+    for name in ("pair_k", "pair_share", "inverse", "src", "dst", "offsets"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    assert a.rings == b.rings and len(a.rings) == 3  # P = 3, 5, 8 end in a ring; P = 2 has none
+    node = laid["node"]
+    k = np.where(node[a.src] == node[a.dst], index["core"], index["node"])  # TWO: one socket, no shared L3
+    share = flat.shares[flat.share_code]
+    pairs = sorted(set(zip(share.tolist(), k.tolist())))
+    assert list(zip(a.pair_share.tolist(), a.pair_k.tolist())) == pairs
+    np.testing.assert_array_equal(a.pair_k[a.inverse], k)
+    np.testing.assert_array_equal(a.pair_share[a.inverse], share)
+
+
 def test_ring_in_closed_form_equals_its_steps():
     """The ring's closed form (longest path over the unrolled ring, range maxima by sparse table)
     gives what stepping it gives, for random clocks and message times of three kinds, repeat

@@ -236,22 +236,39 @@ def _advance(clock: np.ndarray, a: np.ndarray, b: np.ndarray, t: np.ndarray, exc
         clock[b] = np.maximum(clock[b], end)
 
 
-class Layout:
-    """What :func:`run_many` needs of several schedules laid on their placements, independent of
-    the costs (built once per curve by :func:`layout`): every message in flat arrays with its
-    channel, the distinct (channel, share) pairs to price, the steps as four arrays (first
-    message, end message, exchange, repeats; one schedule after another, for
+class Flat:
+    """Several schedules, one per communicator size, laid end to end, whatever the placement
+    (:func:`flatten`): every message in flat arrays (ranks offset by the sizes before), the
+    distinct shares of the message and each message's, the steps as four arrays (first message,
+    end message, exchange, repeats; one schedule after another, for
     :func:`collat.kernels.advance_steps`), and the ring steps (a one-way round s -> s + 1 over all
-    ranks, repeated) taken last (:func:`_ring_phase`)."""
+    ranks, repeated) taken last (:func:`_ring_phase`). Its arrays are read-only: a flat is shared
+    (:func:`flat_of`)."""
 
-    def __init__(self, P_values, offsets, src, dst, pair_k, pair_share, inverse, steps_of, rings):
+    def __init__(self, P_values, offsets, src, dst, shares, share_code, steps_of, rings):
         self.P_values, self.offsets = P_values, offsets
         self.src, self.dst = src, dst
-        self.pair_k, self.pair_share, self.inverse = pair_k, pair_share, inverse
+        self.shares, self.share_code = shares, share_code
         self.rings = rings
         steps = [step for s in steps_of for step in s]
         self.steps = tuple(np.array([step[q] for step in steps], dtype=dtype).reshape(-1)
                            for q, dtype in ((0, np.int64), (1, np.int64), (2, np.bool_), (3, np.int64)))
+        for a in (offsets, src, dst, shares, share_code, *self.steps):
+            a.flags.writeable = False
+
+
+class Layout:
+    """What :func:`run_many` needs of several schedules laid on their placements, independent of
+    the costs (built once per curve by :func:`layout`): the schedules' :class:`Flat` (``flat``;
+    its P values, offsets, messages, steps and rings read through), every message's channel as the
+    distinct (channel, share) pairs to price (``pair_k``, ``pair_share``) and each message's pair
+    (``inverse``)."""
+
+    def __init__(self, flat: Flat, pair_k, pair_share, inverse):
+        self.flat = flat
+        self.P_values, self.offsets, self.src, self.dst = flat.P_values, flat.offsets, flat.src, flat.dst
+        self.steps, self.rings = flat.steps, flat.rings
+        self.pair_k, self.pair_share, self.inverse = pair_k, pair_share, inverse
 
 
 def _is_ring(src: np.ndarray, dst: np.ndarray, P: int) -> bool:
@@ -259,12 +276,10 @@ def _is_ring(src: np.ndarray, dst: np.ndarray, P: int) -> bool:
     return len(src) == P and bool((src == s).all() and (dst == (s + 1) % P).all())
 
 
-def layout(schedules: list, P_values, laid: dict, channel_index: dict, unpinned_channel: str = "core") -> Layout:
-    """The cost-independent part of :func:`run_many` (see :class:`Layout`); ``laid``: the placements
-    of ``P_values`` laid end to end (:func:`collat.placement.laid_end_to_end`)."""
+def flatten(schedules: list, P_values) -> Flat:
+    """The placement-independent part of :func:`layout` (see :class:`Flat`)."""
     P_values = [int(P) for P in P_values]
     offsets = np.concatenate([[0], np.cumsum(P_values)[:-1]]).astype(np.int64)
-    lookup = np.array([channel_index.get(c, -1) for c in LEVELS])
     srcs, dsts, shares, steps_of, rings, base = [], [], [], [], [], 0
     for rounds, P, off in zip(schedules, P_values, offsets):
         src, dst, share, steps = _compiled(rounds)
@@ -280,16 +295,36 @@ def layout(schedules: list, P_values, laid: dict, channel_index: dict, unpinned_
         base += len(src)
     src = np.concatenate(srcs) if srcs else np.zeros(0, np.int64)
     dst = np.concatenate(dsts) if dsts else np.zeros(0, np.int64)
+    share = np.concatenate(shares) if shares else np.zeros(0)
+    shares_u, share_code = np.unique(share, return_inverse=True)
+    return Flat(P_values, offsets, src, dst, shares_u, share_code.ravel().astype(np.int64), steps_of, sorted(rings))
+
+
+@functools.lru_cache(maxsize=64)
+def flat_of(name: str, P_values: tuple) -> Flat:
+    """:func:`flatten` of the schedule ``name`` of :data:`BUILDERS` at every P of ``P_values``, once per
+    process (every mapping and mode lays the same schedules)."""
+    build = BUILDERS[name]
+    return flatten([build(int(P)) for P in P_values], P_values)
+
+
+def layout(schedules: list | Flat, P_values, laid: dict, channel_index: dict, unpinned_channel: str = "core") -> Layout:
+    """The cost-independent part of :func:`run_many` (see :class:`Layout`) of ``schedules`` (one per P
+    of ``P_values``, or their :class:`Flat`); ``laid``: the placements of ``P_values`` laid end to
+    end (:func:`collat.placement.laid_end_to_end`)."""
+    flat = schedules if isinstance(schedules, Flat) else flatten(schedules, P_values)
+    lookup = np.array([channel_index.get(c, -1) for c in LEVELS])
     # the channel of every message at once, over the placements laid end to end (rows = offsets + rank)
+    src, dst = flat.src, flat.dst
     k = lookup[channel_codes(laid, src, dst, unpinned_channel)] if len(src) else np.zeros(0, np.int64)
     if (k < 0).any():
         raise ValueError("the schedule uses a channel with no point-to-point costs")
-    share = np.concatenate(shares) if shares else np.zeros(0)
-    shares_u, share_code = np.unique(share, return_inverse=True)
     K = len(LEVELS)
-    keys, inverse = np.unique(share_code.ravel() * K + k, return_inverse=True)  # distinct (share, channel)
-    return Layout(P_values, offsets, src, dst, (keys % K).astype(np.int64), shares_u[keys // K], inverse.ravel(),
-                  steps_of, sorted(rings))
+    code = flat.share_code * K + k  # the (share, channel) pair of every message, then the distinct ones in order
+    present = np.bincount(code, minlength=len(flat.shares) * K) > 0
+    keys = np.flatnonzero(present)
+    inverse = (np.cumsum(present) - 1)[code]
+    return Layout(flat, (keys % K).astype(np.int64), flat.shares[keys // K], inverse)
 
 
 def run_many(schedules: list, P_values, placements: list, channel_index: dict, p2p_at, sizes,

@@ -321,9 +321,9 @@ class Placements:
         """:func:`collat.schedules.layout` of one schedule for every P: independent of size, costs and mode."""
         key = ("schedule", name, tuple(int(p) for p in P_values), mapping, tuple(channel_index), unpinned)
         if key not in self._census:
-            build = schedules.BUILDERS[name]
-            self._census[key] = schedules.layout([build(int(P)) for P in P_values], P_values,
-                                                 self.laid(P_values, mapping), channel_index, unpinned)
+            Ps = tuple(int(p) for p in P_values)
+            self._census[key] = schedules.layout(schedules.flat_of(name, Ps), Ps, self.laid(Ps, mapping),
+                                                 channel_index, unpinned)
         return self._census[key]
 
 
