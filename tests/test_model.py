@@ -338,6 +338,19 @@ def test_linear_bcast_avg_is_not_max():
         om.evaluate_tree(trees.linear(8), counts, tiny_costs(), "bcast", None)
 
 
+def test_group_max_takes_each_groups_largest_row_nan_first():
+    """kernels.group_max (the paper mode's slowest fan-out per tree level): nodes 0-3 in groups 2, 0,
+    2, 0 reading rows 1, 0, 2, 1 of w; group 1 has no node and keeps its zero; a NaN wins as in
+    np.maximum, before a number (group 2: rows 1 then 2) or after one (group 0: rows 0 then 1)."""
+    w = np.array([[1.0, 5.0], [3.0, np.nan], [2.0, 4.0]])
+    out = np.zeros((3, 2))
+    kernels.group_max(np.array([2, 0, 2, 0]), np.array([1, 0, 2, 1]), w, out)
+    np.testing.assert_array_equal(out, [[3.0, np.nan], [0.0, 0.0], [3.0, np.nan]])
+    out = np.zeros((3, 2))
+    kernels.group_max(np.array([0, 0, 2]), np.array([0, 2, 2]), w, out)
+    np.testing.assert_array_equal(out, [[2.0, 5.0], [0.0, 0.0], [2.0, 4.0]])
+
+
 def test_hand_computed_paper_staged_heap_binary():
     parent = trees.heap_binary(8)
     counts = fo.census(parent, place(8, "core", TINY), {"core": 0, "socket": 1, "node": 2})

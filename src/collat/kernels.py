@@ -200,6 +200,25 @@ def sequential_fanout(counts, gap, table, alpha, beta, p2p, out):  # pragma: no 
             out[i, s] = max(total + tail, floor) if present else 0.0
 
 
+@njit(cache=True, nogil=True)
+def group_max(group, inverse, w, out):  # pragma: no cover - compiled
+    """out[g] = the largest w[inverse[n]] over the nodes n of group g (group[n] = g; np.maximum: NaN
+    wins), in place; a group without nodes keeps its row of ``out``."""
+    S = w.shape[1]
+    seen = np.zeros(out.shape[0], dtype=np.bool_)
+    for n in range(group.shape[0]):
+        g, r = group[n], inverse[n]
+        if not seen[g]:
+            seen[g] = True
+            for s in range(S):
+                out[g, s] = w[r, s]
+        else:
+            for s in range(S):
+                v = w[r, s]
+                if v > out[g, s] or np.isnan(v):
+                    out[g, s] = v
+
+
 BLOCK = 32  # columns per pass of forest_times (a calibration's Jacobian prices hundreds)
 SCRATCH = 6  # [N, BLOCK] arrays of one block, at most: census fan-outs, w, and four of one tree's
 

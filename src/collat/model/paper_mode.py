@@ -14,9 +14,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .. import kernels
 from ..openmpi import tree_spec
 from .costs import ChannelCosts
-from .forest import Forest, Placements, node_costs
+from .forest import Forest, Placements, census_rows
 from .options import ModelOptions
 from .predict import blocks_frame, curve_blocks
 
@@ -45,18 +46,20 @@ def folded_fanout(counts: np.ndarray, costs: ChannelCosts) -> np.ndarray:
     return np.where(present.any(axis=1)[:, None], line, 0.0)
 
 
-def staged_forest(forest: Forest, w: np.ndarray, segments: int = 1) -> np.ndarray:
+def staged_forest(forest: Forest, w: np.ndarray, segments: int = 1, inverse: np.ndarray | None = None) -> np.ndarray:
     """The collective study's eq. 2-3 for every tree of a forest, [T, S]: level-synchronous stages,
     n_s segments pipelined.
 
     Stage i (0-based, i < L + n_s - 1) runs the fan-outs of levels max(0, i - n_s + 1) .. min(i, L - 1)
     concurrently and lasts as long as the slowest of them; ``w`` holds every node's fan-out cost at
-    the segment (0 for leaves).
+    the segment (0 for leaves), or with ``inverse`` every census row's, node n's being w[inverse[n]]
+    (:func:`~collat.model.forest.census_rows`).
     """
     T, S = len(forest.sizes), w.shape[1]
-    L1, order, heads, rows = forest.tree_memo("levels", lambda: _levels(forest))
+    L1, level = forest.tree_memo("levels", lambda: _levels(forest))
+    inverse = np.arange(len(level), dtype=np.int64) if inverse is None else np.asarray(inverse, dtype=np.int64)
     level_max = np.zeros((T * L1, S))
-    level_max[rows] = np.maximum.reduceat(w[order], heads, axis=0)
+    kernels.group_max(level, inverse, np.ascontiguousarray(w, dtype=float), level_max)
     level_max = level_max.reshape(T, L1, S)
     pad = np.concatenate([level_max, np.zeros((T, segments - 1, S))], axis=1)
     window = pad.copy()
@@ -66,14 +69,10 @@ def staged_forest(forest: Forest, w: np.ndarray, segments: int = 1) -> np.ndarra
 
 
 def _levels(forest: Forest) -> tuple:
-    """(levels per tree L, the nodes grouped by (tree, level), where each group starts, its row
-    tree x L + level) of :func:`staged_forest`."""
+    """(levels per tree L, every node's row tree x L + level) of :func:`staged_forest`."""
     d = forest.depth
     L1 = int(d.max(initial=0)) + 1
-    key = forest.tree_id * L1 + d
-    order = np.argsort(key, kind="stable")
-    heads = np.flatnonzero(np.r_[True, np.diff(key[order]) != 0])
-    return L1, order, heads, key[order][heads]
+    return L1, (forest.tree_id * L1 + d).astype(np.int64)
 
 
 def staged(parent: np.ndarray, w: np.ndarray, segments: int = 1) -> np.ndarray:
@@ -84,8 +83,9 @@ def staged(parent: np.ndarray, w: np.ndarray, segments: int = 1) -> np.ndarray:
 def evaluate_staged(forest: Forest, counts: np.ndarray, costs: ChannelCosts, segments: int = 1) -> np.ndarray:
     """Completion [T, S] of every tree of a forest: the fan-outs costed at one segment (the whole
     message's cost over n_s, as the study's code) by :func:`folded_fanout`, then staged."""
-    w = node_costs(counts, costs.scaled(1.0 / segments) if segments > 1 else costs, folded_fanout)
-    return staged_forest(forest, w, segments)
+    distinct, inverse = census_rows(counts)
+    w = folded_fanout(distinct, costs.scaled(1.0 / segments) if segments > 1 else costs)
+    return staged_forest(forest, w, segments, inverse)
 
 
 class PaperMode:
