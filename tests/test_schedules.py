@@ -119,15 +119,16 @@ def test_compiled_steps_take_a_round_from_the_clocks_before_it():
 
     clock = np.array([[4.0], [0.0], [0.0]])
     src, dst = np.array([0, 1, 0, 1]), np.array([1, 2, 2, 0])
-    t = np.array([[2.0], [3.0], [1.0], [2.0]])
-    kernels.advance_steps(src, dst, t, np.array([0]), np.array([2]), np.array([False]), np.array([1]), clock)
+    t = np.array([[1.0], [2.0], [3.0]])  # the times of three (channel, share) pairs
+    pair_of = np.array([1, 2, 0, 1])  # messages 0-3 take 2, 3, 1, 2
+    kernels.advance_steps(src, dst, t, pair_of, np.array([0]), np.array([2]), np.array([False]), np.array([1]), clock)
     np.testing.assert_array_equal(clock[:, 0], [6.0, 6.0, 3.0])
     want = clock.copy()
     for a, b, tt, exchange, repeat in (([0], [2], [[1.0]], True, 1), ([1], [0], [[2.0]], False, 2)):
         for _ in range(repeat):
             sc._advance(want, np.array(a), np.array(b), np.array(tt), exchange)
-    kernels.advance_steps(src, dst, t, np.array([2, 3]), np.array([3, 4]), np.array([True, False]), np.array([1, 2]),
-                          clock)
+    kernels.advance_steps(src, dst, t, pair_of, np.array([2, 3]), np.array([3, 4]), np.array([True, False]),
+                          np.array([1, 2]), clock)
     np.testing.assert_array_equal(clock, want)
     np.testing.assert_array_equal(clock[:, 0], [10.0, 10.0, 7.0])
 
@@ -188,7 +189,8 @@ def test_compiled_ring_phase_is_the_closed_form():
     rows = 3 + sum(sizes)
     clock = rng.uniform(0.0, 20.0, (rows, 5))
     kinds = rng.integers(0, 3, rows)
-    t_all = rng.uniform(0.1, 5.0, (3, 5))[kinds]
+    t_kind = rng.uniform(0.1, 5.0, (3, 5))
+    t_all = t_kind[kinds]
     rings, want, lo = [], clock.copy(), 3
     for P in sizes:
         n = int(rng.integers(0, P))
@@ -196,6 +198,6 @@ def test_compiled_ring_phase_is_the_closed_form():
         want[lo:lo + P] = sc.ring_closed_form(clock[lo:lo + P], t_all[lo:lo + P], kinds[lo:lo + P], n)
         lo += P
     got = clock.copy()
-    kernels.ring_phase(got, t_all, kinds.astype(np.int64), np.array(rings, dtype=np.int64))
+    kernels.ring_phase(got, t_kind, kinds.astype(np.int64), np.array(rings, dtype=np.int64))
     np.testing.assert_array_equal(got, want)
     assert not np.array_equal(got[3:], clock[3:]) and np.array_equal(got[:3], clock[:3])

@@ -119,9 +119,10 @@ def reduce_sends(kids, parent, finish, w, offset, gap_of, q, out):  # pragma: no
 
 
 @njit(cache=True, nogil=True)
-def advance_steps(src, dst, t, lo, hi, exchange, repeat, clock):  # pragma: no cover - compiled
+def advance_steps(src, dst, t, pair_of, lo, hi, exchange, repeat, clock):  # pragma: no cover - compiled
     """Steps of message rounds on rank clocks [R, S], in place (:func:`collat.schedules._advance`
-    repeated): step i sends messages lo[i]:hi[i] (src -> dst taking t), ``repeat[i]`` times. In one
+    repeated): step i sends messages lo[i]:hi[i] (src -> dst, message j taking t[pair_of[j]]: the
+    time of its (channel, share) pair), ``repeat[i]`` times. In one
     round every end is taken from the clocks before it; an exchange ends both sides together when
     the later one is ready; a one-way send ends the sender at its clock plus t and the receiver no
     sooner than that (after every sender of the round is set, as numpy's fancy assignment does).
@@ -146,21 +147,21 @@ def advance_steps(src, dst, t, lo, hi, exchange, repeat, clock):  # pragma: no c
         for _ in range(repeat[i]):
             if distinct:
                 for j in range(lo[i], hi[i]):
-                    a, b = src[j], dst[j]
+                    a, b, q = src[j], dst[j], pair_of[j]
                     for s in range(S):
-                        e = clock[a, s] + t[j, s]
-                        if exchange[i] and clock[b, s] + t[j, s] > e:
-                            e = clock[b, s] + t[j, s]
+                        e = clock[a, s] + t[q, s]
+                        if exchange[i] and clock[b, s] + t[q, s] > e:
+                            e = clock[b, s] + t[q, s]
                         clock[a, s] = e
                         if exchange[i] or e > clock[b, s]:
                             clock[b, s] = e
                 continue
             for j in range(lo[i], hi[i]):
-                a, b = src[j], dst[j]
+                a, b, q = src[j], dst[j], pair_of[j]
                 for s in range(S):
-                    e = clock[a, s] + t[j, s]
-                    if exchange[i] and clock[b, s] + t[j, s] > e:
-                        e = clock[b, s] + t[j, s]
+                    e = clock[a, s] + t[q, s]
+                    if exchange[i] and clock[b, s] + t[q, s] > e:
+                        e = clock[b, s] + t[q, s]
                     end[j - lo[i], s] = e
             for j in range(lo[i], hi[i]):
                 a = src[j]
@@ -394,11 +395,11 @@ def forests_times(bounds, bcast, rows, inverse, gap, table, alpha, beta, p2p,
 
 
 @njit(cache=True, nogil=True)
-def ring_phase(clock, t_all, kind, rings):  # pragma: no cover - compiled
+def ring_phase(clock, t, kind, rings):  # pragma: no cover - compiled
     """:func:`collat.schedules.ring_closed_form` of every ring of ``rings`` ([R, 5]: first row, end row,
     first message, end message, repeats n; n <= rows - 1) on ``clock`` [rows, S], in place, with its
-    arithmetic: per kind of message (``kind``, one per message; time T, that of the kind's first
-    message), g[u] = c[u] - PS[u] + u T over the ring unrolled twice, its maximum over the ranks
+    arithmetic: per kind of message (``kind``, one per message, message j taking t[kind[j]]; time T),
+    g[u] = c[u] - PS[u] + u T over the ring unrolled twice, its maximum over the ranks
     s - n <= u <= (the last rank of that kind at or before s) by a sliding window (both ends move
     forward with s) instead of a sparse table, plus PS[s] + (n - s) T; the largest over kinds."""
     S = clock.shape[1]
@@ -410,7 +411,7 @@ def ring_phase(clock, t_all, kind, rings):  # pragma: no cover - compiled
         for u in range(1, 2 * P):
             q = m0 + (u - 1 if u - 1 < P else u - 1 - P)
             for c in range(S):
-                PS[c, u] = PS[c, u - 1] + t_all[q, c]
+                PS[c, u] = PS[c, u - 1] + t[kind[q], c]
         own = np.empty((S, P))
         for i in range(P):
             for c in range(S):
@@ -433,7 +434,7 @@ def ring_phase(clock, t_all, kind, rings):  # pragma: no cover - compiled
                     at = pos
                 last[pos] = at
             for c in range(S):
-                T = t_all[m0 + first, c]
+                T = t[kv, c]
                 oc, pc = own[c], PS[c]
                 for u in range(2 * P):
                     g[u] = oc[u if u < P else u - P] - pc[u] + u * T

@@ -345,31 +345,32 @@ def price(plan: Layout, p2p_at, sizes):
     """
     sizes = np.asarray(sizes, dtype=float)
     nbytes = np.maximum(np.ceil(plan.pair_share[:, None] * sizes[None, :]), 1.0)
-    t_all = (p2p_at(plan.pair_k, nbytes) if len(plan.pair_k) else np.zeros((0, len(sizes))))[plan.inverse]
+    # one time per (channel, share) pair, each message reading its pair's (plan.inverse)
+    t_pair = np.ascontiguousarray(p2p_at(plan.pair_k, nbytes) if len(plan.pair_k) else np.zeros((0, len(sizes))),
+                                  dtype=float)
     clock = np.zeros((int(sum(plan.P_values)), len(sizes)))
-    kernels.advance_steps(plan.src, plan.dst, np.ascontiguousarray(t_all), *plan.steps, clock)
-    _ring_phase(clock, plan.rings, t_all, plan.inverse)
+    kernels.advance_steps(plan.src, plan.dst, t_pair, plan.inverse, *plan.steps, clock)
+    _ring_phase(clock, plan.rings, t_pair, plan.inverse)
     P = np.asarray(plan.P_values, dtype=float)[:, None]
     return np.maximum.reduceat(clock, plan.offsets, axis=0), np.add.reduceat(clock, plan.offsets, axis=0) / P
 
 
-def _ring_phase(clock: np.ndarray, rings: list, t_all: np.ndarray, pair_of: np.ndarray) -> None:
+def _ring_phase(clock: np.ndarray, rings: list, t_pair: np.ndarray, pair_of: np.ndarray) -> None:
     """The trailing rings of several schedules, in place: ``rings`` lists (first row, end row,
     first message, end message, repeats); ``pair_of`` the priced (channel, share) pair of every
-    message (messages of one pair take the same time). A ring of n <= P - 1 repeats is taken in
-    closed form (:func:`ring_closed_form`; the closed forms of all rings in one compiled call,
-    :func:`collat.kernels.ring_phase`, when every time and clock is finite), a longer one step by step
-    (:func:`ring_steps`)."""
+    message, ``t_pair`` each pair's time (messages of one pair take the same time). A ring of
+    n <= P - 1 repeats is taken in closed form (:func:`ring_closed_form`; the closed forms of all
+    rings in one compiled call, :func:`collat.kernels.ring_phase`, when every time and clock is
+    finite), a longer one step by step (:func:`ring_steps`)."""
     closed = [ring for ring in rings if ring[4] <= ring[1] - ring[0] - 1]
-    if closed and np.isfinite(t_all).all() and np.isfinite(clock).all():
-        kernels.ring_phase(clock, np.ascontiguousarray(t_all, dtype=float), np.asarray(pair_of, dtype=np.int64),
-                           np.array(closed, dtype=np.int64))
+    if closed and np.isfinite(t_pair).all() and np.isfinite(clock).all():
+        kernels.ring_phase(clock, t_pair, np.asarray(pair_of, dtype=np.int64), np.array(closed, dtype=np.int64))
     else:
         for lo, hi, m0, m1, repeats in closed:
-            clock[lo:hi] = ring_closed_form(clock[lo:hi], t_all[m0:m1], pair_of[m0:m1], repeats)
+            clock[lo:hi] = ring_closed_form(clock[lo:hi], t_pair[pair_of[m0:m1]], pair_of[m0:m1], repeats)
     for lo, hi, m0, m1, repeats in rings:
         if repeats > hi - lo - 1:
-            clock[lo:hi] = ring_steps(clock[lo:hi], t_all[m0:m1], repeats)
+            clock[lo:hi] = ring_steps(clock[lo:hi], t_pair[pair_of[m0:m1]], repeats)
 
 
 def ring_steps(clock: np.ndarray, t: np.ndarray, repeats: int) -> np.ndarray:
