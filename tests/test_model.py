@@ -229,10 +229,12 @@ def test_a_forests_order_lists_one_tree_after_another():
 
 
 @pytest.mark.parametrize("operation", ["bcast", "reduce"])
-@pytest.mark.parametrize("shape", ["binary", "knomial", "chain", "linear"])
+@pytest.mark.parametrize("shape", ["binary", "knomial", "chain", "linear", "in_order_binary"])
 def test_compiled_evaluate_is_the_stepwise_one(operation, shape):
     """Every step at once (links of both kinds, memory contention, forwarding, eager and rendezvous
-    sizes, more columns than one block of kernels.BLOCK, a NaN cost) gives what the steps give."""
+    sizes, more columns than one block of kernels.BLOCK, a NaN cost) gives what the steps give; the
+    in-order binary tree has parents above their children's ids (the kernel's bcast then takes the
+    arrivals in a pass of their own)."""
     from collat.model.calibrated_mode import parametric_costs
     rng = np.random.default_rng(7)
     channels = {"core": 0, "socket": 1, "node": 2}

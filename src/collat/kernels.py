@@ -221,7 +221,7 @@ def group_max(group, inverse, w, out):  # pragma: no cover - compiled
 
 
 BLOCK = 32  # columns per pass of forest_times (a calibration's Jacobian prices hundreds)
-SCRATCH = 6  # [N, BLOCK] arrays of one block, at most: census fan-outs, w, and four of one tree's
+SCRATCH = 6  # [N, BLOCK] arrays of one block, at most: census fan-outs and five of one tree's
 
 
 def scratch_size(nodes: int, columns: int) -> int:
@@ -239,24 +239,27 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p,
     """Every rank's time along a forest, reduced per tree: done[t] = the slowest rank of tree t, mean[t]
     = the mean over its ranks (mean with no rows: not asked for). The steps of
     :func:`collat.model.openmpi_mode.evaluate`, in its order and with its arithmetic, in as few passes
-    over the ranks as they allow:
+    over the ranks as they allow, one tree at a time:
 
-    1. w[n] = :func:`sequential_fanout` of census row ``rows[inverse[n]]``;
+    1. w[n] = :func:`sequential_fanout` of census row ``rows[inverse[n]]`` (once per row for the forest);
     2. per shared link l (channel ``link_k[l]``, parents ``link_senders[link_start[l]:link_start[l + 1]]``):
        w = max(w, link_table[k, link_load[link_group]]) (:func:`~collat.model.openmpi_mode.shared_link`);
     3. w[mem_senders] += mem_contention x mem_concurrent x sizes (``mem_contention`` [S]: per byte per
        concurrent message; :func:`~collat.model.openmpi_mode.shared_memory`);
-    4. tree by tree, the per-rank times of :func:`collat.model.forest.osu_rank_times` (``forward``
-       [S]: an inner rank's delay, ``forwarders`` True for those ranks, ``above`` the forwarders
-       above each): a bcast's offsets (:func:`message_offsets`) then its arrivals in their place; a
-       reduce's fan-in (:func:`fanin_done`) then its sends (:func:`reduce_sends`) in one pass; and
-       the tree's maximum and mean read where the ranks' times are made.
+    4. the per-rank times of :func:`collat.model.forest.osu_rank_times` (``forward`` [S]: an inner
+       rank's delay, ``forwarders`` True for those ranks, ``above`` the forwarders above each): a
+       bcast's offsets (:func:`message_offsets`) and arrivals (:func:`arrivals`; in the same pass
+       where every parent's id is below its children's, as in most trees, since the kids come
+       grouped by increasing parent), a reduce's fan-in (:func:`fanin_done`) then its sends
+       (:func:`reduce_sends`) in one pass; and the tree's maximum and mean read where the ranks'
+       times are made.
 
-    Step 4 walks one tree at a time (tree t: nodes tree_start[t]:tree_start[t] + tree_size[t], which
-    ``order`` must list in that range, as :attr:`collat.model.forest.Forest.order` does, and kids
-    sorted by their parent ``up``, as :attr:`~collat.model.forest.Forest.send_plan` is), its
-    scratch arrays [tree, BLOCK] staying in the core's cache: over the forest's 33 000 ranks
-    (P = 2..256) the same passes on [N, BLOCK] arrays ran from memory, 20 % slower.
+    Tree t holds nodes tree_start[t]:tree_start[t] + tree_size[t], which ``order`` must list in that
+    range (as :attr:`collat.model.forest.Forest.order` does); the kids are sorted by their parent
+    ``up`` (:attr:`~collat.model.forest.Forest.send_plan`), each link's senders and the memory
+    senders by node: each tree's part of them is a contiguous range. A tree's arrays [tree, BLOCK]
+    stay in the core's cache; over the 33 000 ranks of a forest P = 2..256, [N, BLOCK] arrays
+    passed over one step at a time ran from memory.
 
     BLOCK columns at a time (``*_b``: a block's slice of the last axis): every column is priced on
     its own, and a calibration's Jacobian has hundreds of them. A block's scratch arrays are cut
@@ -265,6 +268,7 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p,
     page faults."""
     N = inverse.shape[0]
     T = tree_start.shape[0]
+    L = link_k.shape[0]
     with_mean = mean.shape[0] > 0
     has_forward = forwarders.shape[0] == N
     largest = 0
@@ -280,67 +284,92 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p,
         mem_contention_b, sizes_b = mem_contention[a:b], sizes[a:b]
         forward_b, q_b, done_b = forward[a:b], q[a:b], done[:, a:b]
         mean_b = mean[:, a:b] if with_mean else mean
-        R, NS, LS = rows.shape[0] * S, N * S, largest * S
+        R, LS = rows.shape[0] * S, largest * S
         fan = work[:R].reshape((rows.shape[0], S))
-        w = work[R:R + NS].reshape((N, S))
-        one = work[R + NS:R + NS + 4 * LS]  # one tree's: offsets (arrivals), times, fan-in finish, its scratch
-        offset = one[:LS].reshape((largest, S))
-        out = one[LS:2 * LS].reshape((largest, S))
-        finish = one[2 * LS:3 * LS].reshape((largest, S))
-        sub = one[3 * LS:].reshape((largest, S))
+        one = work[R:R + 5 * LS]  # one tree's: w, offsets (arrivals), times, fan-in finish, its scratch
+        w = one[:LS].reshape((largest, S))
+        offset = one[LS:2 * LS].reshape((largest, S))
+        out = one[2 * LS:3 * LS].reshape((largest, S))
+        finish = one[3 * LS:4 * LS].reshape((largest, S))
+        sub = one[4 * LS:].reshape((largest, S))
         sequential_fanout(rows, gap_b, table_b, alpha_b, beta_b, p2p_b, fan)
-        for n in range(N):
-            r = inverse[n]
-            for s in range(S):
-                w[n, s] = fan[r, s]
-        for l in range(link_k.shape[0]):
-            k = link_k[l]
-            for i in range(link_start[l], link_start[l + 1]):
-                n = link_senders[i]
-                c = link_load[link_group[i]]
-                for s in range(S):
-                    v = link_table_b[k, c, s]
-                    if v > w[n, s] or np.isnan(v):  # np.maximum: NaN wins
-                        w[n, s] = v
-        for i in range(mem_senders.shape[0]):
-            n = mem_senders[i]
-            for s in range(S):
-                w[n, s] += mem_contention_b[s] * mem_concurrent[i] * sizes_b[s]
-        if has_forward and not bcast:  # a forwarder's send up starts that much after its fan-in
-            for n in range(N):
-                if forwarders[n]:
-                    for s in range(S):
-                        w[n, s] += forward_b[s]
+        at_link = link_start[:L].copy()  # each link's next sender
+        at_mem = 0  # the next memory sender
         total = np.empty(S)
         row = np.empty(S)
+        run = np.zeros(S)
         for t in range(T):
             top, size = tree_start[t], tree_size[t]
-            wt = w[top:top + size]
+            end = top + size
+            for n in range(size):
+                r = inverse[top + n]
+                for s in range(S):
+                    w[n, s] = fan[r, s]
+            for l in range(L):
+                k = link_k[l]
+                i = at_link[l]
+                while i < link_start[l + 1] and link_senders[i] < end:
+                    n = link_senders[i] - top
+                    c = link_load[link_group[i]]
+                    for s in range(S):
+                        v = link_table_b[k, c, s]
+                        if v > w[n, s] or np.isnan(v):  # np.maximum: NaN wins
+                            w[n, s] = v
+                    i += 1
+                at_link[l] = i
+            while at_mem < mem_senders.shape[0] and mem_senders[at_mem] < end:
+                n = mem_senders[at_mem] - top
+                for s in range(S):
+                    w[n, s] += mem_contention_b[s] * mem_concurrent[at_mem] * sizes_b[s]
+                at_mem += 1
+            if has_forward and not bcast:  # a forwarder's send up starts that much after its fan-in
+                for n in range(size):
+                    if forwarders[top + n]:
+                        for s in range(S):
+                            w[n, s] += forward_b[s]
             if bcast:  # the non-root ranks' offsets (a root's is never read), then arrivals in their
                 # place, parents first (a root's: 0), as arrivals() sums them
-                _sends(kids, klink, up, first, kid_lo[t], kid_hi[t], top, gap_b, alpha_b, p2p_b, wt, offset,
-                       gap_b[:0], wt[:0], q_b, wt[:0])
-                for i in range(top, top + size):
-                    n = order[i]
-                    p = parent[n]
-                    n -= top
-                    if p < 0:
+                ascending = True
+                for n in range(top, end):
+                    if parent[n] >= n:
+                        ascending = False
+                        break
+                if ascending:  # a kid's parent has its arrival when the kid's group comes
+                    for n in range(size):
+                        if parent[top + n] < 0:
+                            for s in range(S):
+                                offset[n, s] = 0.0
+                    for i in range(kid_lo[t], kid_hi[t]):
+                        n, k, p = kids[i] - top, klink[i], up[i] - top
+                        if first[i]:
+                            run[:] = 0.0
                         for s in range(S):
-                            offset[n, s] = 0.0
-                    else:
-                        for s in range(S):
-                            offset[n, s] = offset[p - top, s] + offset[n, s]
+                            run[s] += gap_b[k, s]
+                            offset[n, s] = offset[p, s] + _landing(run[s], alpha_b[k, s], p2p_b[k, s], w[p, s])
+                else:
+                    _sends(kids, klink, up, first, kid_lo[t], kid_hi[t], top, gap_b, alpha_b, p2p_b, w, offset,
+                           gap_b[:0], w[:0], q_b, w[:0])
+                    for i in range(top, end):
+                        n = order[i]
+                        p = parent[n]
+                        n -= top
+                        if p < 0:
+                            for s in range(S):
+                                offset[n, s] = 0.0
+                        else:
+                            for s in range(S):
+                                offset[n, s] = offset[p - top, s] + offset[n, s]
             else:  # a non-root's time (reduce_sends) in out, a root's is its fan-in's finish
                 for n in range(size):  # the fan-in's running maximum starts at 0
                     for s in range(S):
                         sub[n, s] = 0.0
-                _fanin_done(order, parent, top, top + size, top, wt, finish, sub)
-                _sends(kids, klink, up, first, kid_lo[t], kid_hi[t], top, gap_b, alpha_b, p2p_b, wt, offset,
+                _fanin_done(order, parent, top, end, top, w, finish, sub)
+                _sends(kids, klink, up, first, kid_lo[t], kid_hi[t], top, gap_b, alpha_b, p2p_b, w, offset,
                        gap_b[:0], finish, q_b, out)
             for n in range(size):  # row by row: numpy's reduceat, in its order
                 if bcast:  # arrival + own fan-out (+ the forwarders' delays), summed in that order
                     for s in range(S):
-                        row[s] = offset[n, s] + wt[n, s]
+                        row[s] = offset[n, s] + w[n, s]
                     if has_forward:
                         for s in range(S):
                             row[s] += above[top + n] * forward_b[s]
