@@ -241,7 +241,7 @@ def _kernel_plan(forest: Forest, counts: np.ndarray, present: tuple, receivers: 
     alone, once per forest, the first 17 of :data:`_FOREST_ARRAYS`: distinct census rows, the row of
     every node, the shared links (:func:`_links_plan`), the memory groups, the forwarders (empty
     when their cost is off), and the send plan, order and parents."""
-    rows, inverse = census_rows(counts)
+    rows, inverse = forest.memo("census_rows", lambda: census_rows(counts))
     memory = (tuple(np.asarray(a, dtype=t) for a, t in zip(_memory_groups(forest, counts), (np.int64, float)))
               if memory_on else (_NONE, _EMPTY))
     forwarding = _forwarding_plan(forest) if forward_on else (_NO_MASK, _EMPTY)

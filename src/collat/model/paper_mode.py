@@ -83,7 +83,7 @@ def staged(parent: np.ndarray, w: np.ndarray, segments: int = 1) -> np.ndarray:
 def evaluate_staged(forest: Forest, counts: np.ndarray, costs: ChannelCosts, segments: int = 1) -> np.ndarray:
     """Completion [T, S] of every tree of a forest: the fan-outs costed at one segment (the whole
     message's cost over n_s, as the study's code) by :func:`folded_fanout`, then staged."""
-    distinct, inverse = census_rows(counts)
+    distinct, inverse = forest.memo("census_rows", lambda: census_rows(counts))
     w = folded_fanout(distinct, costs.scaled(1.0 / segments) if segments > 1 else costs)
     return staged_forest(forest, w, segments, inverse)
 
