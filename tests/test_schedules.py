@@ -177,11 +177,13 @@ def test_ring_in_closed_form_equals_its_steps():
     assert sc.ring_steps(c, t, 1).ravel().tolist() == [6.0, 2.0, 6.0]
 
 
-def test_compiled_ring_phase_is_the_closed_form():
+@pytest.mark.parametrize("whole", [False, True])
+def test_compiled_ring_phase_is_the_closed_form(whole):
     """kernels.ring_phase prices several rings of one clock array in one call (a sliding-window
-    maximum instead of the sparse table): exactly ring_closed_form's numbers, ring by ring, for
-    random clocks, three kinds of message times and repeat counts 0 to P - 1; rows outside the
-    rings untouched."""
+    maximum instead of the sparse table; with ``whole``, every ring of P - 1 repeats, an allgather's,
+    from running maxima): exactly ring_closed_form's numbers, ring by ring, for random clocks, three
+    kinds of message times (one of them only in the first half of each ring) and repeat counts 0 to
+    P - 1; rows outside the rings untouched."""
     from collat import kernels
 
     rng = np.random.default_rng(5)
@@ -190,10 +192,15 @@ def test_compiled_ring_phase_is_the_closed_form():
     clock = rng.uniform(0.0, 20.0, (rows, 5))
     kinds = rng.integers(0, 3, rows)
     t_kind = rng.uniform(0.1, 5.0, (3, 5))
-    t_all = t_kind[kinds]
     rings, want, lo = [], clock.copy(), 3
     for P in sizes:
-        n = int(rng.integers(0, P))
+        ring = kinds[lo:lo + P]
+        ring[P // 2:][ring[P // 2:] == 2] = 1  # kind 2 in the first half only
+        lo += P
+    t_all = t_kind[kinds]
+    lo = 3
+    for P in sizes:
+        n = P - 1 if whole else int(rng.integers(0, P))
         rings.append((lo, lo + P, lo, lo + P, n))
         want[lo:lo + P] = sc.ring_closed_form(clock[lo:lo + P], t_all[lo:lo + P], kinds[lo:lo + P], n)
         lo += P

@@ -430,11 +430,15 @@ def ring_phase(clock, t, kind, rings):  # pragma: no cover - compiled
     arithmetic: per kind of message (``kind``, one per message, message j taking t[kind[j]]; time T),
     g[u] = c[u] - PS[u] + u T over the ring unrolled twice, its maximum over the ranks
     s - n <= u <= (the last rank of that kind at or before s) by a sliding window (both ends move
-    forward with s) instead of a sparse table, plus PS[s] + (n - s) T; the largest over kinds."""
+    forward with s) instead of a sparse table, plus PS[s] + (n - s) T; the largest over kinds. A ring
+    of n = P - 1 repeats (an allgather's) takes :func:`_ring_whole` instead."""
     S = clock.shape[1]
     for r in range(rings.shape[0]):
         lo, hi, m0, n = rings[r, 0], rings[r, 1], rings[r, 2], rings[r, 4]
         P = hi - lo
+        if n == P - 1:
+            _ring_whole(clock, t, kind, lo, P, m0)
+            continue
         # one column at a time below: the ring's prefix sums, clocks and results kept column by column
         PS = np.zeros((S, 2 * P))
         for u in range(1, 2 * P):
@@ -486,3 +490,73 @@ def ring_phase(clock, t, kind, rings):  # pragma: no cover - compiled
         for i in range(P):
             for c in range(S):
                 clock[lo + i, c] = out[c, i]
+
+
+@njit(cache=True, nogil=True)
+def _ring_whole(clock, t, kind, lo, P, m0):  # pragma: no cover - compiled
+    """:func:`ring_phase` of one ring of n = P - 1 repeats (rows lo:lo + P, messages m0:m0 + P), in
+    place, with the same arithmetic and a window maximum read from running maxima instead of a
+    sliding window: for s in P .. 2P - 1 the window is [s - n, b], b = the last rank of the kind at
+    or before s, so it is the ranks s - n .. P - 1 of the first copy (a suffix maximum) and P .. b of
+    the second (a prefix maximum), or, with no rank of the kind in the second copy up to s, the
+    ranks s - n .. L of the first, L its last rank of the kind there (a suffix maximum from L).
+    Maxima are exact: the same numbers; every loop runs over the columns innermost."""
+    S = clock.shape[1]
+    n = P - 1
+    PS = np.zeros((2 * P, S))  # PS[u] = the time of messages 0 .. u - 1 of the ring unrolled twice
+    for u in range(1, 2 * P):
+        q = kind[m0 + (u - 1 if u - 1 < P else u - 1 - P)]
+        for c in range(S):
+            PS[u, c] = PS[u - 1, c] + t[q, c]
+    out = np.full((P, S), -np.inf)
+    g = np.empty((2 * P, S))
+    tail = np.empty((P + 1, S))  # tail[a] = max g[a .. P - 1]; tail[P] = -inf
+    head = np.empty((P, S))  # head[j] = max g[P .. P + j]
+    upto = np.empty((P, S))  # upto[a] = max g[a .. L]
+    done_kind = np.zeros(P, dtype=np.bool_)
+    for first in range(P):
+        if done_kind[first]:
+            continue
+        kv = kind[m0 + first]
+        L = first
+        for j in range(first, P):
+            if kind[m0 + j] == kv:
+                done_kind[j] = True
+                L = j
+        for u in range(2 * P):
+            row = lo + (u if u < P else u - P)
+            for c in range(S):
+                g[u, c] = clock[row, c] - PS[u, c] + u * t[kv, c]
+        for c in range(S):
+            tail[P, c] = -np.inf
+        for u in range(P - 1, -1, -1):
+            for c in range(S):
+                tail[u, c] = g[u, c] if g[u, c] > tail[u + 1, c] else tail[u + 1, c]
+        for c in range(S):
+            head[0, c] = g[P, c]
+        for j in range(1, P):
+            for c in range(S):
+                head[j, c] = g[P + j, c] if g[P + j, c] > head[j - 1, c] else head[j - 1, c]
+        for c in range(S):
+            upto[L, c] = g[L, c]
+        for u in range(L - 1, -1, -1):
+            for c in range(S):
+                upto[u, c] = g[u, c] if g[u, c] > upto[u + 1, c] else upto[u + 1, c]
+        b = L
+        for s in range(P, 2 * P):
+            if kind[m0 + s - P] == kv:
+                b = s
+            a = s - n
+            if b < a:
+                continue
+            for c in range(S):
+                if b >= P:
+                    best = tail[a, c] if tail[a, c] > head[b - P, c] else head[b - P, c]
+                else:
+                    best = upto[a, c]
+                value = best + PS[s, c] + (n - s) * t[kv, c]
+                if value > out[s - P, c]:
+                    out[s - P, c] = value
+    for i in range(P):
+        for c in range(S):
+            clock[lo + i, c] = out[i, c]
