@@ -145,6 +145,8 @@ def advance_steps(src, dst, t, pair_of, lo, hi, exchange, repeat, clock):  # pra
             mark[a] = i
             mark[b] = i
         for _ in range(repeat[i]):
+            # the message's end is written out in both branches: as an inlined helper taking the
+            # clock array the steps took 0.73 s over the grid instead of 0.08 s
             if distinct:
                 for j in range(lo[i], hi[i]):
                     a, b, q = src[j], dst[j], pair_of[j]
