@@ -239,7 +239,8 @@ def _advance(clock: np.ndarray, a: np.ndarray, b: np.ndarray, t: np.ndarray, exc
 class Flat:
     """Several schedules, one per communicator size, laid end to end, whatever the placement
     (:func:`flatten`): every message in flat arrays (ranks offset by the sizes before), the
-    distinct shares of the message and each message's, the steps as four arrays (first message,
+    distinct shares of the message sent (``shares``) and the one of each message (``share_code``,
+    an index into them), the steps as four arrays (first message,
     end message, exchange, repeats; one schedule after another, for
     :func:`collat.kernels.advance_steps`), and the ring steps (a one-way round s -> s + 1 over all
     ranks, repeated) taken last (:func:`_ring_phase`). Its arrays are read-only: a flat is shared
