@@ -63,6 +63,31 @@ def test_hybrid_beyond_the_measured_P_carries_the_end_and_averages_with_the_tren
     assert where.tolist() == [2, 0]  # below the smallest P: beyond; another curve: none
 
 
+def test_against_compares_the_directions_of_two_forecasts_per_curve():
+    """Size 1: over P = 32, 64 the trend rises (45 -> 90) and the model falls (5 -> 4): against.
+    Size 2: both rise: not. Size 4: one cell, no direction: not. The P = 128 cell of size 1 is not
+    among ``cells``: not, and not counted in its curve's slopes."""
+    test = frame([("bcast", 1, "core", P, s, np.nan) for s, P in ((1, 32), (1, 64), (1, 128), (2, 32), (2, 64),
+                                                                   (4, 64))])
+    trend = np.array([45.0, 90.0, 1.0, 45.0, 90.0, 3.0])
+    model = np.array([5.0, 4.0, 100.0, 5.0, 7.0, 3.0])
+    cells = np.array([True, True, False, True, True, True])
+    assert co.against(test, trend, model, cells).tolist() == [True, True, False, False, False, False]
+
+
+def test_hybrid_beyond_the_measured_P_keeps_the_models_direction_against_the_trend():
+    """Residuals log 2 at P = 2 and log 4 at P = 8; beyond, the model falls (5 -> 4) while the trend
+    rises (45 -> 90): the carried residual alone, 5 x 4 and 4 x 4. With a model that rises too
+    (5 -> 7), the geometric means sqrt(20 x 45) = 30 and sqrt(28 x 90)."""
+    train = frame([("bcast", 1, "core", 2, 1, 2.0), ("bcast", 1, "core", 8, 1, 8.0)])
+    test = frame([("bcast", 1, "core", P, 1, np.nan) for P in (32, 64)])
+    trend = np.array([45.0, 90.0])
+    got = co.hybrid(train, np.array([1.0, 2.0]), test, np.array([5.0, 4.0]), 1, trend)
+    assert got == pytest.approx([20.0, 16.0])
+    got = co.hybrid(train, np.array([1.0, 2.0]), test, np.array([5.0, 7.0]), 1, trend)
+    assert got == pytest.approx([30.0, np.sqrt(28 * 90)])
+
+
 def test_hybrid_where_nothing_was_measured_averages_with_the_unfitted_forecast():
     train = frame([("bcast", 1, "core", 4, 1, 2.0)])
     test = frame([("bcast", 2, "node", 4, 1, np.nan), ("bcast", 2, "core", 4, 1, np.nan),
@@ -158,3 +183,25 @@ def test_hybrid_predictions_take_the_residuals_where_another_grid_priced_the_mea
     assert got[key].equals(what_if[key]) and set(got["mode"]) == {"hybrid"}
     assert got["predicted"].tolist() == pytest.approx([3 * 2, 5 * 4])
     assert co.hybrid_predictions(what_if, measured, 1)["predicted"].tolist() == [3.0, 5.0]
+
+
+def test_a_what_if_grid_takes_the_measured_grids_word_on_the_trends_direction():
+    """Measured at P = 4 and 8 (residuals log 2, log 4); the measured machine's grid goes on to P = 16
+    and 32, where the model falls (3 -> 2.5) and the trend rises (30 -> 60): against. The what-if
+    grid holds P = 16 and 64 (no trend there): alone its one cell beyond with a trend shows no
+    direction, but it takes the measured grid's word, so P = 16 carries log 4 alone (5 x 4), as on
+    the measured grid (3 x 4); with a trend that falls too (30 -> 20) both average with it."""
+    row = lambda P, v: {"mode": "calibrated", "operation": "bcast", "algorithm": 1, "mapping": "core", "P": P,  # noqa: E731
+                        "size": 1, "target": "avg", "predicted": v}
+    measured = {"avg": frame([("bcast", 1, "core", 4, 1, 2.0), ("bcast", 1, "core", 8, 1, 8.0)])}
+    measured_grid = pd.DataFrame([row(4, 1.0), row(8, 2.0), row(16, 3.0), row(32, 2.5)])
+    what_if = pd.DataFrame([row(16, 5.0), row(64, 7.0)])
+    for rising, want_grid, want_what_if in ((True, [2.0, 8.0, 12.0, 10.0], [20.0, 28.0]),
+                                            (False, [2.0, 8.0, np.sqrt(12 * 30), np.sqrt(10 * 20)],
+                                             [np.sqrt(20 * 30), 28.0])):
+        trend = pd.DataFrame([{**row(P, v), "mode": "segmented"}
+                              for P, v in ((4, 10.0), (8, 20.0), (16, 30.0), (32, 60.0 if rising else 20.0))])
+        grid = co.hybrid_predictions(measured_grid, measured, 1, trend)
+        assert grid["predicted"].tolist() == pytest.approx(want_grid)
+        got = co.hybrid_predictions(what_if, measured, 1, trend, at_measured=measured_grid)
+        assert got["predicted"].tolist() == pytest.approx(want_what_if)

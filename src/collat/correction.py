@@ -18,7 +18,11 @@ is more than 2^10 away in P or size, and another operation's cells last.
   systematic error. Beyond the measured P of a curve the residual of its nearest end is carried,
   and where a trend is given (the regression stage's segmented fit, study eq. 12) the prediction is
   the geometric mean of the two: two forecasts that fail in opposite ways (one holds the model's
-  error constant, the other extends the fitted slope) combined with equal weights, nothing tuned.
+  error constant, the other extends the fitted slope) combined with equal weights, nothing tuned;
+  but on a curve where the trend and the schedule model go opposite ways beyond the measured P
+  (one rises with P, the other falls: :func:`against`), the model's shape is kept with its carried
+  residual: the trend extends a slope fitted before the curve turns, where the model knows the turn
+  from the machine (a reduce's ranks on a second node that finish early lower its mean).
   Where no algorithm was measured at the cell's operation and mapping (another mapping), likewise,
   the geometric mean with the openmpi mode (priced from the point-to-point and NBFT
   stages alone): where residuals of far cells are all the evidence, a second model fitted on no
@@ -185,14 +189,18 @@ def curve_residuals(train: pd.DataFrame, values: np.ndarray, test: pd.DataFrame)
 
 
 def hybrid(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame, test_predicted: np.ndarray,
-           k: int, trend: np.ndarray | None = None, unfitted: np.ndarray | None = None) -> np.ndarray:
+           k: int, trend: np.ndarray | None = None, unfitted: np.ndarray | None = None,
+           turned: np.ndarray | None = None) -> np.ndarray:
     """The hybrid mode: ``test_predicted`` x exp(residual), the residual being log(measured /
     train_predicted) interpolated along the test cell's curve (:func:`curve_residuals`), or the k
     nearest of other curves' (:func:`knn_log`) where its curve has no train cell.
 
     Two other forecasts (one per test cell, NaN for none; only positive values count) enter where
     the residuals say least, each as the geometric mean with the corrected prediction: ``trend``
-    (the segmented regression) beyond the train cells' P of the test cell's curve, ``unfitted`` (the
+    (the segmented regression) beyond the train cells' P of the test cell's curve, but on a curve
+    where it goes the other way from the model's prediction there (:func:`against` over the test
+    cells beyond the curve's train P; ``turned``, one per test cell, says so instead where those
+    cells are not the curve's whole range beyond its train P: :func:`hybrid_predictions`), ``unfitted`` (the
     openmpi mode, fitted on no collective measurement) where no train cell has the test cell's
     operation and mapping (another mapping; not another size of a measured mapping, where the
     nearest sizes' residuals on the same curves know more, nor an algorithm nobody measured beside
@@ -215,11 +223,35 @@ def hybrid(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame,
     # max 0.30, 0.27; results/model/validation.csv)
     key = ["operation", "mapping"]
     alone = ~pd.MultiIndex.from_frame(test[key]).isin(pd.MultiIndex.from_frame(train[key]))
-    for other, use in ((trend, where == 2), (unfitted, alone)):
+    beyond = where == 2
+    if trend is not None:
+        beyond &= ~(against(test, np.asarray(trend, float), np.asarray(test_predicted, float), beyond)
+                    if turned is None else np.asarray(turned, dtype=bool))
+    for other, use in ((trend, beyond), (unfitted, alone)):
         if other is not None:
             other = np.asarray(other, float)
             use = use & np.isfinite(other) & (other > 0)
             out[use] = np.sqrt(out[use] * other[use])
+    return out
+
+
+def against(test: pd.DataFrame, trend: np.ndarray, model: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """True for the ``cells`` (a mask of ``test``) of every curve (operation, algorithm, mapping, size)
+    on which ``trend`` and ``model`` go opposite ways: the least-squares slopes of their logs
+    against log2 P over the curve's ``cells`` have opposite signs. False elsewhere, and on a curve
+    whose cells span one P or where either is not positive."""
+    out = np.zeros(len(test), dtype=bool)
+    rows = np.flatnonzero(cells & np.isfinite(trend) & (trend > 0) & np.isfinite(model) & (model > 0))
+    if not len(rows):
+        return out
+    sub = test.iloc[rows]
+    by = [sub[c].to_numpy() for c in CURVE]
+    frame = pd.DataFrame({"x": np.log2(sub["P"].to_numpy(float)), "t": np.log(trend[rows]),
+                          "m": np.log(model[rows])})
+    centred = frame - frame.groupby(by, sort=False).transform("mean")
+    products = centred[["t", "m"]].mul(centred["x"], axis=0).assign(xx=centred["x"] ** 2)
+    sums = products.groupby(by, sort=False).transform("sum")
+    out[rows] = (sums["xx"].to_numpy() > 0) & (sums["t"].to_numpy() * sums["m"].to_numpy() < 0)
     return out
 
 
@@ -245,13 +277,28 @@ def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFram
         priced = g if at_measured is None else at_measured[at_measured["target"] == target]
         train = cells.merge(priced[CELL + ["predicted"]], on=CELL, how="inner")
         line, free = (None if other is None else _aligned(other, target, g) for other in (trend, unfitted))
+        turned = None  # on another grid: whether the trend goes against the model, curve by curve, from
+        # the measured machine's grid beyond each curve's measured P (a what-if grid holds few of those P)
+        if at_measured is not None and trend is not None:
+            turned = _turned(train, priced.reset_index(drop=True), _aligned(trend, target, priced), g)
         parts.append(g.assign(mode="hybrid", predicted=hybrid(train, train["predicted"].to_numpy(), g,
-                                                                g["predicted"].to_numpy(), k, line, free)))
+                                                                g["predicted"].to_numpy(), k, line, free, turned)))
     if not parts:
         return calibrated.iloc[:0].assign(mode="hybrid")
     out = pd.concat(parts, ignore_index=True)
     out["mode"] = out["mode"].astype(calibrated["mode"].dtype)
     return out
+
+
+def _turned(train: pd.DataFrame, priced: pd.DataFrame, trend: np.ndarray, cells: pd.DataFrame) -> np.ndarray:
+    """True for the ``cells`` of every curve on which :func:`against` holds over the ``priced`` grid's
+    cells beyond the curve's ``train`` P (``trend``: one per priced cell)."""
+    residual = np.log(train["measured"].to_numpy(float)) - np.log(train["predicted"].to_numpy(float))
+    ok = np.isfinite(residual)
+    _, where = curve_residuals(train[ok].reset_index(drop=True), residual[ok], priced)
+    flagged = against(priced, trend, priced["predicted"].to_numpy(float), where == 2)
+    keys = pd.MultiIndex.from_frame(priced.loc[flagged, CURVE].drop_duplicates())
+    return pd.MultiIndex.from_frame(cells[CURVE]).isin(keys)
 
 
 def _aligned(other: pd.DataFrame, target: str, cells: pd.DataFrame) -> np.ndarray:

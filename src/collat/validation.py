@@ -24,8 +24,9 @@ a k-nearest-neighbours regression of log latency on (log2 P, log2 size, operatio
 mapping), inverse-distance-weighted, categories one-hot and scaled so that a cell of
 the same operation, algorithm and mapping is nearer than any other (:mod:`collat.correction`).
 ``hybrid`` (the calibrated mode times its own residuals on the training cells, interpolated along
-P; averaged in log with the segmented regression's trend beyond a curve's training P, and with the
-openmpi mode where no training cell has the operation, mapping and size: :mod:`collat.correction`)
+P; averaged in log with the segmented regression's trend beyond a curve's training P where the two
+go the same way with P, and with the openmpi mode where no training cell has the operation and
+mapping: :mod:`collat.correction`)
 is refitted with the calibrated mode on every training part; ``hybrid_carried``, the hybrid without
 the trend (what a what-if machine's P beyond the measured ones get: workflow/scripts/model_what_if.py), is
 scored in the extrapolation split, the one where the two differ.
