@@ -260,13 +260,11 @@ class Flat:
 
 class Layout:
     """What :func:`run_many` needs of several schedules laid on their placements, independent of
-    the costs (built once per curve by :func:`layout`): the schedules' :class:`Flat` (``flat``;
-    its P values, offsets, messages, steps and rings read through), every message's channel as the
-    distinct (channel, share) pairs to price (``pair_k``, ``pair_share``) and each message's pair
-    (``inverse``)."""
+    the costs (built once per curve by :func:`layout`): its schedules' :class:`Flat` P values,
+    offsets, messages, steps and rings, every message's channel as the distinct (channel, share)
+    pairs to price (``pair_k``, ``pair_share``) and each message's pair (``inverse``)."""
 
     def __init__(self, flat: Flat, pair_k, pair_share, inverse):
-        self.flat = flat
         self.P_values, self.offsets, self.src, self.dst = flat.P_values, flat.offsets, flat.src, flat.dst
         self.steps, self.rings = flat.steps, flat.rings
         self.pair_k, self.pair_share, self.inverse = pair_k, pair_share, inverse
