@@ -113,6 +113,35 @@ def test_hybrid_of_an_unseen_algorithm_takes_the_other_algorithms_residuals():
     assert got[0] == pytest.approx(want)
 
 
+def test_default_twins_are_the_train_cells_priced_as_the_same_run():
+    train = frame([("bcast", 0, "core", 8, 4, 2.0), ("bcast", 1, "core", 8, 4, 8.0), ("bcast", 6, "core", 8, 4, 5.0),
+                   ("bcast", 0, "core", 16, 4, 3.0), ("bcast", 0, "node", 8, 4, 7.0)])
+    test = frame([("bcast", 5, "core", 8, 4, np.nan), ("bcast", 5, "core", 16, 4, np.nan),
+                  ("bcast", 5, "core", 32, 4, np.nan)])
+    # at P = 8 the default and algorithm 1 are priced 1.5 like the test cell (algorithm 6: 1.6, another
+    # run; the node cell: another mapping): the geometric mean of 2 and 8; at P = 16 the default is
+    # priced 2.0 against 2.5; nothing at P = 32
+    got = co.default_twins(train, np.array([1.5, 1.5 * (1 + 1e-12), 1.6, 2.0, 1.5]), test, np.array([1.5, 2.5, 4.0]))
+    assert got[0] == pytest.approx(4.0) and np.isnan(got[1:]).all()
+
+
+def test_hybrid_of_an_unseen_algorithm_takes_a_twins_measurement():
+    train = frame([("bcast", 0, "core", 8, 4, 2.0), ("bcast", 0, "core", 16, 4, 6.0),
+                   ("bcast", 5, "node", 8, 4, 9.0)])
+    test = frame([("bcast", 5, "core", 8, 4, np.nan), ("bcast", 5, "core", 16, 4, np.nan),
+                  ("bcast", 5, "node", 8, 4, np.nan), ("bcast", 5, "node", 16, 4, np.nan)])
+    # core: no train cell of algorithm 5. At P = 8 the default is priced as the same run (1.0): its
+    # measurement. At P = 16 it is not (3.0 against 4.0): the nearest residuals, the default's at
+    # P = 16 (log 2, distance sqrt(200)) and P = 8 (log 2, sqrt(201)), tied with algorithm 5's under
+    # map-by node (log 3, sqrt(201)). Node: algorithm 5 has a train cell, whose residual (log 3) is
+    # carried along its curve, also at P = 8 where the twin would be the measurement itself
+    got = co.hybrid(train, np.array([1.0, 3.0, 3.0]), test, np.array([1.0, 4.0, 3.0, 3.0]), 2)
+    w = 1 / np.sqrt([200.0, 201.0, 201.0])
+    assert got[0] == pytest.approx(2.0)
+    assert got[1] == pytest.approx(4.0 * np.exp((w * np.log([2.0, 2.0, 3.0])).sum() / w.sum()))
+    assert got[2] == pytest.approx(9.0) and got[3] == pytest.approx(9.0)
+
+
 def test_hybrid_leaves_out_what_the_model_could_not_price():
     train = frame([("bcast", 1, "core", 2, 1, 2.0), ("bcast", 1, "core", 4, 1, 8.0)])
     test = frame([("bcast", 1, "core", 2, 1, np.nan), ("bcast", 1, "core", 4, 1, np.nan)])

@@ -153,3 +153,26 @@ def test_noise_floors_per_mapping_and_nodes_spanned_by_hand():
     assert f.loc[("node", "2"), "floor"] == pytest.approx((1 / 10 + 1 / 11) / 2)
     assert f["pairs"].tolist() == [4, 2, 2] and f["cells"].tolist() == [2, 1, 1]
     assert va.noise_floors(c[c["P"] == 6], MACHINE, ["avg"]).empty  # no repeats: no row
+
+
+def test_another_run_floor_pairs_the_default_with_the_forced_run_of_its_tree_by_hand():
+    """The rules run the binary tree (5) below 16 B and the chain above, which the default runs as one
+    line (fan-out 1), another tree than the forced chain (fan-out 4): no pair at 32 B. Core, P = 4,
+    1 B: the default's runs 2.0 and 2.2 (median 2.1) against 3.0: 0.9 / 3 = 0.3 and 0.9 / 2.1;
+    node: 10 against 11: 1/11 and 1/10; all four: median (0.1 + 0.3) / 2 = 0.2."""
+    rules = {"bcast": [{"P_below": None, "sizes": [[16, 5], [None, 2]]}]}
+    trees = [{"operation": "bcast", "algorithm": 5, "tree": "binary"},
+             {"operation": "bcast", "algorithm": 2, "tree": "chain", "fanout": 4}]
+    c = pd.DataFrame({"operation": "bcast", "P": 4, "outlier": False,
+                      "algorithm": [0, 0, 5, 0, 5, 0, 2], "mapping": ["core"] * 3 + ["node"] * 2 + ["core"] * 2,
+                      "size": [1, 1, 1, 1, 1, 32, 32], "avg": [2.0, 2.2, 3.0, 10.0, 11.0, 5.0, 9.0]})
+    f = va.noise_floors(c, MACHINE, ["avg"], rules, trees)
+    twin = f[f["kind"] == "another_run"].set_index(["mapping", "nodes"])
+    assert list(twin.index) == [("all", "all"), ("core", "1"), ("node", "2")]
+    assert twin.loc[("all", "all"), "floor"] == pytest.approx(0.2) and twin["pairs"].tolist() == [4, 2, 2]
+    assert twin.loc[("core", "1"), "floor"] == pytest.approx((0.3 + 0.9 / 2.1) / 2)
+    assert twin.loc[("node", "2"), "floor"] == pytest.approx((1 / 10 + 1 / 11) / 2)
+    assert twin["cells"].tolist() == [2, 1, 1]
+    repeats = f[f["kind"] == "repeats"].set_index(["mapping", "nodes"])  # the default's two runs at core
+    assert list(repeats.index) == [("all", "all"), ("core", "1")]
+    assert va.noise_floors(c, MACHINE, ["avg"])["kind"].eq("repeats").all()  # without the rules: repeats only

@@ -108,7 +108,8 @@ def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
            "other measured P (a reference the model cannot be expected to beat: every candidate measured a few P "
            "away, where the fit saw them `sparse_every` times farther apart), and without each algorithm: the pick among the "
            "forced algorithms by the folds that never saw one of them, median over the folds "
-           f"(`{paths['unseen']}`). In-sample last: the pick of the fit on every cell scored (the hybrid mode "
+           f"(`{paths['unseen']}`; where the default ran the left-out algorithm's tree, its measurement, another run "
+           "of that tree, stands for the left-out one's). In-sample last: the pick of the fit on every cell scored (the hybrid mode "
            "returns the measurement at a measured cell, so its in-sample pick is the measured best).", "",
            "| operation | mapping | target | unmeasured P: within 10 % | geomean regret | default within 10 % | "
            "default geomean regret | nearest measured P: within 10 % | unseen algorithm: within 10 % | "
@@ -187,21 +188,31 @@ def what_if_markdown(what_if: dict[str, pd.DataFrame], paths: dict, sizes=(1, 10
 
 def noise_floor_markdown(floors: pd.DataFrame | None, paths: dict) -> list[str]:
     """The noise floor per mapping and nodes spanned (results/model/noise_floor.csv,
-    :func:`collat.validation.noise_floors`), one line per target; nothing without such rows."""
+    :func:`collat.validation.noise_floors`), one line per target and kind (repeats in one job; the
+    default against a forced run of the same tree, another job); nothing without such rows."""
     if floors is None:
         return []
     f = floors[floors["mapping"] != "all"]
-    if f.empty:
-        return []
-    parts = []
-    for target, g in f.groupby("target", sort=True):
-        cells = ", ".join(f"{r['mapping']} on {r['nodes']} node{'s' if str(r['nodes']) != '1' else ''} "
-                          f"{r['floor']:.3f} ({int(r['cells'])} cells)" for _, r in g.iterrows())
-        parts.append(f"{target}: {cells}")
-    return [f"Where the data hold repeated runs, the floor per mapping and number of nodes the communicator "
-            f"spans (`{paths.get('noise_floor', 'results/model/noise_floor.csv')}`): " + "; ".join(parts) +
-            ". Where it is high the same measurement repeated differs that much, and the errors above are read "
-            "against it there.", ""]
+    if "kind" not in f:
+        f = f.assign(kind="repeats")
+    where = paths.get("noise_floor", "results/model/noise_floor.csv")
+    lead = {"repeats": "Where the data hold repeated runs, the floor per mapping and number of nodes the communicator "
+                       f"spans (`{where}`): ",
+            "another_run": "The same configuration measured by two jobs (OpenMPI's default where its fixed rules run "
+                           "a forced algorithm's tree, against that forced algorithm's run; kind `another_run`): "}
+    tail = {"repeats": ". Where it is high the same measurement repeated differs that much, and the errors above are "
+                       "read against it there.",
+            "another_run": ". A prediction scored on another job's measurements cannot be expected to come closer."}
+    out = []
+    for kind in ("repeats", "another_run"):
+        parts = []
+        for target, g in f[f["kind"] == kind].groupby("target", sort=True):
+            cells = ", ".join(f"{r['mapping']} on {r['nodes']} node{'s' if str(r['nodes']) != '1' else ''} "
+                              f"{r['floor']:.3f} ({int(r['cells'])} cells)" for _, r in g.iterrows())
+            parts.append(f"{target}: {cells}")
+        if parts:
+            out += [lead[kind] + "; ".join(parts) + tail[kind], ""]
+    return out
 
 
 def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regression_scores: pd.DataFrame,
@@ -237,7 +248,10 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "mode (the calibration times its own log residuals, interpolated along P; beyond the training P "
                 "averaged in log with the segmented fit of the same part where the two go the same way with P, "
                 "and with the openmpi mode where no "
-                "algorithm was measured at the operation and mapping) on the same part (`hybrid_carried`, extrapolation "
+                "algorithm was measured at the operation and mapping; on a curve with no training cell, a training "
+                "cell of another algorithm that the model prices as the same run, such as OpenMPI's default running "
+                "the left-out algorithm's tree, lends its measurement, so that under unseen_algorithm part of the "
+                "left-out algorithm's cells are measurements of the default) on the same part (`hybrid_carried`, extrapolation "
                 "only: the same without the segmented fit, as a what-if machine's P beyond the measured ones are "
                 "priced); the hybrid's rules (interpolate along P, carry beyond it, average with the segmented fit "
                 "or the openmpi mode where they say) were chosen by comparing variants on these same splits: its "

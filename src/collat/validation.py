@@ -34,7 +34,9 @@ scored in the extrapolation split, the one where the two differ.
 The noise floor (:func:`noise_floor`) is the median relative difference between repeated
 measurements of one cell (|a - b| / b over ordered pairs of runs): the error of predicting a
 measurement with another measurement of the same thing; :func:`noise_floors` gives it per mapping
-and number of nodes the communicator spans too (the data's noise is not the same everywhere).
+and number of nodes the communicator spans too (the data's noise is not the same everywhere), and
+between jobs: OpenMPI's default where its fixed rules run a forced algorithm's tree, against that
+algorithm's own run (kind ``another_run``; on the study 2-11 times the repeats' floor on two nodes).
 Beside it in the sparse_P split, the
 reference ``measured_neighbours`` (:func:`measured_neighbours`): each test cell interpolated from
 the measurements at the nearest measured P on either side, which the split held out. It is no
@@ -106,32 +108,68 @@ def _repeat_differences(collective: pd.DataFrame, target: str) -> tuple[np.ndarr
     return rel.to_numpy(float), pairs[CELL].reset_index(drop=True)
 
 
-FLOOR_COLUMNS = ["target", "mapping", "nodes", "cells", "pairs", "floor"]
+def _default_twin_differences(collective: pd.DataFrame, target: str, default_rules: dict,
+                               trees: list) -> tuple[np.ndarray, pd.DataFrame]:
+    """(|a - b| / b over both orders of every pair (OpenMPI's default, a forced algorithm) measured at
+    one (operation, mapping, P, size) where the fixed rules (``default_rules``, config
+    ``model.openmpi.default_rules``) run that algorithm with its forced shape (``trees``, config
+    ``model.openmpi.trees``; a chain by default is another shape: :func:`collat.openmpi.as_run`), each
+    side the median of its runs; the cell of each pair): one configuration measured in two runs
+    (two jobs of the study), where :func:`_repeat_differences` compares runs within one job."""
+    from .openmpi import as_run, default_algorithms, tree_spec
+
+    c = measured_cells(collective, target)
+    key = ["operation", "mapping", "P", "size"]
+    default = c[c["algorithm"] == 0]
+    parts = []
+    for op, d in default.groupby("operation", sort=True):
+        Ps, sizes = np.sort(d["P"].unique()), np.sort(d["size"].unique())
+        runs = default_algorithms(op, Ps, sizes, default_rules)[np.searchsorted(Ps, d["P"]),
+                                                                  np.searchsorted(sizes, d["size"])]
+        same = np.array([(spec := tree_spec(trees, op, a)) is not None and as_run(spec, True) == spec
+                         for a in runs], dtype=bool)
+        parts.append(d.assign(algorithm=runs)[same])
+    if not parts:
+        return np.zeros(0), pd.DataFrame(columns=CELL)
+    pairs = pd.concat(parts).merge(c[c["algorithm"] != 0], on=key + ["algorithm"], suffixes=("_default", ""))
+    a, b = pairs["measured_default"].to_numpy(float), pairs["measured"].to_numpy(float)
+    cells = pairs[CELL].reset_index(drop=True)
+    return np.r_[np.abs(a - b) / b, np.abs(a - b) / a], pd.concat([cells, cells], ignore_index=True)
 
 
-def noise_floors(collective: pd.DataFrame, machine: dict, targets) -> pd.DataFrame:
-    """:func:`noise_floor` of each target over all the repeats (mapping and nodes ``all``: the floor
-    the validation's scores stand beside), then per mapping and number of nodes the communicator
-    spans (from the placement of P on ``machine``), where the data hold repeats: how much the same
-    measurement differs from itself there. Columns :data:`FLOOR_COLUMNS` (cells: cells with
-    repeats; pairs: ordered pairs of their runs)."""
+FLOOR_COLUMNS = ["target", "kind", "mapping", "nodes", "cells", "pairs", "floor"]
+FLOOR_KINDS = ("repeats", "another_run")  # runs of one cell in one job; the default and a forced run of one tree
+
+
+def noise_floors(collective: pd.DataFrame, machine: dict, targets, default_rules: dict | None = None,
+                 trees: list | None = None) -> pd.DataFrame:
+    """:func:`noise_floor` of each target over all the repeats (kind ``repeats``, mapping and nodes
+    ``all``: the floor the validation's scores stand beside), then per mapping and number of nodes
+    the communicator spans (from the placement of P on ``machine``), where the data hold repeats:
+    how much the same measurement differs from itself there. With OpenMPI's ``default_rules`` and
+    the forced ``trees``, the same for kind ``another_run``: the default's measurement against the
+    forced algorithm's where the default runs that algorithm's tree
+    (:func:`_default_twin_differences`), one configuration measured by two jobs. Columns
+    :data:`FLOOR_COLUMNS` (cells: cells compared; pairs: ordered pairs of their runs)."""
     from .placement import place_arrays
 
     rows = []
     for target in targets:
-        rel, cells = _repeat_differences(collective, target)
-        if not len(rel):
-            continue
-        spans = {(m, P): len(np.unique(place_arrays(int(P), m, machine)["node"]))
-                 for m, P in cells[["mapping", "P"]].drop_duplicates().itertuples(index=False)}
-        nodes = np.array([spans[(m, P)] for m, P in zip(cells["mapping"], cells["P"])])
-        n_cells = len(cells.drop_duplicates())
-        rows.append({"target": target, "mapping": "all", "nodes": "all", "cells": n_cells, "pairs": len(rel),
-                     "floor": float(np.median(rel))})
-        for (mapping, n), idx in pd.DataFrame({"m": cells["mapping"], "n": nodes}).groupby(["m", "n"]).indices.items():
-            rows.append({"target": target, "mapping": mapping, "nodes": str(n),
-                         "cells": len(cells.iloc[idx].drop_duplicates()), "pairs": len(idx),
-                         "floor": float(np.median(rel[idx]))})
+        kinds = {"repeats": _repeat_differences(collective, target)}
+        if default_rules is not None and trees is not None:
+            kinds["another_run"] = _default_twin_differences(collective, target, default_rules, trees)
+        for kind, (rel, cells) in kinds.items():
+            if not len(rel):
+                continue
+            spans = {(m, P): len(np.unique(place_arrays(int(P), m, machine)["node"]))
+                     for m, P in cells[["mapping", "P"]].drop_duplicates().itertuples(index=False)}
+            nodes = np.array([spans[(m, P)] for m, P in zip(cells["mapping"], cells["P"])])
+            rows.append({"target": target, "kind": kind, "mapping": "all", "nodes": "all",
+                         "cells": len(cells.drop_duplicates()), "pairs": len(rel), "floor": float(np.median(rel))})
+            for (mapping, n), idx in pd.DataFrame({"m": cells["mapping"], "n": nodes}).groupby(["m", "n"]).indices.items():
+                rows.append({"target": target, "kind": kind, "mapping": mapping, "nodes": str(n),
+                             "cells": len(cells.iloc[idx].drop_duplicates()), "pairs": len(idx),
+                             "floor": float(np.median(rel[idx]))})
     return pd.DataFrame(rows, columns=FLOOR_COLUMNS)
 
 

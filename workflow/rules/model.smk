@@ -160,6 +160,8 @@ rule model_noise_floor:
     params:
         machine=config["machine"],
         targets=config["validation"]["targets"],
+        default_rules=config["model"]["openmpi"]["default_rules"],
+        trees=config["model"]["openmpi"]["trees"],
     log:
         "logs/model/noise_floor.log",
     benchmark:
