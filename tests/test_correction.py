@@ -125,6 +125,19 @@ def test_default_twins_are_the_train_cells_priced_as_the_same_run():
     assert got[0] == pytest.approx(4.0) and np.isnan(got[1:]).all()
 
 
+def test_default_twins_interpolate_between_two_twin_P_of_one_provider():
+    # the default is a twin at P = 4 (measured 2 where priced 1: residual log 2) and P = 16 (3 priced
+    # 3: log 1): at P = 8, halfway in log2 P, the residual is log sqrt 2. The default measured at
+    # P = 32 runs another tree (priced 5 against 4): nothing between 16 and 32, nor beyond 32
+    train = frame([("bcast", 0, "core", 4, 1, 2.0), ("bcast", 0, "core", 16, 1, 3.0),
+                   ("bcast", 0, "core", 32, 1, 9.0)])
+    test = frame([("bcast", 5, "core", P, 1, np.nan) for P in (4, 8, 16, 24, 32, 64)])
+    got = co.default_twins(train, np.array([1.0, 3.0, 5.0]), test, np.array([1.0, 10.0, 3.0, 3.5, 4.0, 6.0]))
+    assert got[0] == pytest.approx(2.0) and got[2] == pytest.approx(3.0)
+    assert got[1] == pytest.approx(10.0 * np.sqrt(2.0))
+    assert np.isnan(got[3:]).all()
+
+
 def test_hybrid_of_an_unseen_algorithm_takes_a_twins_measurement():
     train = frame([("bcast", 0, "core", 8, 4, 2.0), ("bcast", 0, "core", 16, 4, 6.0),
                    ("bcast", 5, "node", 8, 4, 9.0)])

@@ -17,7 +17,9 @@ is more than 2^10 away in P or size, and another operation's cells last.
   is the k nearest residuals of other curves (:func:`knn_log`), which carry the machine's
   systematic error, except at a cell where the model prices a measured cell of another algorithm
   as the same run (:func:`default_twins`: OpenMPI's default running this algorithm's tree there):
-  that measurement is then the prediction. Beyond the measured P of a curve the residual of its nearest end is carried,
+  that measurement is then the prediction, and between two such P of the curve its residual is
+  interpolated in log2 P as along a measured curve (so that a curve does not zigzag between the
+  P the default was measured at and the others). Beyond the measured P of a curve the residual of its nearest end is carried,
   and where a trend is given (the regression stage's segmented fit, study eq. 12) the prediction is
   the geometric mean of the two: two forecasts that fail in opposite ways (one holds the model's
   error constant, the other extends the fitted slope) combined with equal weights, nothing tuned;
@@ -219,7 +221,8 @@ def hybrid(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame,
         along[where == 0] = knn_log(train, residual, test[where == 0], k)
     out = out * np.exp(along)
     if (where == 0).any():  # a curve with no train cell: where the model prices a train cell of another
-        # algorithm as the same run, that cell's measurement is one of this cell's (default_twins)
+        # algorithm as the same run, that cell's measurement is one of this cell's, and between two
+        # such P its residual is interpolated as a measured curve's (default_twins)
         rows = np.flatnonzero(where == 0)
         twin = default_twins(train, np.asarray(train_predicted, float)[ok], test.iloc[rows],
                              np.asarray(test_predicted, float)[rows])
@@ -249,33 +252,67 @@ TWIN_RTOL = 1e-9  # predictions this close are one priced run (the same shape, c
 
 def default_twins(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame,
                   test_predicted: np.ndarray) -> np.ndarray:
-    """For every test cell, the measurement of the train cells at its (operation, mapping, P, size)
-    whose prediction equals its own (relative difference at most :data:`TWIN_RTOL`; several: their
-    geometric mean), NaN where there is none.
+    """For every test cell, what the train cells of other algorithms priced as the same run say of
+    it; NaN where they say nothing.
 
-    Equal predictions mean the model prices the two cells as one run: OpenMPI's default running
-    the algorithm's shape there (its fixed rules pick binary trees for bcast at 128 <= P < 256 and
-    2 B <= size < 16 KiB, the binomial tree at 32 <= P < 64 below 2 KiB, ...), or two algorithms
-    whose trees coincide at a small P (every algorithm is one message at P = 2). The measurement of
-    the default there is then a measurement of the algorithm, which nobody forced there, and the
-    forced algorithms' measurements are the default's where it runs their trees. Measured on the
-    study's unseen_algorithm folds (hybrid, medians over cells, avg / max): 0.241 / 0.286 -> 0.225 /
-    0.265; the default bcast, map-by core, 0.28 / 0.49 -> 0.16 / 0.24; the binary bcast 0.24 -> 0.16
-    (map-by core, avg) and 0.37 -> 0.22 (socket), but 0.12 -> 0.20 under map-by node, where the
-    default's and the forced binary tree's measurements differ by 35 % (the median ratio over their
-    474 common cells: two runs of one tree, the data's own disagreement)."""
+    A train cell at the test cell's (operation, mapping, P, size) whose prediction equals the test
+    cell's (relative difference at most :data:`TWIN_RTOL`) is its twin: the model prices the two as
+    one run. That is OpenMPI's default running the algorithm's shape there (its fixed rules pick
+    binary trees for bcast at 128 <= P < 256 and 2 B <= size < 16 KiB, the binomial tree at
+    32 <= P < 64 below 2 KiB, ...), or two algorithms whose trees coincide at a small P (every
+    algorithm is one message at P = 2). The measurement of the default there is then a
+    measurement of the algorithm, which nobody forced, and the forced algorithms' measurements
+    are the default's where it runs their trees. At a twin the answer is its measurement; between
+    two P at which one other algorithm (the provider) was measured and is a twin both times, with
+    no measured P of the provider between them, the test cell's residual log(measured /
+    predicted) is interpolated in log2 P from theirs, as along a measured curve; several
+    providers: the geometric mean of their answers. Elsewhere (another shape between, or beyond a
+    provider's twins) nothing: the default's shape changes there.
+
+    Measured on the study's unseen_algorithm folds (hybrid, medians over cells, avg / max): 0.241 /
+    0.286 -> 0.225 / 0.265; the default bcast, map-by core, 0.28 / 0.49 -> 0.16 / 0.24; the binary
+    bcast 0.24 -> 0.16 (map-by core, avg) and 0.37 -> 0.22 (socket), but 0.12 -> 0.20 under map-by
+    node, where the default's and the forced binary tree's measurements differ by 35 % (the median
+    ratio over their 474 common cells: two runs of one tree, the data's own disagreement)."""
     out = np.full(len(test), np.nan)
     if train.empty or test.empty:
         return out
-    asked = test[TWIN].reset_index(drop=True).assign(row=np.arange(len(test)), own=np.asarray(test_predicted, float))
-    have = train[TWIN].reset_index(drop=True).assign(theirs=np.asarray(train_predicted, float),
-                                                     log_measured=np.log(train["measured"].to_numpy(float)))
-    pairs = asked.merge(have, on=TWIN, how="inner")
-    same = np.abs(pairs["theirs"].to_numpy() - pairs["own"].to_numpy()) <= TWIN_RTOL * np.abs(pairs["own"].to_numpy())
-    pairs = pairs[same & np.isfinite(pairs["log_measured"].to_numpy())]
-    if not pairs.empty:
-        found = pairs.groupby("row", sort=False)["log_measured"].mean()
-        out[found.index.to_numpy()] = np.exp(found.to_numpy())
+    own = np.asarray(test_predicted, float)
+    asked = test[TWIN].reset_index(drop=True).assign(row=np.arange(len(test)), own=own)
+    have = train[TWIN].reset_index(drop=True).assign(provider=train["algorithm"].to_numpy(),
+                                                     theirs=np.asarray(train_predicted, float),
+                                                     measured=train["measured"].to_numpy(float))
+    probes = asked.merge(have, on=TWIN, how="inner")  # every P a provider was measured at, twin or not
+    probes = probes[np.isfinite(probes["theirs"]) & np.isfinite(probes["own"]) & (probes["own"] > 0)]
+    if probes.empty:
+        return out
+    twin = (np.abs(probes["theirs"] - probes["own"]) <= TWIN_RTOL * probes["own"].abs()).to_numpy() \
+        & (probes["measured"] > 0).to_numpy()
+    probes = probes.assign(twin=twin, r=np.where(twin, np.log(probes["measured"].where(twin, 1.0) / probes["own"]),
+                                                 np.nan))
+    curve_of = test[CURVE].reset_index(drop=True)
+    probes = probes.join(curve_of.drop(columns=["operation", "mapping", "size"]), on="row")  # the asked algorithm
+    rows_of = curve_of.groupby(CURVE, sort=False).indices
+    x_all = np.log2(asked["P"].to_numpy(float))
+    total, count = np.zeros(len(test)), np.zeros(len(test))
+    for key, g in probes.groupby(CURVE + ["provider"], sort=False):
+        if not g["twin"].any():
+            continue
+        g = g.sort_values("P", kind="stable")
+        x, r, ok = np.log2(g["P"].to_numpy(float)), g["r"].to_numpy(), g["twin"].to_numpy()
+        rows = rows_of[key[:-1]]
+        q = x_all[rows]
+        i = np.clip(np.searchsorted(x, q, side="right") - 1, 0, len(x) - 1)
+        j = np.minimum(i + 1, len(x) - 1)
+        exact = (x[i] == q) & ok[i]
+        between = (x[i] < q) & (q < x[j]) & ok[i] & ok[j]
+        w = np.where(between, (q - x[i]) / np.where(between, x[j] - x[i], 1.0), 0.0)
+        value = np.where(exact, r[i], (1 - w) * r[i] + w * r[j])
+        use = exact | between
+        total[rows[use]] += np.log(own[rows[use]]) + value[use]
+        count[rows[use]] += 1
+    found = count > 0
+    out[found] = np.exp(total[found] / count[found])
     return out
 
 
