@@ -26,7 +26,7 @@ OPTIONS = md.ModelOptions.from_config({
         "default_rules": {"bcast": [{"P_below": None, "sizes": [[None, 2]]}],
                           "reduce": [{"P_below": None, "sizes": [[None, 2]]}]},
         "contention": {"links": [], "trees": []}, "link_target": None,  # as validated: the schema's defaults
-        "eager_limit": 4096, "small_limit": None,
+        "eager_limit": 4096, "small_limit": None, "concurrent_rendezvous": False,
     },
 })
 TRUE = np.array([[0.3, 2e-4, 0.2, 1e-4], [0.8, 3e-4, 0.5, 2e-4], [2.0, 5e-4, 0.9, 4e-4]])
@@ -298,3 +298,14 @@ def test_the_calibrated_mode_prices_its_targets_in_one_pass_as_each_alone():
             pd.testing.assert_frame_equal(got, pd.concat(want, ignore_index=True))
             assert (got.loc[got["target"] == "max", "predicted"].to_numpy()
                     > got.loc[got["target"] == "avg", "predicted"].to_numpy()).all()  # each its own parameters
+
+
+def test_concurrent_bytes_are_a_bcast_s_per_byte_gaps_above_the_eager_limit():
+    c = cal.parametric_costs(TRUE, CHANNELS, [1, 4096, 8192], max_receivers=3, eager_limit=4096, concurrent=True)
+    # gap_us_per_byte x size above 4096 B only (core 1e-4, socket 2e-4, node 4e-4); node is the network
+    np.testing.assert_allclose(c.bytes_part(), [[0, 0, 0.8192], [0, 0, 1.6384], [0, 0, 3.2768]])
+    assert c.group.tolist() == [0, 0, 1]
+    assert not cal.parametric_costs(TRUE, CHANNELS, [8192], max_receivers=3, eager_limit=4096).bytes_part().any()
+    from collat.model.calibrated_mode import concurrent_bytes
+    assert concurrent_bytes("bcast", True) and not concurrent_bytes("reduce", True)
+    assert not concurrent_bytes("bcast", False)

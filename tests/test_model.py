@@ -207,6 +207,28 @@ def test_hand_computed_rank_times_binary_p8():
     assert fo.osu_rank_times(forest, w, forward, "reduce")[:, 0].tolist() == [12.5, 10.5, 7.5, 5.5, 2, 2, 2, 2]
 
 
+def test_bytes_of_two_resources_move_at_once_linear_p8():
+    """Of each gap (0.5 core, 1 socket, 2 node) the bytes' part (0.3, 0.6, 1.5) moves through a
+    resource the parent's receivers on it share, all at once: the node's memory (core, socket:
+    0.3 + 2 x 0.6 = 1.5 in all) or its network link (node: 4 x 1.5 = 6), both at the same time. The
+    root's fan-out (1 core, 2 socket, 4 node): the rest of the gaps 0.2 + 2 x 0.4 + 4 x 0.5 = 3, the
+    larger resource's 6, the node's tail 2: 11 (12.5 when every byte moves one after another). A
+    receiver's message is in after the gaps' rest so far, all of its resource's bytes and its
+    channel's alpha: 1: 0.2 + 1.5 + 0.5; 2: 0.6 + 1.5 + 1; 3: 1 + 1.5 + 1; 4: 1.5 + 6 + 2;
+    5: 2 + 6 + 2; 6: 2.5 + 6 + 2; 7: 3 + 6 + 2."""
+    forest, counts = tiny_forest("linear")
+    costs = tiny_costs()
+    costs.gap_bytes = np.array([[0.3], [0.6], [1.5]])
+    w = fo.node_costs(counts, costs, om.sequential_fanout)
+    assert w[0, 0] == pytest.approx(11.0) and (w[1:, 0] == 0).all()
+    times = fo.osu_rank_times(forest, w, costs, "bcast")[:, 0]
+    assert times == pytest.approx([11.0, 2.2, 3.1, 3.5, 9.5, 10.0, 10.5, 11.0])
+    done, mean = om.evaluate(forest, counts, costs, "bcast")  # the compiled pass: the same
+    assert done[0, 0] == pytest.approx(11.0) and mean[0, 0] == pytest.approx(60.8 / 8)
+    # without the bytes' part every byte queues at the sender, one after another: 12.5
+    assert om.evaluate(forest, counts, tiny_costs(), "bcast")[0][0, 0] == pytest.approx(12.5)
+
+
 def stepwise(forest, counts, costs, operation, contention):
     """openmpi_mode.evaluate one numpy step at a time: the functions its compiled pass stands for."""
     w = fo.node_costs(counts, costs, om.sequential_fanout)
@@ -232,7 +254,8 @@ def test_a_forests_order_lists_one_tree_after_another():
 @pytest.mark.parametrize("shape", ["binary", "knomial", "chain", "linear", "in_order_binary"])
 def test_compiled_evaluate_is_the_stepwise_one(operation, shape):
     """Every step at once (links of both kinds, memory contention, forwarding, eager and rendezvous
-    sizes, more columns than one block of kernels.BLOCK, a NaN cost) gives what the steps give; the
+    sizes, bytes of two resources moving at once, more columns than one block of kernels.BLOCK, a NaN
+    cost) gives what the steps give; the
     in-order binary tree has parents above their children's ids (the kernel's bcast then takes the
     arrivals in a pass of their own)."""
     from collat.model.calibrated_mode import parametric_costs
@@ -243,8 +266,9 @@ def test_compiled_evaluate_is_the_stepwise_one(operation, shape):
     B, sizes = 9, np.array([1.0, 64.0, 4096.0, 65536.0, 1048576.0])
     costs = parametric_costs(np.exp(rng.normal(-1, 1, (B, 3, 5))), list(channels), sizes, 7,
                              overhead=np.zeros(B), eager_limit=4096, waits=rng.uniform(0, 1, (B, 2)),
-                             memory=np.exp(rng.normal(-9, 1, B)), forward=rng.uniform(0, 1, B), small_limit=64)
-    assert costs.p2p.shape[1] > kernels.BLOCK
+                             memory=np.exp(rng.normal(-9, 1, B)), forward=rng.uniform(0, 1, B), small_limit=64,
+                             concurrent=True)  # above 4096 B the bytes of memory and network move at once
+    assert costs.p2p.shape[1] > kernels.BLOCK and (costs.bytes_part() > 0).any()
     costs.table_by_receivers[:, :, 3] = np.nan  # column 3: every fan-out unpriced
     contention = ("node", "socket")
     done, mean = om.evaluate(forest, counts, costs, operation, True, contention)

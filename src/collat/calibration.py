@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .model.calibrated_mode import FORWARD, MEMORY, OVERHEAD, PARAMETERS, WAITS, costs_from_table, parametric_costs
+from .model.calibrated_mode import (FORWARD, MEMORY, OVERHEAD, PARAMETERS, WAITS, concurrent_bytes, costs_from_table,
+                                    parametric_costs)
 from .model.costs import ChannelCosts
 from .model.forest import Placements
 from .model.openmpi_mode import plan_shapes, predict_arrays, price_plans
@@ -169,6 +170,7 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     K = len(channels)
     extra = (OVERHEAD, MEMORY, FORWARD) + (WAITS if operation == "reduce" else ())
     small_limit = options.openmpi.small_limit
+    concurrent = concurrent_bytes(operation, options.openmpi.concurrent_rendezvous)
     first = start(openmpi, small_limit)
     NP = first.shape[1]
     x0 = np.log(np.r_[first.ravel(), [_START[e] for e in extra]])
@@ -188,7 +190,7 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
         waits = V[:, NP * K + 3:] if operation == "reduce" else np.tile([0.0, 1.0], (len(V), 1))
         costs = parametric_costs(V[:, :NP * K].reshape(len(V), K, NP), channels, problem.sizes, max_receivers,
                                  V[:, NP * K], openmpi.eager_limit, waits, V[:, NP * K + 1], V[:, NP * K + 2],
-                                 small_limit)
+                                 small_limit, concurrent)
         return np.log(problem.predict(costs, options, placements))
 
     usable = np.isfinite(model_log(x0[free])[0])
@@ -243,7 +245,8 @@ def predict_cells(table: pd.DataFrame, cells: pd.DataFrame, target: str, channel
         key = (op, sizes.tobytes())
         if key not in built:
             built[key] = costs_from_table(table, op, target, channels, sizes, max_receivers,
-                                          options.openmpi.eager_limit, options.openmpi.small_limit)
+                                          options.openmpi.eager_limit, options.openmpi.small_limit,
+                                          concurrent_bytes(op, options.openmpi.concurrent_rendezvous))
         costs = built[key]
         Pv = np.unique(g["P"].to_numpy())
         pred = predict_arrays(op, int(alg), mapping, Pv, costs, options, placements,

@@ -28,16 +28,33 @@ def _landing(run, alpha, p2p, fanout):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def message_offsets(kids, link, up, first, gap, alpha, p2p, w, offset, gap_of):  # pragma: no cover - compiled
+def message_offsets(kids, link, up, first, gap, alpha, p2p, nbytes, group, w, offset,
+                    gap_of):  # pragma: no cover - compiled
     """For the non-root nodes ``kids`` in send order (``first[i]``: True where a parent's first child
     starts), over their parent's fan-out w[up]: offset[kid] = clip(sum of the gaps of this parent's
     children up to kid + alpha[link], p2p[link], w[up]), gap_of[kid] = gap[link] (not written when
-    gap_of has no rows)."""
-    _sends(kids, link, up, first, 0, kids.shape[0], 0, gap, alpha, p2p, w, offset, gap_of, w[:0], np.empty(0), w[:0])
+    gap_of has no rows). Of each gap, the part ``nbytes`` moves bytes through the resource
+    ``group[link]`` (0-3), which the parent's children of that resource share: it counts once,
+    whole, for each of them (they all pull at once and their messages are in together)."""
+    _sends(kids, link, up, first, 0, kids.shape[0], 0, gap, alpha, p2p, nbytes, group, w, offset, gap_of, w[:0],
+           np.empty(0), w[:0])
 
 
 @njit(cache=True, nogil=True)
-def _sends(kids, link, up, first, lo, hi, base, gap, alpha, p2p, w, offset, gap_of, finish, q,
+def _shared_bytes(link, first, i, hi, nbytes, group, moved):  # pragma: no cover - compiled
+    """moved[G] = the bytes' parts of the gaps of the kids i, i + 1, ... of one parent (up to the next
+    ``first`` or ``hi``) whose channel is in group G: what each resource moves for that fan-out."""
+    moved[:, :] = 0.0
+    j = i
+    while j < hi and (j == i or not first[j]):
+        k = link[j]
+        for s in range(moved.shape[1]):
+            moved[group[k], s] += nbytes[k, s]
+        j += 1
+
+
+@njit(cache=True, nogil=True)
+def _sends(kids, link, up, first, lo, hi, base, gap, alpha, p2p, nbytes, group, w, offset, gap_of, finish, q,
            out):  # pragma: no cover - compiled
     """:func:`message_offsets` of the kids lo:hi (``out`` without rows), or, when ``out`` has rows, a
     reduce's sends in the same pass: each kid's offset and gap taken where they are made, out[kid]
@@ -47,14 +64,23 @@ def _sends(kids, link, up, first, lo, hi, base, gap, alpha, p2p, w, offset, gap_
     with_gap = gap_of.shape[0] > 0
     sending = out.shape[0] > 0
     run = np.zeros(S)
+    moved = np.zeros((4, S))  # each resource's bytes of the fan-out whose kids are being placed
+    has_bytes = nbytes.shape[1] > 0 and nbytes.max() > 0.0
     for i in range(lo, hi):
         n, k, p = kids[i] - base, link[i], up[i] - base
         if first[i]:
             run[:] = 0.0
+            if has_bytes:
+                _shared_bytes(link, first, i, hi, nbytes, group, moved)
+        grp = group[k]
         for s in range(S):
             g = gap[k, s]
-            run[s] += g
-            land = _landing(run[s], alpha[k, s], p2p[k, s], w[p, s])
+            if has_bytes:
+                run[s] += g - nbytes[k, s]
+                land = _landing(run[s] + moved[grp, s], alpha[k, s], p2p[k, s], w[p, s])
+            else:
+                run[s] += g
+                land = _landing(run[s], alpha[k, s], p2p[k, s], w[p, s])
             if sending:
                 own = finish[n, s] + g
                 wait = finish[p, s] - w[p, s] + land - own
@@ -172,28 +198,40 @@ def advance_steps(src, dst, t, pair_of, lo, hi, exchange, repeat, clock):  # pra
 
 
 @njit(cache=True, nogil=True)
-def sequential_fanout(counts, gap, table, alpha, beta, p2p, out):  # pragma: no cover - compiled
-    """out[i] = max(sum_k gap[k] n_k + max_k (T_k(n_k) - gap[k] n_k), max_k p2p[k]) over the channels
-    k with n_k = counts[i, k] > 0 receivers (0 for a row without any), T_k(n) = table[k, n] when
-    ``table`` has rows (shape [K, R, S]; [K, 0, S]: none), else alpha[k] + beta[k] n."""
+def sequential_fanout(counts, gap, table, alpha, beta, p2p, nbytes, group, out):  # pragma: no cover - compiled
+    """out[i] = max(sum_k (gap[k] - nbytes[k]) n_k + max_G sum_{k in G} nbytes[k] n_k
+    + max_k (T_k(n_k) - gap[k] n_k), max_k p2p[k]) over the channels k with n_k = counts[i, k] > 0
+    receivers (0 for a row without any), G the groups of channels (``group[k]``, 0 .. 3) whose bytes
+    move through a resource of their own, all at once, T_k(n) = table[k, n] when ``table`` has rows
+    (shape [K, R, S]; [K, 0, S]: none), else alpha[k] + beta[k] n. With ``nbytes`` 0:
+    sum_k gap[k] n_k + max_k (...)."""
     n, K = counts.shape
     S = gap.shape[1]
     measured = table.shape[1] > 0
+    has_bytes = nbytes.shape[1] > 0 and nbytes.max() > 0.0
+    moved = np.zeros(4)
     for i in range(n):
         for s in range(S):
             total, tail, floor, present = 0.0, -np.inf, 0.0, False
+            moved[:] = 0.0
             for k in range(K):
                 c = counts[i, k]
                 if c <= 0:
                     continue
                 present = True
                 g = gap[k, s]
-                total += c * g
+                if has_bytes:
+                    total += c * (g - nbytes[k, s])
+                    moved[group[k]] += c * nbytes[k, s]
+                else:
+                    total += c * g
                 part = table[k, c, s] if measured else alpha[k, s] + beta[k, s] * c
                 if part - g * c > tail:
                     tail = part - g * c
                 if p2p[k, s] > floor:
                     floor = p2p[k, s]
+            if has_bytes:
+                total += moved.max()
             out[i, s] = max(total + tail, floor) if present else 0.0
 
 
@@ -227,7 +265,7 @@ def scratch_size(nodes: int, columns: int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p,
+def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p, nbytes, group,
                  link_k, link_start, link_senders, link_group, link_load, link_table,
                  mem_senders, mem_concurrent, mem_contention, sizes,
                  forward, forwarders, above, kids, klink, up, first, order, parent, q,
@@ -275,7 +313,7 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p,
     for a in range(0, gap.shape[1], BLOCK):
         b = min(a + BLOCK, gap.shape[1])
         S = b - a
-        gap_b, alpha_b, beta_b, p2p_b = gap[:, a:b], alpha[:, a:b], beta[:, a:b], p2p[:, a:b]
+        gap_b, alpha_b, beta_b, p2p_b, nbytes_b = gap[:, a:b], alpha[:, a:b], beta[:, a:b], p2p[:, a:b], nbytes[:, a:b]
         table_b, link_table_b = table[:, :, a:b], link_table[:, :, a:b]
         mem_contention_b, sizes_b = mem_contention[a:b], sizes[a:b]
         forward_b, q_b, done_b = forward[a:b], q[a:b], done[:, a:b]
@@ -288,12 +326,24 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p,
         out = one[2 * LS:3 * LS].reshape((largest, S))
         finish = one[3 * LS:4 * LS].reshape((largest, S))
         sub = one[4 * LS:].reshape((largest, S))
-        sequential_fanout(rows, gap_b, table_b, alpha_b, beta_b, p2p_b, fan)
+        sequential_fanout(rows, gap_b, table_b, alpha_b, beta_b, p2p_b, nbytes_b, group, fan)
         at_link = link_start[:L].copy()  # each link's next sender
         at_mem = 0  # the next memory sender
         total = np.empty(S)
         row = np.empty(S)
         run = np.zeros(S)
+        has_bytes = nbytes_b.max() > 0.0 if S > 0 else False
+        if has_bytes:  # per census row: the bytes each resource moves for that fan-out, and the gaps' rest
+            row_moved = np.zeros((rows.shape[0], 4, S))
+            for r in range(rows.shape[0]):
+                for k in range(rows.shape[1]):
+                    if rows[r, k] > 0:
+                        for s in range(S):
+                            row_moved[r, group[k], s] += rows[r, k] * nbytes_b[k, s]
+            cpu_b = gap_b - nbytes_b
+        else:
+            row_moved = np.zeros((0, 4, S))
+            cpu_b = gap_b
         for t in range(T):
             top, size = tree_start[t], tree_size[t]
             end = top + size
@@ -335,16 +385,29 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p,
                         if parent[top + n] < 0:
                             for s in range(S):
                                 offset[n, s] = 0.0
-                    for i in range(kid_lo[t], kid_hi[t]):
-                        n, k, p = kids[i] - top, klink[i], up[i] - top
-                        if first[i]:
-                            run[:] = 0.0
-                        for s in range(S):
-                            run[s] += gap_b[k, s]
-                            offset[n, s] = offset[p, s] + _landing(run[s], alpha_b[k, s], p2p_b[k, s], w[p, s])
+                    if has_bytes:  # a kid lands after the gaps' rest so far and all of its resource's bytes
+                        fanout_row = 0
+                        for i in range(kid_lo[t], kid_hi[t]):
+                            n, k, p = kids[i] - top, klink[i], up[i] - top
+                            if first[i]:
+                                run[:] = 0.0
+                                fanout_row = inverse[up[i]]
+                            grp = group[k]
+                            for s in range(S):
+                                run[s] += cpu_b[k, s]
+                                offset[n, s] = offset[p, s] + _landing(run[s] + row_moved[fanout_row, grp, s],
+                                                                       alpha_b[k, s], p2p_b[k, s], w[p, s])
+                    else:
+                        for i in range(kid_lo[t], kid_hi[t]):
+                            n, k, p = kids[i] - top, klink[i], up[i] - top
+                            if first[i]:
+                                run[:] = 0.0
+                            for s in range(S):
+                                run[s] += gap_b[k, s]
+                                offset[n, s] = offset[p, s] + _landing(run[s], alpha_b[k, s], p2p_b[k, s], w[p, s])
                 else:
-                    _sends(kids, klink, up, first, kid_lo[t], kid_hi[t], top, gap_b, alpha_b, p2p_b, w, offset,
-                           gap_b[:0], w[:0], q_b, w[:0])
+                    _sends(kids, klink, up, first, kid_lo[t], kid_hi[t], top, gap_b, alpha_b, p2p_b, nbytes_b, group,
+                           w, offset, gap_b[:0], w[:0], q_b, w[:0])
                     for i in range(top, end):
                         n = order[i]
                         p = parent[n]
@@ -360,8 +423,8 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p,
                     for s in range(S):
                         sub[n, s] = 0.0
                 _fanin_done(order, parent, top, end, top, w, finish, sub)
-                _sends(kids, klink, up, first, kid_lo[t], kid_hi[t], top, gap_b, alpha_b, p2p_b, w, offset,
-                       gap_b[:0], finish, q_b, out)
+                _sends(kids, klink, up, first, kid_lo[t], kid_hi[t], top, gap_b, alpha_b, p2p_b, nbytes_b, group, w,
+                       offset, gap_b[:0], finish, q_b, out)
             for n in range(size):  # row by row: numpy's reduceat, in its order
                 if bcast:  # arrival + own fan-out (+ the forwarders' delays), summed in that order
                     for s in range(S):
@@ -393,7 +456,7 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p,
 
 
 @njit(cache=True, nogil=True)
-def forests_times(bounds, bcast, rows, inverse, gap, table, alpha, beta, p2p,
+def forests_times(bounds, bcast, rows, inverse, gap, table, alpha, beta, p2p, nbytes, group,
                   link_k, link_start, link_senders, link_group, link_load, link_table,
                   mem_senders, mem_concurrent, mem_contention, sizes,
                   forward, forwarders, above, kids, klink, up, first, order, parent, q,
@@ -410,7 +473,7 @@ def forests_times(bounds, bcast, rows, inverse, gap, table, alpha, beta, p2p,
         lo, hi = bounds[f], bounds[f + 1]
         t0, t1 = lo[17], hi[17]
         mean_f = mean[t0:t1] if with_mean else mean
-        forest_times(bcast, rows[lo[0]:hi[0]], inverse[lo[1]:hi[1]], gap, table, alpha, beta, p2p,
+        forest_times(bcast, rows[lo[0]:hi[0]], inverse[lo[1]:hi[1]], gap, table, alpha, beta, p2p, nbytes, group,
                      link_k[lo[2]:hi[2]], link_start[lo[3]:hi[3]], link_senders[lo[4]:hi[4]],
                      link_group[lo[5]:hi[5]], link_load[lo[6]:hi[6]], link_table,
                      mem_senders[lo[7]:hi[7]], mem_concurrent[lo[8]:hi[8]], mem_contention, sizes,

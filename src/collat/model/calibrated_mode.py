@@ -12,7 +12,9 @@ A small parameter vector per (operation, target) replaces the measured costs: fo
   slope of the intra-node channels doubles from 64 to 128 B); without a limit it is g_c;
 
 so that a fan-out of N_c receivers per channel costs sum_c beta_c N_c + max_c alpha_c
-(:func:`~collat.model.openmpi_mode.sequential_fanout`), one message alpha_c + beta_c, and a queue
+(:func:`~collat.model.openmpi_mode.sequential_fanout`; a bcast's rendezvous bytes, g'_c m per
+receiver, move through two shared resources instead, the node's memory and its network link, at
+once: :func:`concurrent_bytes`), one message alpha_c + beta_c, and a queue
 of n messages on a shared link alpha_c + n beta_c; plus ``overhead_us``, a per-call constant of the
 library and the benchmark loop, a socket's memory contention ``memory_us_per_byte``, ``forward_us``,
 the delay between an inner rank's own message and its sends (a rank that forwards: bcast, from its
@@ -42,11 +44,14 @@ FORWARD = "forward_us"  # an inner rank's delay between its own message and its 
 
 def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receivers: int,
                      overhead=0.0, eager_limit: float = np.inf, waits=(0.0, 1.0), memory=0.0,
-                     forward=0.0, small_limit: float = -1.0) -> ChannelCosts:
+                     forward=0.0, small_limit: float = -1.0, concurrent: bool = False) -> ChannelCosts:
     """:class:`ChannelCosts` from parameters ``values`` [K, 5] in the order of :data:`PARAMETERS`
     (or [K, 4]: one gap at every size), the gap ``gap_us_small`` taken up to ``small_limit`` bytes,
     the per-call ``overhead``, a reduce sender's ``waits`` (eager, rendezvous) around ``eager_limit``,
-    a socket's ``memory`` contention and an inner rank's ``forward`` delay.
+    a socket's ``memory`` contention and an inner rank's ``forward`` delay. ``concurrent``
+    (:func:`concurrent_bytes`): above ``eager_limit`` the per-byte part of each gap, g'_c m, moves
+    through its channel's resource, the node's memory or its network link, which a fan-out's
+    receivers share, both resources at once.
 
     A batch of B parameter sets (``values`` [B, K, 5]; ``overhead``, ``memory``, ``forward`` [B]; ``waits``
     [B, 2]) is priced in one pass: the size axis then holds the sizes of set 0, then of set 1, ...
@@ -85,6 +90,8 @@ def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receive
         return t_p2p
 
     costs = ChannelCosts(channels, m, alpha + beta, alpha, beta, table, [curve(k) for k in range(K)])
+    if concurrent:
+        costs.gap_bytes = np.where(m[None, :] > eager_limit, per[3] * m[None, :], 0.0)
     costs.overhead = columns(overhead)
     costs.eager_limit = float(eager_limit)
     w = np.asarray(waits, dtype=float).reshape(B, 2)
@@ -94,17 +101,33 @@ def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receive
     return costs
 
 
+def concurrent_bytes(operation: str, concurrent_rendezvous: bool) -> bool:
+    """Whether the calibrated mode prices ``operation``'s rendezvous bytes as shared resources
+    (config ``model.openmpi.concurrent_rendezvous``): a bcast's, whose parent isends to every child
+    and waits for all. Above the eager limit the receivers on the parent's node pull their copies
+    through its memory, all at once, while its network link carries the others': each resource's
+    receivers finish together, when it has moved all of their bytes, and the two resources move
+    theirs at the same time. ORFEO, linear bcast: from 256 KiB on one node, the mean over ranks is
+    0.9-0.95 of the slowest rank's time (receivers served one after another would give about 0.5);
+    at 1 MiB, about 11 ms at P = 128 under map-by core (127 receivers on the root's node) and still
+    10-12 ms at P = 254 with 126 more on the other node. Not a reduce's: its parent takes the
+    messages one or two at a time."""
+    return concurrent_rendezvous and operation == "bcast"
+
+
 def costs_from_table(table: pd.DataFrame, operation: str, target: str, channels: list[str], sizes,
-                     max_receivers: int, eager_limit: float, small_limit: float = -1.0) -> ChannelCosts:
+                     max_receivers: int, eager_limit: float, small_limit: float = -1.0,
+                     concurrent: bool = False) -> ChannelCosts:
     """The :class:`ChannelCosts` of one (operation, target) from rows of :func:`collat.calibration.calibrate`
     (a table without ``gap_us_small``: the gap of every size)."""
     have, values, overhead, waits, memory, forward = _table_values(table, operation, target, channels)
     return parametric_costs(values, have, sizes, max_receivers, overhead, eager_limit, waits, memory, forward,
-                            small_limit)
+                            small_limit, concurrent)
 
 
 def batched_costs_from_table(table: pd.DataFrame, operation: str, targets: tuple[str, ...], channels: list[str],
-                             sizes, max_receivers: int, eager_limit: float, small_limit: float = -1.0) -> ChannelCosts:
+                             sizes, max_receivers: int, eager_limit: float, small_limit: float = -1.0,
+                             concurrent: bool = False) -> ChannelCosts:
     """The parameter sets of several targets of one operation side by side on the size axis (target i
     at columns i S .. (i + 1) S - 1, :func:`parametric_costs`' batch): priced in one pass, each
     column as :func:`costs_from_table` of its target prices it."""
@@ -113,7 +136,7 @@ def batched_costs_from_table(table: pd.DataFrame, operation: str, targets: tuple
         raise ValueError(f"calibration of {operation}: the targets {list(targets)} calibrate different channels")
     stack = [np.array([p[i] for p in parts], dtype=float) for i in range(1, 6)]
     return parametric_costs(stack[0], parts[0][0], sizes, max_receivers, stack[1], eager_limit, stack[2], stack[3],
-                            stack[4], small_limit)
+                            stack[4], small_limit, concurrent)
 
 
 def _table_values(table: pd.DataFrame, operation: str, target: str, channels: list[str]):
@@ -146,7 +169,8 @@ class CalibratedMode:
         """From a calibration table (rows of :func:`collat.calibration.calibrate`)."""
         args = (channels, sizes, max_receivers, options.openmpi.eager_limit, options.openmpi.small_limit)
         targets = table.groupby("operation", sort=True)["target"].unique()
-        return cls({op: (tuple(sorted(by)), batched_costs_from_table(table, op, tuple(sorted(by)), *args))
+        return cls({op: (tuple(sorted(by)), batched_costs_from_table(
+                    table, op, tuple(sorted(by)), *args, concurrent_bytes(op, options.openmpi.concurrent_rendezvous)))
                     for op, by in targets.items()}, options)
 
     def algorithms(self, operation: str) -> list[int]:

@@ -40,6 +40,17 @@ class ChannelCosts:
         self.eager_limit, self.wait_eager, self.wait_rendezvous = np.inf, 0.0, 1.0
         self.memory_contention = 0.0  # us per byte per concurrent message in one socket (shared_memory)
         self.forward = 0.0  # us between an inner non-root rank's own message and its sends (osu_rank_times)
+        # the part of each gap beta that moves bytes [K, S] (None: none), and the resource each channel's
+        # bytes move through (0: the node's memory, 1: its network link): a fan-out's receivers on one
+        # resource share it and are served together, and the two resources move their bytes at once
+        self.gap_bytes = None
+        self.group = np.array([1 if c == "node" else 0 for c in self.channels], dtype=np.int64)
+
+    def bytes_part(self) -> np.ndarray:
+        """:attr:`gap_bytes`, zeros when there is none, [K, S]."""
+        if self.gap_bytes is None:
+            return np.zeros_like(self.beta)
+        return np.ascontiguousarray(np.broadcast_to(self.gap_bytes, self.beta.shape), dtype=float)
 
     @classmethod
     def from_stage_outputs(cls, hockney: pd.DataFrame, nbft_fits: pd.DataFrame, operation: str, target: str,

@@ -217,13 +217,16 @@ def message_offsets(forest: Forest, w: np.ndarray, costs: ChannelCosts) -> tuple
     The parent handles its children one after another in send order (:func:`send_keys`), each
     costing the gap beta_c of its channel (the NBFT slope); a message lands alpha_c (the NBFT
     line's intercept) after its own gap, never sooner than one point-to-point message on its
-    channel and never later than the parent's whole fan-out w. Roots: 0.
+    channel and never later than the parent's whole fan-out w. Roots: 0. Where the costs say which
+    part of a gap moves bytes (``costs.gap_bytes``), the children on one resource (``costs.group``)
+    share it: that part counts, for each of them, as the bytes of all of them on the resource.
     """
     kids, k, up, first = forest.send_plan
     w = np.ascontiguousarray(w, dtype=float)
     offset, gap_of = np.zeros_like(w), np.zeros_like(w)
     if kids.size:
         kernels.message_offsets(kids, k, up, first, np.maximum(costs.beta, 0.0), _f(costs.alpha), _f(costs.p2p),
+                                costs.bytes_part(), costs.group,
                                 w, offset, gap_of)
     return offset, gap_of
 

@@ -35,7 +35,12 @@ def sequential_fanout(counts: np.ndarray, costs: ChannelCosts) -> np.ndarray:
 
     The parent issues its sends one after another, so every receiver on channel c costs that
     channel's per-receiver gap beta_c (the NBFT slope, study eq. 6), and the fan-out ends with the
-    longest remaining tail of one channel: cost = sum_c beta_c N_c + max_c [T_NBFT^c(N_c) - beta_c N_c]
+    longest remaining tail of one channel: cost = sum_c beta_c N_c + max_c [T_NBFT^c(N_c) - beta_c N_c];
+    where the costs say which part b_c of a gap moves bytes (``costs.gap_bytes``: the calibrated
+    mode's rendezvous bcast), the fan-out's receivers share the resource their channel's bytes move
+    through (``costs.group``: the node's memory, its network link) and the resources move their
+    bytes at once: sum_c (beta_c - b_c) N_c + max_G sum_{c in G} b_c N_c + the tail (and each
+    receiver's message is in when its resource has moved them all: :func:`.forest.message_offsets`)
     (one channel alone: exactly its NBFT; the collective study's eq. 11 with Q_max,j = beta_max /
     beta_j taken from the NBFT instead of the latency ratio), never below one message on the
     slowest channel present (study eq. 1). T_NBFT^c comes from the measured table (measured where
@@ -47,7 +52,7 @@ def sequential_fanout(counts: np.ndarray, costs: ChannelCosts) -> np.ndarray:
     table = _priced_up_to(counts, costs)
     out = np.empty((len(counts), S))
     kernels.sequential_fanout(counts, np.maximum(costs.beta, 0.0), np.empty((K, 0, S)) if table is None else table,
-                              costs.alpha, costs.beta, costs.p2p, out)
+                              costs.alpha, costs.beta, costs.p2p, costs.bytes_part(), costs.group, out)
     return out
 
 
@@ -178,12 +183,13 @@ def evaluate_forests(parts: list, costs: ChannelCosts, operation: str, with_aver
     gap, alpha, beta, p2p, mem, sizes, forward = (_f(a) for a in (np.maximum(costs.beta, 0.0), costs.alpha,
                                                                    costs.beta, costs.p2p, mem, costs.sizes, forward))
     q = _f(np.broadcast_to(np.where(costs.sizes > costs.eager_limit, costs.wait_rendezvous, costs.wait_eager), (S,)))
+    nbytes = costs.bytes_part()
     link_table = np.empty((0, 0, S)) if receivers == 0 or not any(presents) else link
 
     def arguments(a):  # forest_times' arguments but done and mean, from the arrays of _FOREST_ARRAYS
         table = _priced_up_to(a[0], costs)
         return (operation == "bcast", a[0], a[1], gap, np.empty((K, 0, S)) if table is None else table, alpha, beta,
-                p2p, *a[2:7], link_table, *a[7:9], mem, sizes, forward, *a[9:17], q, a[17], a[18])
+                p2p, nbytes, costs.group, *a[2:7], link_table, *a[7:9], mem, sizes, forward, *a[9:17], q, a[17], a[18])
 
     def empty(T):
         return np.empty((T, S)), np.empty((T if with_average else 0, S))
