@@ -247,3 +247,25 @@ def test_a_what_if_grid_takes_the_measured_grids_word_on_the_trends_direction():
         assert grid["predicted"].tolist() == pytest.approx(want_grid)
         got = co.hybrid_predictions(what_if, measured, 1, trend, at_measured=measured_grid)
         assert got["predicted"].tolist() == pytest.approx(want_what_if)
+
+
+def test_a_what_if_grid_takes_the_twins_found_on_the_measured_grid():
+    """The default measured at P = 4 and 8 is priced as algorithm 5's run there (1 and 2; measured 2
+    and 8). On the measured machine's grid (P = 4, 6, 8) algorithm 5, which nobody forced, takes the
+    default's measurements at 4 and 8 and between them, at P = 6 (log2 6 - 2 = 0.585 of the way),
+    the residual log 2 + 0.585 log 2. A what-if grid at P = 6 and 16 holds neither twin: alone it
+    finds no measured cell at all, but it takes the measured grid's answer at P = 6; at P = 16 no
+    twin answers, and the nearest residual does (the default's at P = 8, log 4: 5 x 4)."""
+    row = lambda alg, P, v: {"mode": "calibrated", "operation": "bcast", "algorithm": alg, "mapping": "core",  # noqa: E731
+                             "P": P, "size": 1, "target": "avg", "predicted": v}
+    measured = {"avg": frame([("bcast", 0, "core", 4, 1, 2.0), ("bcast", 0, "core", 8, 1, 8.0)])}
+    measured_grid = pd.DataFrame([row(0, 4, 1.0), row(0, 8, 2.0), row(5, 4, 1.0), row(5, 6, 1.5), row(5, 8, 2.0)])
+    x = np.log2(6.0) - 2.0
+    at6 = 1.5 * np.exp((1 - x) * np.log(2.0) + x * np.log(4.0))
+    grid = co.hybrid_predictions(measured_grid, measured, 1)
+    assert grid["predicted"].tolist()[2:] == pytest.approx([2.0, at6, 8.0])
+    what_if = pd.DataFrame([row(5, 6, 1.5), row(5, 16, 5.0)])
+    got = co.hybrid_predictions(what_if, measured, 1, at_measured=measured_grid)["predicted"].to_numpy()
+    assert got[0] == pytest.approx(at6)
+    assert got[1] == pytest.approx(20.0)
+    assert co.hybrid_predictions(what_if, measured, 1)["predicted"].tolist() == [1.5, 5.0]

@@ -194,7 +194,7 @@ def curve_residuals(train: pd.DataFrame, values: np.ndarray, test: pd.DataFrame)
 
 def hybrid(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame, test_predicted: np.ndarray,
            k: int, trend: np.ndarray | None = None, unfitted: np.ndarray | None = None,
-           turned: np.ndarray | None = None) -> np.ndarray:
+           turned: np.ndarray | None = None, twins: np.ndarray | None = None) -> np.ndarray:
     """The hybrid mode: ``test_predicted`` x exp(residual), the residual being log(measured /
     train_predicted) interpolated along the test cell's curve (:func:`curve_residuals`), or the k
     nearest of other curves' (:func:`knn_log`) where its curve has no train cell.
@@ -208,7 +208,10 @@ def hybrid(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame,
     openmpi mode, fitted on no collective measurement) where no train cell has the test cell's
     operation and mapping (another mapping; not another size of a measured mapping, where the
     nearest sizes' residuals on the same curves know more, nor an algorithm nobody measured beside
-    measured ones, whose prediction must stay comparable with theirs). Train cells
+    measured ones, whose prediction must stay comparable with theirs). On a curve with no train
+    cell, the train cells the model prices as the same run answer (:func:`default_twins` over the
+    test cells; ``twins``, one per test cell, NaN for none, gives their answers instead where the
+    test cells are not the grid they were found on: :func:`hybrid_predictions`). Train cells
     the model could not price are left out; a test cell the model could not price stays NaN."""
     residual = np.log(train["measured"].to_numpy(float)) - np.log(np.asarray(train_predicted, float))
     ok = np.isfinite(residual)
@@ -225,7 +228,8 @@ def hybrid(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame,
         # such P its residual is interpolated as a measured curve's (default_twins)
         rows = np.flatnonzero(where == 0)
         twin = default_twins(train, np.asarray(train_predicted, float)[ok], test.iloc[rows],
-                             np.asarray(test_predicted, float)[rows])
+                             np.asarray(test_predicted, float)[rows]) if twins is None else \
+            np.asarray(twins, float)[rows]
         out[rows[np.isfinite(twin)]] = twin[np.isfinite(twin)]
     # where the openmpi mode counts: no algorithm measured at the cell's (operation, mapping). An
     # algorithm nobody measured beside measured ones keeps their residuals alone, so that the
@@ -358,12 +362,17 @@ def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFram
         priced = g if at_measured is None else at_measured[at_measured["target"] == target]
         train = cells.merge(priced[CELL + ["predicted"]], on=CELL, how="inner")
         line, free = (None if other is None else _aligned(other, target, g) for other in (trend, unfitted))
-        turned = None  # on another grid: whether the trend goes against the model, curve by curve, from
-        # the measured machine's grid beyond each curve's measured P (a what-if grid holds few of those P)
-        if at_measured is not None and trend is not None:
-            turned = _turned(train, priced.reset_index(drop=True), _aligned(trend, target, priced), g)
+        turned = twins = None  # on another grid: whether the trend goes against the model, curve by
+        # curve, from the measured machine's grid beyond each curve's measured P (a what-if grid holds
+        # few of those P), and the twins found on the measured machine's grid, whose P they interpolate
+        if at_measured is not None:
+            priced = priced.reset_index(drop=True)
+            if trend is not None:
+                turned = _turned(train, priced, _aligned(trend, target, priced), g)
+            twins = _twins(train, priced, g)
         parts.append(g.assign(mode="hybrid", predicted=hybrid(train, train["predicted"].to_numpy(), g,
-                                                                g["predicted"].to_numpy(), k, line, free, turned)))
+                                                                g["predicted"].to_numpy(), k, line, free, turned,
+                                                                twins)))
     if not parts:
         return calibrated.iloc[:0].assign(mode="hybrid")
     out = pd.concat(parts, ignore_index=True)
@@ -380,6 +389,19 @@ def _turned(train: pd.DataFrame, priced: pd.DataFrame, trend: np.ndarray, cells:
     flagged = against(priced, trend, priced["predicted"].to_numpy(float), where == 2)
     keys = pd.MultiIndex.from_frame(priced.loc[flagged, CURVE].drop_duplicates())
     return pd.MultiIndex.from_frame(cells[CURVE]).isin(keys)
+
+
+def _twins(train: pd.DataFrame, priced: pd.DataFrame, cells: pd.DataFrame) -> np.ndarray:
+    """:func:`default_twins` of the ``priced`` grid's cells on curves with no ``train`` cell, taken
+    at the same ``cells`` (NaN elsewhere, e.g. beyond the priced grid's P)."""
+    residual = np.log(train["measured"].to_numpy(float)) - np.log(train["predicted"].to_numpy(float))
+    ok = np.isfinite(residual)
+    _, where = curve_residuals(train[ok].reset_index(drop=True), residual[ok], priced)
+    rows = np.flatnonzero(where == 0)
+    found = default_twins(train[ok].reset_index(drop=True), train["predicted"].to_numpy(float)[ok], priced.iloc[rows],
+                          priced["predicted"].to_numpy(float)[rows])
+    value = priced.iloc[rows][CELL].assign(twin=found).dropna(subset=["twin"]).drop_duplicates(CELL)
+    return cells[CELL].merge(value, on=CELL, how="left")["twin"].to_numpy(float)
 
 
 def _aligned(other: pd.DataFrame, target: str, cells: pd.DataFrame) -> np.ndarray:
