@@ -275,7 +275,9 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p, nbytes, gro
     :func:`collat.model.openmpi_mode.evaluate`, in its order and with its arithmetic, in as few passes
     over the ranks as they allow, one tree at a time:
 
-    1. w[n] = :func:`sequential_fanout` of census row ``rows[inverse[n]]`` (once per row for the forest);
+    1. w[n] = :func:`sequential_fanout` of census row ``rows[inverse[n]]`` (once per row for the forest;
+       with ``nbytes`` > 0, the bytes' parts of the gaps, also each resource's bytes per row, which
+       every kid of a parent on that resource counts whole: :func:`message_offsets`);
     2. per shared link l (channel ``link_k[l]``, parents ``link_senders[link_start[l]:link_start[l + 1]]``):
        w = max(w, link_table[k, link_load[link_group]]) (:func:`~collat.model.openmpi_mode.shared_link`);
     3. w[mem_senders] += mem_contention x mem_concurrent x sizes (``mem_contention`` [S]: per byte per

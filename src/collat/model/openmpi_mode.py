@@ -35,15 +35,15 @@ def sequential_fanout(counts: np.ndarray, costs: ChannelCosts) -> np.ndarray:
 
     The parent issues its sends one after another, so every receiver on channel c costs that
     channel's per-receiver gap beta_c (the NBFT slope, study eq. 6), and the fan-out ends with the
-    longest remaining tail of one channel: cost = sum_c beta_c N_c + max_c [T_NBFT^c(N_c) - beta_c N_c];
-    where the costs say which part b_c of a gap moves bytes (``costs.gap_bytes``: the calibrated
-    mode's rendezvous bcast), the fan-out's receivers share the resource their channel's bytes move
-    through (``costs.group``: the node's memory, its network link) and the resources move their
-    bytes at once: sum_c (beta_c - b_c) N_c + max_G sum_{c in G} b_c N_c + the tail (and each
-    receiver's message is in when its resource has moved them all: :func:`.forest.message_offsets`)
+    longest remaining tail of one channel: cost = sum_c beta_c N_c + max_c [T_NBFT^c(N_c) - beta_c N_c]
     (one channel alone: exactly its NBFT; the collective study's eq. 11 with Q_max,j = beta_max /
     beta_j taken from the NBFT instead of the latency ratio), never below one message on the
-    slowest channel present (study eq. 1). T_NBFT^c comes from the measured table (measured where
+    slowest channel present (study eq. 1). Where the costs say which part b_c of a gap moves bytes
+    (``costs.gap_bytes``: the calibrated mode's rendezvous bcast), the fan-out's receivers share the
+    resource their channel's bytes move through (``costs.group``: the node's memory, its network
+    link) and the resources move their bytes at once: sum_c (beta_c - b_c) N_c +
+    max_G sum_{c in G} b_c N_c + the tail (each receiver's message is in when its resource has
+    moved them all: :func:`.forest.message_offsets`). T_NBFT^c comes from the measured table (measured where
     measured) when present, else the line. One compiled pass (:func:`collat.kernels.sequential_fanout`):
     the rows are few (one per distinct census row) and priced once per evaluation of a calibration.
     """
