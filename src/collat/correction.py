@@ -19,8 +19,8 @@ is more than 2^10 away in P or size, and another operation's cells last.
   as the same run (:func:`default_twins`: OpenMPI's default running this algorithm's tree there):
   that measurement is then the prediction, and between two such P of the curve its residual is
   interpolated in log2 P as along a measured curve (so that a curve does not zigzag between the
-  P the default was measured at and the others). Beyond the measured P of a curve the residual of its nearest end is carried,
-  and where a trend is given (the regression stage's segmented fit, study eq. 12) the prediction is
+  P the default was measured at and the others). Beyond the measured P of a curve the residual of
+  its nearest end is carried, and where a trend is given (the regression stage's segmented fit, study eq. 12) the prediction is
   the geometric mean of the two: two forecasts that fail in opposite ways (one holds the model's
   error constant, the other extends the fitted slope) combined with equal weights, nothing tuned;
   but on a curve where the trend and the schedule model go opposite ways beyond the measured P
@@ -273,10 +273,10 @@ def default_twins(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.Dat
     providers: the geometric mean of their answers. Elsewhere (another shape between, or beyond a
     provider's twins) nothing: the default's shape changes there.
 
-    Measured on the study's unseen_algorithm folds (hybrid, medians over cells, avg / max): 0.241 /
-    0.286 -> 0.225 / 0.265; the default bcast, map-by core, 0.28 / 0.49 -> 0.16 / 0.24; the binary
-    bcast 0.24 -> 0.16 (map-by core, avg) and 0.37 -> 0.22 (socket), but 0.12 -> 0.20 under map-by
-    node, where the default's and the forced binary tree's measurements differ by 35 % (the median
+    Measured on the study's unseen_algorithm folds at 309f505 (hybrid, medians over cells, avg /
+    max): 0.241 / 0.286 -> 0.225 / 0.265; the default bcast, map-by core, 0.28 / 0.49 -> 0.16 /
+    0.24; the binary bcast 0.24 -> 0.16 (map-by core, avg) and 0.37 -> 0.22 (socket), but 0.12 ->
+    0.20 under map-by node, where the default's and the forced binary tree's measurements differ by 35 % (the median
     ratio over their 474 common cells: two runs of one tree, the data's own disagreement)."""
     out = np.full(len(test), np.nan)
     if train.empty or test.empty:

@@ -190,6 +190,8 @@ def noise_floor_markdown(floors: pd.DataFrame | None, paths: dict) -> list[str]:
     """The noise floor per mapping and nodes spanned (results/model/noise_floor.csv,
     :func:`collat.validation.noise_floors`), one line per target and kind (repeats in one job; the
     default against a forced run of the same tree, another job); nothing without such rows."""
+    from .validation import FLOOR_KINDS
+
     if floors is None:
         return []
     f = floors[floors["mapping"] != "all"]
@@ -204,7 +206,7 @@ def noise_floor_markdown(floors: pd.DataFrame | None, paths: dict) -> list[str]:
                        "read against it there.",
             "another_run": ". A prediction scored on another job's measurements cannot be expected to come closer."}
     out = []
-    for kind in ("repeats", "another_run"):
+    for kind in FLOOR_KINDS:
         parts = []
         for target, g in f[f["kind"] == kind].groupby("target", sort=True):
             cells = ", ".join(f"{r['mapping']} on {r['nodes']} node{'s' if str(r['nodes']) != '1' else ''} "

@@ -166,7 +166,8 @@ def noise_floors(collective: pd.DataFrame, machine: dict, targets, default_rules
             nodes = np.array([spans[(m, P)] for m, P in zip(cells["mapping"], cells["P"])])
             rows.append({"target": target, "kind": kind, "mapping": "all", "nodes": "all",
                          "cells": len(cells.drop_duplicates()), "pairs": len(rel), "floor": float(np.median(rel))})
-            for (mapping, n), idx in pd.DataFrame({"m": cells["mapping"], "n": nodes}).groupby(["m", "n"]).indices.items():
+            spanned = pd.DataFrame({"m": cells["mapping"], "n": nodes}).groupby(["m", "n"]).indices
+            for (mapping, n), idx in spanned.items():
                 rows.append({"target": target, "kind": kind, "mapping": mapping, "nodes": str(n),
                              "cells": len(cells.iloc[idx].drop_duplicates()), "pairs": len(idx),
                              "floor": float(np.median(rel[idx]))})
