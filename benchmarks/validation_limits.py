@@ -25,6 +25,7 @@ of every split and fold, robust cleaning) and results/tidy/collective.parquet, a
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +56,13 @@ def main() -> int:
     ap.add_argument("--results", type=Path, default=Path("results"))
     ap.add_argument("--target", default="avg", choices=["avg", "max"])
     args = ap.parse_args()
+    needed = [args.results / "model" / "validation.csv", args.results / "model" / "validation_predictions.parquet",
+              args.results / "tidy" / "collective.parquet"]
+    missing = [str(p) for p in needed if not p.is_file()]
+    if missing:
+        print(f"error: {', '.join(missing)}: expected a run's validation outputs (run the pipeline first, e.g. "
+              f"`.venv/bin/snakemake --cores 2`, or pass --results)", file=sys.stderr)
+        return 2
     board = pd.read_csv(args.results / "model" / "validation.csv")
     board = board[(board["cleaning"] == "robust") & (board["target"] == args.target)]
     rows = pd.read_parquet(args.results / "model" / "validation_predictions.parquet",

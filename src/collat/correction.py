@@ -367,9 +367,12 @@ def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFram
         # few of those P), and the twins found on the measured machine's grid, whose P they interpolate
         if at_measured is not None:
             priced = priced.reset_index(drop=True)
+            residual = np.log(train["measured"].to_numpy(float)) - np.log(train["predicted"].to_numpy(float))
+            ok = np.isfinite(residual)
+            _, where = curve_residuals(train[ok].reset_index(drop=True), residual[ok], priced)
             if trend is not None:
-                turned = _turned(train, priced, _aligned(trend, target, priced), g)
-            twins = _twins(train, priced, g)
+                turned = _turned(priced, where, _aligned(trend, target, priced), g)
+            twins = _twins(train[ok].reset_index(drop=True), priced, where, g)
         parts.append(g.assign(mode="hybrid", predicted=hybrid(train, train["predicted"].to_numpy(), g,
                                                                 g["predicted"].to_numpy(), k, line, free, turned,
                                                                 twins)))
@@ -380,25 +383,21 @@ def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFram
     return out
 
 
-def _turned(train: pd.DataFrame, priced: pd.DataFrame, trend: np.ndarray, cells: pd.DataFrame) -> np.ndarray:
+def _turned(priced: pd.DataFrame, where: np.ndarray, trend: np.ndarray, cells: pd.DataFrame) -> np.ndarray:
     """True for the ``cells`` of every curve on which :func:`against` holds over the ``priced`` grid's
-    cells beyond the curve's ``train`` P (``trend``: one per priced cell)."""
-    residual = np.log(train["measured"].to_numpy(float)) - np.log(train["predicted"].to_numpy(float))
-    ok = np.isfinite(residual)
-    _, where = curve_residuals(train[ok].reset_index(drop=True), residual[ok], priced)
+    cells beyond the curve's train P (``where`` == 2, :func:`curve_residuals`; ``trend``: one per
+    priced cell)."""
     flagged = against(priced, trend, priced["predicted"].to_numpy(float), where == 2)
     keys = pd.MultiIndex.from_frame(priced.loc[flagged, CURVE].drop_duplicates())
     return pd.MultiIndex.from_frame(cells[CURVE]).isin(keys)
 
 
-def _twins(train: pd.DataFrame, priced: pd.DataFrame, cells: pd.DataFrame) -> np.ndarray:
-    """:func:`default_twins` of the ``priced`` grid's cells on curves with no ``train`` cell, taken
-    at the same ``cells`` (NaN elsewhere, e.g. beyond the priced grid's P)."""
-    residual = np.log(train["measured"].to_numpy(float)) - np.log(train["predicted"].to_numpy(float))
-    ok = np.isfinite(residual)
-    _, where = curve_residuals(train[ok].reset_index(drop=True), residual[ok], priced)
+def _twins(train: pd.DataFrame, priced: pd.DataFrame, where: np.ndarray, cells: pd.DataFrame) -> np.ndarray:
+    """:func:`default_twins` of the ``priced`` grid's cells on curves with no ``train`` cell (``where``
+    == 0, :func:`curve_residuals`), taken at the same ``cells`` (NaN elsewhere, e.g. beyond the
+    priced grid's P)."""
     rows = np.flatnonzero(where == 0)
-    found = default_twins(train[ok].reset_index(drop=True), train["predicted"].to_numpy(float)[ok], priced.iloc[rows],
+    found = default_twins(train, train["predicted"].to_numpy(float), priced.iloc[rows],
                           priced["predicted"].to_numpy(float)[rows])
     value = priced.iloc[rows][CELL].assign(twin=found).dropna(subset=["twin"]).drop_duplicates(CELL)
     return cells[CELL].merge(value, on=CELL, how="left")["twin"].to_numpy(float)

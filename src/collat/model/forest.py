@@ -46,7 +46,6 @@ class Forest:
         self._order = None
         self._siblings = None
         self._send_plan = None
-        self._forwarding = None
         self.where: dict[str, np.ndarray] = {}  # node/socket of every forest node (for contention)
         self.link: np.ndarray | None = None  # channel index of every node's link to its parent (-1: root)
         self.send_key: np.ndarray | None = None  # a node's place among its siblings (send order)
@@ -116,9 +115,7 @@ class Forest:
     def forwarding(self) -> tuple[np.ndarray, np.ndarray]:
         """(the nodes that forward: neither root nor leaf, how many forwarding nodes lie above each
         node on its way to the root, [N])."""
-        if self._forwarding is None:
-            self._forwarding = self.tree_memo("forwarding", self._forwarders)
-        return self._forwarding
+        return self.tree_memo("forwarding", self._forwarders)
 
     def _forwarders(self) -> tuple[np.ndarray, np.ndarray]:
         parent = self.parent
