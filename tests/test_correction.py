@@ -155,6 +155,35 @@ def test_hybrid_of_an_unseen_algorithm_takes_a_twins_measurement():
     assert got[2] == pytest.approx(9.0) and got[3] == pytest.approx(9.0)
 
 
+def test_transfer_slopes_leave_out_one_training_algorithm_at_a_time():
+    # map-by core: algorithms 1 and 2 at P = 4 and 8. Algorithm 1's residuals (log 2, log 4) predicted
+    # by algorithm 2's at the same P (the nearest, k = 1), (log 1, log 2), and back:
+    # slope = (0 log 2 + log 2 log 4 + log 2 0 + log 4 log 2) / (0 + log 2^2 + log 2^2 + log 4^2) = 4/6.
+    # Map-by node: algorithm 2's residual is minus algorithm 1's: a negative slope, clipped to 0.
+    # Map-by socket: one algorithm (the others' at other mappings are not what an algorithm nobody
+    # measured there borrows): no slope
+    train = frame([("bcast", a, m, P, 1, 1.0) for m in ("core", "node") for a in (1, 2) for P in (4, 8)]
+                  + [("bcast", 1, "socket", 4, 1, 1.0)])
+    r = np.log([2.0, 4.0, 1.0, 2.0, 2.0, 2.0, 0.5, 0.5, 3.0])
+    got = co.transfer_slopes(train, r, 1)
+    assert got[("bcast", "core")] == pytest.approx(4 / 6)
+    assert got[("bcast", "node")] == 0.0
+    assert ("bcast", "socket") not in got.index
+
+
+def test_an_unseen_algorithm_takes_its_share_of_the_other_algorithms_residual():
+    train = frame([("bcast", a, "core", P, 1, 1.0) for a in (1, 2) for P in (4, 8)])
+    r = np.log([2.0, 4.0, 1.0, 2.0])  # the slope of the test above: 4/6
+    test = frame([("bcast", 5, "core", 4, 1, np.nan), ("bcast", 1, "core", 4, 2, np.nan),
+                  ("bcast", 5, "node", 4, 1, np.nan)])
+    # an algorithm nobody measured at map-by core: 4/6; another size of a measured algorithm, and
+    # another mapping (its nearest residuals are not another algorithm's at its mapping): all of it
+    assert co.unseen_algorithm_share(train, r, test, 1) == pytest.approx([4 / 6, 1.0, 1.0])
+    # through the hybrid: at P = 4 the two algorithms' residuals (log 2, log 1), tied at sqrt(200)
+    got = co.hybrid(train, 1.0 / np.exp(r), test.iloc[:1], np.array([3.0]), 1)
+    assert got[0] == pytest.approx(3.0 * np.exp(4 / 6 * np.log(2.0) / 2))
+
+
 def test_hybrid_leaves_out_what_the_model_could_not_price():
     train = frame([("bcast", 1, "core", 2, 1, 2.0), ("bcast", 1, "core", 4, 1, 8.0)])
     test = frame([("bcast", 1, "core", 2, 1, np.nan), ("bcast", 1, "core", 4, 1, np.nan)])
