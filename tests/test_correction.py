@@ -155,33 +155,48 @@ def test_hybrid_of_an_unseen_algorithm_takes_a_twins_measurement():
     assert got[2] == pytest.approx(9.0) and got[3] == pytest.approx(9.0)
 
 
-def test_transfer_slopes_leave_out_one_training_algorithm_at_a_time():
-    # map-by core: algorithms 1 and 2 at P = 4 and 8. Algorithm 1's residuals (log 2, log 4) predicted
-    # by algorithm 2's at the same P (the nearest, k = 1), (log 1, log 2), and back:
-    # slope = (0 log 2 + log 2 log 4 + log 2 0 + log 4 log 2) / (0 + log 2^2 + log 2^2 + log 4^2) = 4/6.
-    # Map-by node: algorithm 2's residual is minus algorithm 1's: a negative slope, clipped to 0.
-    # Map-by socket: one algorithm (the others' at other mappings are not what an algorithm nobody
-    # measured there borrows): no slope
-    train = frame([("bcast", a, m, P, 1, 1.0) for m in ("core", "node") for a in (1, 2) for P in (4, 8)]
-                  + [("bcast", 1, "socket", 4, 1, 1.0)])
-    r = np.log([2.0, 4.0, 1.0, 2.0, 2.0, 2.0, 0.5, 0.5, 3.0])
-    got = co.transfer_slopes(train, r, 1)
-    assert got[("bcast", "core")] == pytest.approx(4 / 6)
-    assert got[("bcast", "node")] == 0.0
-    assert ("bcast", "socket") not in got.index
+def pairs():
+    """Map-by core, P = 4: algorithms 1 and 2 priced 1 with residual +0.4, 3 and 4 priced e^2 with
+    -0.4 (runs priced alike err alike); map-by node: 1 and 2 priced 1, residuals +0.5 and -0.5;
+    map-by socket: algorithm 1 alone."""
+    train = frame([("bcast", a, "core", 4, 1, 1.0) for a in (1, 2, 3, 4)]
+                  + [("bcast", a, "node", 4, 1, 1.0) for a in (1, 2)] + [("bcast", 1, "socket", 4, 1, 1.0)])
+    r = np.array([0.4, 0.4, -0.4, -0.4, 0.5, -0.5, 0.1])
+    priced = np.array([1.0, 1.0, np.e ** 2, np.e ** 2, 1.0, 1.0, 1.0])
+    return train, r, priced
 
 
-def test_an_unseen_algorithm_takes_its_share_of_the_other_algorithms_residual():
-    train = frame([("bcast", a, "core", P, 1, 1.0) for a in (1, 2) for P in (4, 8)])
-    r = np.log([2.0, 4.0, 1.0, 2.0])  # the slope of the test above: 4/6
-    test = frame([("bcast", 5, "core", 4, 1, np.nan), ("bcast", 1, "core", 4, 2, np.nan),
-                  ("bcast", 5, "node", 4, 1, np.nan)])
-    # an algorithm nobody measured at map-by core: 4/6; another size of a measured algorithm, and
-    # another mapping (its nearest residuals are not another algorithm's at its mapping): all of it
-    assert co.unseen_algorithm_share(train, r, test, 1) == pytest.approx([4 / 6, 1.0, 1.0])
-    # through the hybrid: at P = 4 the two algorithms' residuals (log 2, log 1), tied at sqrt(200)
-    got = co.hybrid(train, 1.0 / np.exp(r), test.iloc[:1], np.array([3.0]), 1)
-    assert got[0] == pytest.approx(3.0 * np.exp(4 / 6 * np.log(2.0) / 2))
+def test_transfer_leaves_out_one_training_algorithm_at_a_time():
+    train, r, priced = pairs()
+    got = co.transfer(train, r, priced, 3)
+    # map-by core, algorithm 1 left out: its three neighbours (sqrt(200) away) weigh 1 (algorithm 2,
+    # priced alike) and exp(-2 / scale) (3 and 4): guess g = (0.4 - 0.8 e) / (1 + 2 e), e = exp(-2 /
+    # scale), and -g for 3 and 4. Slope 0.4 / g, clipped to 1 (g <= 0.4), at every finite scale; at
+    # scale inf, g = -0.4 / 3: a negative slope, clipped to 0. Map-by node: each algorithm's guess is
+    # the other's residual: slope -1, clipped to 0, whatever the scale. The least squared error:
+    # (0.4 - g)^2 on map-by core, least at the smallest scale, 0.25
+    assert got.scale == 0.25
+    assert got.slopes[("bcast", "core")] == 1.0
+    assert got.slopes[("bcast", "node")] == 0.0
+    assert ("bcast", "socket") not in got.slopes.index  # one algorithm: nothing to leave out
+
+
+def test_an_unseen_algorithm_borrows_the_residuals_of_runs_priced_alike():
+    train, r, priced = pairs()
+    test = frame([("bcast", 5, "core", 4, 1, np.nan), ("bcast", 5, "node", 4, 1, np.nan),
+                  ("bcast", 1, "core", 4, 2, np.nan)])
+    assert list(co.beside_measured(train, test)) == [True, True, False]  # another size of algorithm 1: no
+    got = co.unseen_algorithm_residual(train, r, priced, test, np.array([1.0, 1.0, 1.0]), np.array([0, 1]), 3)
+    # map-by core: algorithm 5 priced 1 like 1 and 2 (weight 1 each) against 3 and 4 (e^-8 each, scale
+    # 0.25), share 1; map-by node: share 0
+    e = np.exp(-8.0)
+    assert got == pytest.approx([(0.8 - 0.8 * e) / (2 + 2 * e), 0.0])
+    # through the hybrid (k = 3), algorithm 5 priced 1.1 (at 1 its runs would be 1's and 2's twins,
+    # whose measurements it would take): weights 1.1^-4 for 1 and 2, e^-8 1.1^4 for 3 and 4
+    measured = train.assign(measured=priced * np.exp(r))
+    out = co.hybrid(measured, priced, test.iloc[:1], np.array([1.1]), 3)
+    a, b = 1.1 ** -4, e * 1.1 ** 4
+    assert out[0] == pytest.approx(1.1 * np.exp(0.4 * (a - b) / (a + b)))
 
 
 def test_hybrid_leaves_out_what_the_model_could_not_price():

@@ -15,9 +15,10 @@ is more than 2^10 away in P or size, and another operation's cells last.
   that at a measured cell the hybrid returns the measurement and between measured P it follows the
   schedule model's shape; on a curve with no measured cell (another algorithm, mapping or size) it
   is the k nearest residuals of other curves (:func:`knn_log`), which carry the machine's
-  systematic error (for an algorithm nobody measured beside measured ones, the share of the other
-  algorithms' residual that the measured algorithms were found to share with each other,
-  :func:`transfer_slopes`), except at a cell where the model prices a measured cell of another algorithm
+  systematic error (for an algorithm nobody measured beside measured ones, weighted also by how
+  alike the model prices its run and theirs, times the share of the other algorithms' residual
+  that the measured algorithms were found to share with each other: :func:`unseen_algorithm_residual`,
+  :func:`transfer`), except at a cell where the model prices a measured cell of another algorithm
   as the same run (:func:`default_twins`: OpenMPI's default running this algorithm's tree there):
   that measurement is then the prediction, and between two such P of the curve its residual is
   interpolated in log2 P as along a measured curve (so that a curve does not zigzag between the
@@ -73,6 +74,7 @@ def features(cells: pd.DataFrame, operations: list, algorithms: list, mappings: 
 
 
 GROUP = ["operation", "algorithm", "mapping"]
+CELL = ["operation", "algorithm", "mapping", "P", "size"]
 
 
 def knn_log(train: pd.DataFrame, values: np.ndarray, test: pd.DataFrame, k: int) -> np.ndarray:
@@ -85,13 +87,18 @@ def knn_log(train: pd.DataFrame, values: np.ndarray, test: pd.DataFrame, k: int)
     if train.empty or test.empty:
         return out
     values = np.asarray(values, float)
-    k = min(k, len(train))
     for rows, dist, ind in nearest_cells(train, test, k):
-        take = dist <= dist[:, k - 1:k] * (1 + 1e-9)  # the k nearest and every tie with the k-th
-        exact = take & (dist == 0)
-        w = np.where(exact.any(axis=1, keepdims=True), exact, np.where(take, 1 / np.maximum(dist, 1e-300), 0.0))
+        w = _idw(dist, min(k, len(train)))
         out[rows] = (w * values[ind]).sum(axis=1) / w.sum(axis=1)
     return out
+
+
+def _idw(dist: np.ndarray, k: int) -> np.ndarray:
+    """:func:`knn_log`'s weights of the neighbours at ``dist`` [cells, n] (sorted): 1 / distance for the
+    k nearest and every tie with the k-th, 0 beyond; all of it on a neighbour at distance 0."""
+    take = dist <= dist[:, k - 1:k] * (1 + 1e-9)
+    exact = take & (dist == 0)
+    return np.where(exact.any(axis=1, keepdims=True), exact, np.where(take, 1 / np.maximum(dist, 1e-300), 0.0))
 
 
 def nearest_cells(train: pd.DataFrame, test: pd.DataFrame, k: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -224,7 +231,11 @@ def hybrid(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame,
     along, where = curve_residuals(train, residual, test)
     if (where == 0).any():
         rows = np.flatnonzero(where == 0)
-        along[rows] = knn_log(train, residual, test.iloc[rows], k) * unseen_algorithm_share(train, residual, test.iloc[rows], k)
+        along[rows] = knn_log(train, residual, test.iloc[rows], k)
+        unseen = rows[beside_measured(train, test.iloc[rows])]
+        if len(unseen):
+            along[unseen] = unseen_algorithm_residual(train, residual, np.asarray(train_predicted, float)[ok], test,
+                                                      np.asarray(test_predicted, float), unseen, k)
     out = out * np.exp(along)
     if (where == 0).any():  # a curve with no train cell: where the model prices a train cell of another
         # algorithm as the same run, that cell's measurement is one of this cell's, and between two
@@ -254,69 +265,173 @@ def hybrid(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame,
 
 
 SHARE_BY = ["operation", "mapping"]
+SIMILARITY_SCALES = (0.25, 0.5, 1.0, 2.0, np.inf)  # e-folds of the ratio of two priced runs; inf: all alike
 
 
-def transfer_slopes(train: pd.DataFrame, residual: np.ndarray, k: int) -> pd.Series:
-    """How much of the other algorithms' residual an algorithm shares, per (operation, mapping) of
-    ``train``: each train algorithm's residuals predicted by :func:`knn_log` over the train cells of
-    the other algorithms of its operation and mapping alone (as an algorithm nobody measured is), and the
-    least-squares slope through the origin of the residuals on those predictions, clipped to
-    [0, 1]: 1 where the model's error is the machine's, common to every algorithm, 0 where it is
-    each algorithm's own (or the others' errors say the opposite of its own). An (operation,
-    mapping) with one train algorithm has no slope (missing from the index).
+@dataclass(frozen=True)
+class Transfer:
+    """What the measured algorithms' residuals say of an algorithm nobody measured (:func:`transfer`):
+    ``scale``, how alike two algorithms' runs must be priced for their errors to be alike (a
+    neighbour's weight falls by e per ``scale`` in |log| of the ratio of the two prices; inf: every
+    algorithm alike), and ``slopes``, the share of the weighted residual an algorithm takes, per
+    (operation, mapping), in [0, 1]."""
 
-    Estimated on the training cells alone, by leaving out one training algorithm at a time: the
-    question :func:`hybrid` asks of an algorithm nobody measured, asked of the measured ones. The
-    answer for the last (train, residual, k) is kept: a validation fold asks it twice (the hybrid
-    and :data:`CARRIED`)."""
-    residual = np.asarray(residual, float)
-    key = (k, _digest(train), residual.tobytes())
-    if _SLOPES.get("key") != key:
-        _SLOPES.update(key=key, slopes=_transfer_slopes(train, residual, k))
-    return _SLOPES["slopes"]
+    scale: float
+    slopes: pd.Series
 
 
-_SLOPES: dict = {}
+def beside_measured(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
+    """True for the test cells of an algorithm nobody measured beside measured ones: no train cell has
+    its (operation, algorithm, mapping), some have its (operation, mapping)."""
+    own = pd.MultiIndex.from_frame(test[GROUP]).isin(pd.MultiIndex.from_frame(train[GROUP]))
+    return ~own & pd.MultiIndex.from_frame(test[SHARE_BY]).isin(pd.MultiIndex.from_frame(train[SHARE_BY]))
 
 
-def _transfer_slopes(train: pd.DataFrame, residual: np.ndarray, k: int) -> pd.Series:
-    guess = np.full(len(train), np.nan)
+def unseen_algorithm_residual(train: pd.DataFrame, residual: np.ndarray, train_predicted: np.ndarray,
+                              test: pd.DataFrame, test_predicted: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
+    """The residual :func:`hybrid` gives the ``rows`` of ``test`` (cells of algorithms nobody measured
+    beside measured ones, :func:`beside_measured`): the k nearest train residuals (:func:`knn_log`'s
+    neighbours and inverse-distance weights), each weight also times exp(-|log(p_a / p_b)| / scale),
+    p_b the model's price of the neighbour's run and p_a its price of the test cell's algorithm at the
+    neighbour's (mapping, P, size) (from ``test_predicted``, else ``train_predicted``; a neighbour
+    without one counts only where no neighbour has one), times the share of its (operation, mapping);
+    scale and shares from :func:`transfer`. Two algorithms the model prices alike run alike, so their
+    errors are alike; the limit, a run priced identically, is :func:`default_twins`' measurement.
+
+    Measured on the study's unseen_algorithm folds at e6e583b (hybrid, medians over cells, avg / max):
+    0.221 / 0.261 with the other algorithms' whole residual, equal weights; 0.206 / 0.243 with the
+    shares alone; 0.196 / 0.233 with the shares and the scale chosen per fold (in 4 of the 9 folds
+    a finite one)."""
+    fit = transfer(train, residual, train_predicted, k)
+    prices = _Prices(pd.concat([test[CELL], train[CELL]], ignore_index=True),
+                     np.r_[np.asarray(test_predicted, float), np.asarray(train_predicted, float)])
+    cells = test.iloc[rows]
+    value = _weighted(_neighbours(train, train_predicted, cells, k, prices), residual, len(cells), fit.scale)
+    return _share(fit.slopes, cells) * value
+
+
+def transfer(train: pd.DataFrame, residual: np.ndarray, predicted: np.ndarray, k: int) -> Transfer:
+    """The :class:`Transfer` of ``train`` (its cells, their residuals and the model's ``predicted``
+    prices), estimated on the training cells alone by leaving out one training algorithm at a time,
+    the question :func:`hybrid` asks of an algorithm nobody measured asked of the measured ones: for
+    every scale of :data:`SIMILARITY_SCALES`, each train algorithm's residuals are predicted from the
+    other algorithms of its operation and mapping alone (:func:`unseen_algorithm_residual`'s
+    weights); the share of an (operation, mapping) is the least-squares slope through the origin of
+    the residuals on those predictions, clipped to [0, 1] (1 where the model's error is the
+    machine's, common to every algorithm; 0 where it is each algorithm's own, or the others' say the
+    opposite); the scale is the one whose shared predictions have the least mean squared error (the
+    first of ties). An (operation, mapping) with one train algorithm has no share (missing from
+    ``slopes``). The answer for the last (train, residual, predicted, k) is kept: a validation fold
+    asks it twice (the hybrid and :data:`CARRIED`)."""
+    residual, predicted = np.asarray(residual, float), np.asarray(predicted, float)
+    key = (k, _digest(train), residual.tobytes(), predicted.tobytes())
+    if _TRANSFER.get("key") != key:
+        _TRANSFER.update(key=key, fit=_transfer(train, residual, predicted, k))
+    return _TRANSFER["fit"]
+
+
+_TRANSFER: dict = {}
+
+
+def _transfer(train: pd.DataFrame, residual: np.ndarray, predicted: np.ndarray, k: int) -> Transfer:
+    prices = _Prices(train, predicted)
     op_of, mapping_of, alg_of = (train[c].to_numpy() for c in ("operation", "mapping", "algorithm"))
+    folds = []  # (rows of one train algorithm at one operation and mapping, the other algorithms' rows there, neighbours)
     for (op, mapping, alg), rows in train.groupby(SHARE_BY + ["algorithm"], sort=True).indices.items():
         others = np.flatnonzero((op_of == op) & (mapping_of == mapping) & (alg_of != alg))
         if len(others):
-            guess[rows] = knn_log(train.iloc[others], residual[others], train.iloc[rows], k)
-    ok = np.isfinite(guess)
-    d = pd.DataFrame({"xy": guess * residual, "xx": guess ** 2}).assign(
-        **{c: train[c].to_numpy() for c in SHARE_BY})[ok]
-    sums = d.groupby(SHARE_BY, sort=True)[["xy", "xx"]].sum()
-    sums = sums[sums["xx"] > 0]
-    return (sums["xy"] / sums["xx"]).clip(0.0, 1.0)
+            folds.append((rows, others, _neighbours(train.iloc[others], predicted[others], train.iloc[rows], k, prices)))
+    best = Transfer(np.inf, pd.Series(dtype=float))
+    if not folds:
+        return best
+    least = np.inf
+    for scale in SIMILARITY_SCALES:
+        guess = np.full(len(train), np.nan)
+        for rows, others, near in folds:
+            guess[rows] = _weighted(near, residual[others], len(rows), scale)
+        ok = np.isfinite(guess)
+        d = pd.DataFrame({"xy": guess * residual, "xx": guess ** 2}).assign(
+            **{c: train[c].to_numpy() for c in SHARE_BY})[ok]
+        sums = d.groupby(SHARE_BY, sort=True)[["xy", "xx"]].sum()
+        sums = sums[sums["xx"] > 0]
+        slopes = (sums["xy"] / sums["xx"]).clip(0.0, 1.0)
+        share = _share(slopes, train[ok])
+        loss = float(np.mean((share * guess[ok] - residual[ok]) ** 2))
+        if loss < least:
+            least, best = loss, Transfer(float(scale), slopes)
+    return best
 
 
-def unseen_algorithm_share(train: pd.DataFrame, residual: np.ndarray, test: pd.DataFrame, k: int) -> np.ndarray:
-    """The share of the other algorithms' residual (:func:`knn_log`) a test cell takes: its
-    (operation, mapping)'s :func:`transfer_slopes` where no train cell has its (operation,
-    algorithm, mapping) but some have its (operation, mapping) (an algorithm nobody measured beside
-    measured ones), 1 elsewhere (another size or mapping, whose nearest residuals are not another
-    algorithm's; or no slope).
+def _share(slopes: pd.Series, cells: pd.DataFrame) -> np.ndarray:
+    """The share in ``slopes`` of each cell's (operation, mapping), 1 where it has none."""
+    if slopes.empty:
+        return np.ones(len(cells))
+    share = slopes.reindex(pd.MultiIndex.from_frame(cells[SHARE_BY])).to_numpy(float)
+    return np.where(np.isfinite(share), share, 1.0)
 
-    Measured on the study's unseen_algorithm folds at e6e583b (hybrid, medians over cells, avg /
-    max): 0.221 / 0.261 with the whole residual, 0.206 / 0.243 with this share; slopes per fold
-    from 0 (bcast, map-by core: the others' errors do not carry over) to 0.66 (bcast, map-by node)."""
-    share = np.ones(len(test))
-    if train.empty or test.empty:
-        return share
-    own = pd.MultiIndex.from_frame(test[GROUP]).isin(pd.MultiIndex.from_frame(train[GROUP]))
-    beside = pd.MultiIndex.from_frame(test[SHARE_BY]).isin(pd.MultiIndex.from_frame(train[SHARE_BY]))
-    rows = np.flatnonzero(~own & beside)
-    if not len(rows):
-        return share
-    slopes = transfer_slopes(train, residual, k)
-    found = pd.MultiIndex.from_frame(test.iloc[rows][SHARE_BY]).map(lambda key: slopes.get(key, np.nan))
-    found = np.asarray(found, float)
-    share[rows] = np.where(np.isfinite(found), found, 1.0)
-    return share
+
+class _Prices:
+    """The model's price of each cell (operation, algorithm, mapping, P, size), the first of duplicates,
+    looked up by the integer codes of the cells' values (a MultiIndex of the cells asked, built anew
+    for every lookup, took most of a validation fold's time)."""
+
+    def __init__(self, cells: pd.DataFrame, predicted: np.ndarray):
+        self.values = [pd.Index(pd.unique(cells[c].to_numpy())) for c in CELL]
+        self.dims = [len(v) + 1 for v in self.values]  # the last code of each: a value the cells lack
+        keys = self.key([self.codes(cells, c) for c in CELL])
+        first = ~pd.Index(keys).duplicated()
+        self.index, self.prices = pd.Index(keys[first]), np.asarray(predicted, float)[first]
+
+    def codes(self, cells: pd.DataFrame, column: str) -> np.ndarray:
+        i = CELL.index(column)
+        found = self.values[i].get_indexer(cells[column].to_numpy())
+        return np.where(found < 0, self.dims[i] - 1, found)
+
+    def key(self, codes: list[np.ndarray]) -> np.ndarray:
+        return np.ravel_multi_index(codes, self.dims)
+
+    def of(self, codes: list[np.ndarray]) -> np.ndarray:
+        """The price at each cell whose codes (one array per column of CELL) are given; NaN where none."""
+        key = self.key(codes)
+        at = self.index.get_indexer(key.ravel()).reshape(key.shape)
+        return np.where(at >= 0, self.prices[np.maximum(at, 0)], np.nan)
+
+
+def _neighbours(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame, k: int,
+                prices: _Prices) -> list[tuple]:
+    """:func:`nearest_cells` of ``test`` among ``train`` with :func:`knn_log`'s weights and, per neighbour,
+    |log| of the ratio between the ``prices`` of the test cell's algorithm at the neighbour's (mapping,
+    P, size) and of the neighbour's own run (NaN where either is unknown or not positive):
+    [(test rows, weights, train rows, that distance)]."""
+    out = []
+    train_predicted = np.asarray(train_predicted, float)
+    at = [prices.codes(train, c) for c in ("mapping", "P", "size")]
+    own = [prices.codes(test, c) for c in ("operation", "algorithm")]
+    for rows, dist, ind in nearest_cells(train, test, k):
+        w = _idw(dist, min(k, len(train)))
+        asked = [np.broadcast_to(c[rows][:, None], ind.shape) for c in own] + [c[ind] for c in at]
+        mine, theirs = prices.of(asked), train_predicted[ind]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            apart = np.abs(np.log(mine) - np.log(theirs))
+        apart[~((mine > 0) & (theirs > 0))] = np.nan
+        out.append((rows, w, ind, apart))
+    return out
+
+
+def _weighted(neighbours: list[tuple], values: np.ndarray, n: int, scale: float) -> np.ndarray:
+    """The mean of ``values`` (one per train cell) over :func:`_neighbours`, each weight times
+    exp(-apart / ``scale``) in a row where some neighbour has a price of the test cell's algorithm
+    (the others then none), the weights alone elsewhere and with ``scale`` inf: [n]."""
+    out = np.full(n, np.nan)
+    values = np.asarray(values, float)
+    for rows, w, ind, apart in neighbours:
+        if np.isfinite(scale):
+            known = (w > 0) & np.isfinite(apart)
+            alike = w * np.where(known, np.exp(-np.where(known, apart, 0.0) / scale), 0.0)
+            use = alike.sum(axis=1) > 0
+            w = np.where(use[:, None], alike, w)
+        out[rows] = (w * values[ind]).sum(axis=1) / w.sum(axis=1)
+    return out
 
 
 TWIN = ["operation", "mapping", "P", "size"]
@@ -409,7 +524,6 @@ def against(test: pd.DataFrame, trend: np.ndarray, model: np.ndarray, cells: np.
     return out
 
 
-CELL = ["operation", "algorithm", "mapping", "P", "size"]
 
 
 def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFrame], k: int,
