@@ -168,7 +168,7 @@ def pairs():
 
 def test_transfer_leaves_out_one_training_algorithm_at_a_time():
     train, r, priced = pairs()
-    got = co.transfer(train, r, priced, 3)
+    got = co.transfer(train, r, priced, 3, "bcast")
     # map-by core, algorithm 1 left out: its three neighbours (sqrt(200) away) weigh 1 (algorithm 2,
     # priced alike) and exp(-2 / scale) (3 and 4): guess g = (0.4 - 0.8 e) / (1 + 2 e), e = exp(-2 /
     # scale), and -g for 3 and 4. Slope 0.4 / g, clipped to 1 (g <= 0.4), at every finite scale; at

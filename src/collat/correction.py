@@ -231,11 +231,12 @@ def hybrid(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame,
     along, where = curve_residuals(train, residual, test)
     if (where == 0).any():
         rows = np.flatnonzero(where == 0)
-        along[rows] = knn_log(train, residual, test.iloc[rows], k)
-        unseen = rows[beside_measured(train, test.iloc[rows])]
-        if len(unseen):
-            along[unseen] = unseen_algorithm_residual(train, residual, np.asarray(train_predicted, float)[ok], test,
-                                                      np.asarray(test_predicted, float), unseen, k)
+        unseen = beside_measured(train, test.iloc[rows])
+        if (~unseen).any():
+            along[rows[~unseen]] = knn_log(train, residual, test.iloc[rows[~unseen]], k)
+        if unseen.any():
+            along[rows[unseen]] = unseen_algorithm_residual(train, residual, np.asarray(train_predicted, float)[ok],
+                                                            test, np.asarray(test_predicted, float), rows[unseen], k)
     out = out * np.exp(along)
     if (where == 0).any():  # a curve with no train cell: where the model prices a train cell of another
         # algorithm as the same run, that cell's measurement is one of this cell's, and between two
@@ -302,17 +303,22 @@ def unseen_algorithm_residual(train: pd.DataFrame, residual: np.ndarray, train_p
     0.221 / 0.261 with the other algorithms' whole residual, equal weights; 0.206 / 0.243 with the
     shares alone; 0.196 / 0.233 with the shares and the scale chosen per fold (in 4 of the 9 folds
     a finite one)."""
-    fit = transfer(train, residual, train_predicted, k)
     prices = _Prices(pd.concat([test[CELL], train[CELL]], ignore_index=True),
                      np.r_[np.asarray(test_predicted, float), np.asarray(train_predicted, float)])
-    cells = test.iloc[rows]
-    value = _weighted(_neighbours(train, train_predicted, cells, k, prices), residual, len(cells), fit.scale)
-    return _share(fit.slopes, cells) * value
+    out = np.full(len(rows), np.nan)
+    operation = test["operation"].to_numpy()[rows]
+    for op in np.unique(operation):
+        fit = transfer(train, residual, train_predicted, k, op)
+        mine = np.flatnonzero(operation == op)
+        cells = test.iloc[rows[mine]]
+        value = _weighted(_neighbours(train, train_predicted, cells, k, prices), residual, len(cells), fit.scale)
+        out[mine] = _share(fit.slopes, cells) * value
+    return out
 
 
-def transfer(train: pd.DataFrame, residual: np.ndarray, predicted: np.ndarray, k: int) -> Transfer:
-    """The :class:`Transfer` of ``train`` (its cells, their residuals and the model's ``predicted``
-    prices), estimated on the training cells alone by leaving out one training algorithm at a time,
+def transfer(train: pd.DataFrame, residual: np.ndarray, predicted: np.ndarray, k: int, operation: str) -> Transfer:
+    """The :class:`Transfer` of ``operation`` in ``train`` (its cells, their residuals and the model's
+    ``predicted`` prices), estimated on the training cells alone by leaving out one training algorithm at a time,
     the question :func:`hybrid` asks of an algorithm nobody measured asked of the measured ones: for
     every scale of :data:`SIMILARITY_SCALES`, each train algorithm's residuals are predicted from the
     other algorithms of its operation and mapping alone (:func:`unseen_algorithm_residual`'s
@@ -321,23 +327,27 @@ def transfer(train: pd.DataFrame, residual: np.ndarray, predicted: np.ndarray, k
     machine's, common to every algorithm; 0 where it is each algorithm's own, or the others' say the
     opposite); the scale is the one whose shared predictions have the least mean squared error (the
     first of ties). An (operation, mapping) with one train algorithm has no share (missing from
-    ``slopes``). The answer for the last (train, residual, predicted, k) is kept: a validation fold
-    asks it twice (the hybrid and :data:`CARRIED`)."""
+    ``slopes``). The answers for the last few (train, residual, predicted, k, operation) are kept: a
+    validation fold asks twice (the hybrid and :data:`CARRIED`)."""
     residual, predicted = np.asarray(residual, float), np.asarray(predicted, float)
-    key = (k, _digest(train), residual.tobytes(), predicted.tobytes())
-    if _TRANSFER.get("key") != key:
-        _TRANSFER.update(key=key, fit=_transfer(train, residual, predicted, k))
-    return _TRANSFER["fit"]
+    key = (k, operation, _digest(train), residual.tobytes(), predicted.tobytes())
+    if key not in _TRANSFER:
+        if len(_TRANSFER) >= 4:
+            _TRANSFER.pop(next(iter(_TRANSFER)))
+        _TRANSFER[key] = _transfer(train, residual, predicted, k, operation)
+    return _TRANSFER[key]
 
 
-_TRANSFER: dict = {}
+_TRANSFER: dict = {}  # (k, operation, train, residual, predicted) -> Transfer
 
 
-def _transfer(train: pd.DataFrame, residual: np.ndarray, predicted: np.ndarray, k: int) -> Transfer:
+def _transfer(train: pd.DataFrame, residual: np.ndarray, predicted: np.ndarray, k: int, operation: str) -> Transfer:
     prices = _Prices(train, predicted)
     op_of, mapping_of, alg_of = (train[c].to_numpy() for c in ("operation", "mapping", "algorithm"))
-    folds = []  # (rows of one train algorithm at one operation and mapping, the other algorithms' rows there, neighbours)
+    folds = []  # (rows of one train algorithm at one mapping, the other algorithms' rows there, neighbours)
     for (op, mapping, alg), rows in train.groupby(SHARE_BY + ["algorithm"], sort=True).indices.items():
+        if op != operation:
+            continue
         others = np.flatnonzero((op_of == op) & (mapping_of == mapping) & (alg_of != alg))
         if len(others):
             folds.append((rows, others, _neighbours(train.iloc[others], predicted[others], train.iloc[rows], k, prices)))
