@@ -313,3 +313,25 @@ def test_a_what_if_grid_takes_the_twins_found_on_the_measured_grid():
     assert got[0] == pytest.approx(at6)
     assert got[1] == pytest.approx(20.0)
     assert co.hybrid_predictions(what_if, measured, 1)["predicted"].tolist() == [1.5, 5.0]
+
+
+def test_a_what_if_grid_weighs_an_unmeasured_algorithms_neighbours_with_the_measured_grids_prices():
+    """Algorithms 1 and 2 measured at P = 4 and 8; algorithm 5, which nobody ran, priced like 1 at P = 8
+    and unlike 2. A what-if grid holding algorithm 5 at P = 16 only has no price of it at P = 8, where
+    its nearest measured cells are: it reads the measured machine's grid, and answers as that grid
+    does at P = 16; without that price (a measured grid that lacks P = 8 for algorithm 5) the
+    neighbours weigh alike and the answer differs."""
+    row = lambda alg, P, v: {"mode": "calibrated", "operation": "bcast", "algorithm": alg, "mapping": "core",  # noqa: E731
+                             "P": P, "size": 1, "target": "avg", "predicted": v}
+    r = np.exp([0.2, 0.6, 0.1, 0.3])  # residuals that grow with P, algorithm 1's the more
+    measured = {"avg": frame([("bcast", 1, "core", 4, 1, r[0]), ("bcast", 1, "core", 8, 1, 2 * r[1]),
+                              ("bcast", 2, "core", 4, 1, 2 * r[2]), ("bcast", 2, "core", 8, 1, 4 * r[3])])}
+    shared = [row(1, 4, 1.0), row(1, 8, 2.0), row(2, 4, 2.0), row(2, 8, 4.0), row(5, 4, 1.0), row(5, 16, 4.0)]
+    measured_grid = pd.DataFrame(shared + [row(5, 8, 2.0)])
+    whole = co.hybrid_predictions(measured_grid, measured, 2)
+    want = whole.loc[(whole["algorithm"] == 5) & (whole["P"] == 16), "predicted"].item()
+    what_if = pd.DataFrame([row(5, 16, 4.0)])
+    got = co.hybrid_predictions(what_if, measured, 2, at_measured=measured_grid)["predicted"].item()
+    assert got == pytest.approx(want)
+    lacking = co.hybrid_predictions(what_if, measured, 2, at_measured=pd.DataFrame(shared))["predicted"].item()
+    assert lacking != pytest.approx(want)

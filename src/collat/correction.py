@@ -203,10 +203,15 @@ def curve_residuals(train: pd.DataFrame, values: np.ndarray, test: pd.DataFrame)
 
 def hybrid(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame, test_predicted: np.ndarray,
            k: int, trend: np.ndarray | None = None, unfitted: np.ndarray | None = None,
-           turned: np.ndarray | None = None, twins: np.ndarray | None = None) -> np.ndarray:
+           turned: np.ndarray | None = None, twins: np.ndarray | None = None,
+           grid: pd.DataFrame | None = None) -> np.ndarray:
     """The hybrid mode: ``test_predicted`` x exp(residual), the residual being log(measured /
     train_predicted) interpolated along the test cell's curve (:func:`curve_residuals`), or the k
-    nearest of other curves' (:func:`knn_log`) where its curve has no train cell.
+    nearest of other curves' (:func:`knn_log`) where its curve has no train cell; for an algorithm
+    nobody measured beside measured ones, weighted by how alike the model prices the runs
+    (:func:`unseen_algorithm_residual`, its prices of the test cells' algorithms at the neighbours'
+    cells read from ``grid``, cells with their ``predicted`` column, where the test cells are not
+    the grid whose prices count, e.g. a what-if machine's P: :func:`hybrid_predictions`).
 
     Two other forecasts (one per test cell, NaN for none; only positive values count) enter where
     the residuals say least, each as the geometric mean with the corrected prediction: ``trend``
@@ -235,8 +240,9 @@ def hybrid(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame,
         if (~unseen).any():
             along[rows[~unseen]] = knn_log(train, residual, test.iloc[rows[~unseen]], k)
         if unseen.any():
-            along[rows[unseen]] = unseen_algorithm_residual(train, residual, np.asarray(train_predicted, float)[ok],
-                                                            test, np.asarray(test_predicted, float), rows[unseen], k)
+            along[rows[unseen]] = unseen_algorithm_residual(
+                train, residual, np.asarray(train_predicted, float)[ok], test, np.asarray(test_predicted, float),
+                rows[unseen], k, grid)
     out = out * np.exp(along)
     if (where == 0).any():  # a curve with no train cell: where the model prices a train cell of another
         # algorithm as the same run, that cell's measurement is one of this cell's, and between two
@@ -289,22 +295,27 @@ def beside_measured(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
 
 
 def unseen_algorithm_residual(train: pd.DataFrame, residual: np.ndarray, train_predicted: np.ndarray,
-                              test: pd.DataFrame, test_predicted: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
+                              test: pd.DataFrame, test_predicted: np.ndarray, rows: np.ndarray, k: int,
+                              grid: pd.DataFrame | None = None) -> np.ndarray:
     """The residual :func:`hybrid` gives the ``rows`` of ``test`` (cells of algorithms nobody measured
     beside measured ones, :func:`beside_measured`): the k nearest train residuals (:func:`knn_log`'s
     neighbours and inverse-distance weights), each weight also times exp(-|log(p_a / p_b)| / scale),
     p_b the model's price of the neighbour's run and p_a its price of the test cell's algorithm at the
-    neighbour's (mapping, P, size) (from ``test_predicted``, else ``train_predicted``; a neighbour
-    without one counts only where no neighbour has one), times the share of its (operation, mapping);
+    neighbour's (mapping, P, size) (from ``test_predicted``, or ``grid``'s column ``predicted`` where
+    given, else ``train_predicted``; a neighbour without one counts only where no neighbour has
+    one), times the share of its (operation, mapping);
     scale and shares from :func:`transfer`. Two algorithms the model prices alike run alike, so their
     errors are alike; the limit, a run priced identically, is :func:`default_twins`' measurement.
 
     Measured on the study's unseen_algorithm folds at e6e583b (hybrid, medians over cells, avg / max):
     0.221 / 0.261 with the other algorithms' whole residual, equal weights; 0.206 / 0.243 with the
-    shares alone; 0.196 / 0.233 with the shares and the scale chosen per fold (in 4 of the 9 folds
-    a finite one)."""
-    prices = _Prices(pd.concat([test[CELL], train[CELL]], ignore_index=True),
-                     np.r_[np.asarray(test_predicted, float), np.asarray(train_predicted, float)])
+    shares alone (scale inf); 0.195 / 0.232 with the shares and the scale chosen per fold (bcast:
+    0.25-1 in every fold but one, max, inf; reduce: inf in every fold but one, max, 0.25). Shares:
+    0-0.38 under map-by core, 0.33-0.66 under map-by socket, under map-by node bcast 0-0.66 and
+    reduce 0-0.24."""
+    own, own_predicted = (test, test_predicted) if grid is None else (grid, grid["predicted"].to_numpy(float))
+    prices = _Prices(pd.concat([own[CELL], train[CELL]], ignore_index=True),
+                     np.r_[np.asarray(own_predicted, float), np.asarray(train_predicted, float)])
     out = np.full(len(rows), np.nan)
     operation = test["operation"].to_numpy()[rows]
     for op in np.unique(operation):
@@ -382,8 +393,8 @@ def _share(slopes: pd.Series, cells: pd.DataFrame) -> np.ndarray:
 
 class _Prices:
     """The model's price of each cell (operation, algorithm, mapping, P, size), the first of duplicates,
-    looked up by the integer codes of the cells' values (a MultiIndex of the cells asked, built anew
-    for every lookup, took most of a validation fold's time)."""
+    looked up by the integer codes of the cells' values (a MultiIndex of the cells asked, built for
+    every lookup, cost more than the neighbour search)."""
 
     def __init__(self, cells: pd.DataFrame, predicted: np.ndarray):
         self.values = [pd.Index(pd.unique(cells[c].to_numpy())) for c in CELL]
@@ -534,8 +545,6 @@ def against(test: pd.DataFrame, trend: np.ndarray, model: np.ndarray, cells: np.
     return out
 
 
-
-
 def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFrame], k: int,
                        trend: pd.DataFrame | None = None, unfitted: pd.DataFrame | None = None,
                        at_measured: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -557,7 +566,8 @@ def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFram
         line, free = (None if other is None else _aligned(other, target, g) for other in (trend, unfitted))
         turned = twins = None  # on another grid: whether the trend goes against the model, curve by
         # curve, from the measured machine's grid beyond each curve's measured P (a what-if grid holds
-        # few of those P), and the twins found on the measured machine's grid, whose P they interpolate
+        # few of those P), the twins found on the measured machine's grid, whose P they interpolate,
+        # and its prices of an algorithm nobody measured at the measured cells (its neighbours' weights)
         if at_measured is not None:
             priced = priced.reset_index(drop=True)
             residual = np.log(train["measured"].to_numpy(float)) - np.log(train["predicted"].to_numpy(float))
@@ -568,7 +578,7 @@ def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFram
             twins = _twins(train[ok].reset_index(drop=True), priced, where, g)
         parts.append(g.assign(mode="hybrid", predicted=hybrid(train, train["predicted"].to_numpy(), g,
                                                                 g["predicted"].to_numpy(), k, line, free, turned,
-                                                                twins)))
+                                                                twins, None if at_measured is None else priced)))
     if not parts:
         return calibrated.iloc[:0].assign(mode="hybrid")
     out = pd.concat(parts, ignore_index=True)
