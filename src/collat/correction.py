@@ -397,7 +397,7 @@ class _Prices:
     every lookup, cost more than the neighbour search)."""
 
     def __init__(self, cells: pd.DataFrame, predicted: np.ndarray):
-        self.values = [pd.Index(pd.unique(cells[c].to_numpy())) for c in CELL]
+        self.values = [pd.Index(np.asarray(pd.factorize(cells[c])[1])) for c in CELL]
         self.dims = [len(v) + 1 for v in self.values]  # the last code of each: a value the cells lack
         keys = self.key([self.codes(cells, c) for c in CELL])
         first = ~pd.Index(keys).duplicated()
@@ -405,7 +405,8 @@ class _Prices:
 
     def codes(self, cells: pd.DataFrame, column: str) -> np.ndarray:
         i = CELL.index(column)
-        found = self.values[i].get_indexer(cells[column].to_numpy())
+        local, values = pd.factorize(cells[column])  # a string column's few values looked up once each
+        found = self.values[i].get_indexer(np.asarray(values))[local]
         return np.where(found < 0, self.dims[i] - 1, found)
 
     def key(self, codes: list[np.ndarray]) -> np.ndarray:
