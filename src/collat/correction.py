@@ -311,8 +311,8 @@ def unseen_algorithm_residual(train: pd.DataFrame, residual: np.ndarray, train_p
     0.221 / 0.261 with the other algorithms' whole residual, equal weights; 0.206 / 0.243 with the
     shares alone (scale inf); 0.195 / 0.232 with the shares and the scale chosen per fold (bcast:
     0.25-1 in every fold but one, max, inf; reduce: inf in every fold but one, max, 0.25). Shares:
-    0-0.38 under map-by core, 0.33-0.66 under map-by socket, under map-by node bcast 0-0.66 and
-    reduce 0-0.24."""
+    under map-by core bcast 0-0.38 and reduce 0.04-0.51, under map-by socket 0.33-0.65, under
+    map-by node bcast 0-0.66 and reduce 0-0.24."""
     own, own_predicted = (test, test_predicted) if grid is None else (grid, grid["predicted"].to_numpy(float))
     prices = _Prices(pd.concat([own[CELL], train[CELL]], ignore_index=True),
                      np.r_[np.asarray(own_predicted, float), np.asarray(train_predicted, float)])
