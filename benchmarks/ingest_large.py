@@ -51,42 +51,44 @@ def baseline(path: Path) -> tuple[float, float]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--megabytes", type=float, default=200)
-    ap.add_argument("--keep", type=Path, help="work in this (new) directory and keep it")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--megabytes", type=float, default=200, help="size of the log to write (default 200)")
+    ap.add_argument("--keep", type=Path, help="work in this (new) directory and keep it (default: a temporary one, removed)")
     args = ap.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="collat-ingest-"))
-    raw = work / "raw"
-    raw.mkdir(parents=True, exist_ok=True)
-    log = raw / "thin-osu_latency-core.txt"
-    lines = write_log(log, args.megabytes)
-    print(f"log: {log.stat().st_size / 1e6:.0f} MB, {lines} lines")
-    base_s, base_mb = baseline(log)
-    cfg = yaml.safe_load((REPO / "config" / "thin.yaml").read_text())
-    cfg["data"]["raw"].update(dir=str(raw), on_bad_run="error")
-    cfg["stages"] = ["pt2pt"]
-    (work / "config").mkdir(exist_ok=True)
-    (work / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
-    snakemake = Path(sys.executable).with_name("snakemake")
-    t = time.perf_counter()
-    subprocess.run([str(snakemake), "-s", str(REPO / "Snakefile"), "-d", str(work), "--cores", "1",
-                    "results/tidy/quality.csv", "--quiet", "rules"], check=True)
-    wall = time.perf_counter() - t
-    rows = []
-    for tsv in sorted((work / "benchmarks" / "rules" / "ingest").rglob("*.tsv")):
-        b = pd.read_csv(tsv, sep="\t").iloc[0]
-        rows.append({"rule": tsv.relative_to(work / "benchmarks" / "rules").with_suffix("").as_posix(),
-                     "seconds": b["s"], "peak_rss_mb": b["max_rss"]})
-    table = pd.DataFrame(rows)
-    print(table.to_string(index=False))
-    print(f"baseline (read every line in Python): {base_s:.1f} s, {base_mb:.0f} MB")
-    print(f"snakemake wall {wall:.1f} s; rows in tidy pt2pt: "
-          f"{len(pd.read_parquet(work / 'results' / 'tidy' / 'pt2pt.parquet'))}")
-    ingest = table["seconds"].sum()
-    print(f"ingest_seconds={ingest:.1f} peak_rss_mb={table['peak_rss_mb'].max():.0f} baseline_seconds={base_s:.1f} "
-          f"ratio={ingest / base_s:.1f}")
-    if args.keep is None:
-        shutil.rmtree(work)
+    try:
+        raw = work / "raw"
+        raw.mkdir(parents=True, exist_ok=True)
+        log = raw / "thin-osu_latency-core.txt"
+        lines = write_log(log, args.megabytes)
+        print(f"log: {log.stat().st_size / 1e6:.0f} MB, {lines} lines")
+        base_s, base_mb = baseline(log)
+        cfg = yaml.safe_load((REPO / "config" / "thin.yaml").read_text())
+        cfg["data"]["raw"].update(dir=str(raw), on_bad_run="error")
+        cfg["stages"] = ["pt2pt"]
+        (work / "config").mkdir(exist_ok=True)
+        (work / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+        snakemake = Path(sys.executable).with_name("snakemake")
+        t = time.perf_counter()
+        subprocess.run([str(snakemake), "-s", str(REPO / "Snakefile"), "-d", str(work), "--cores", "1",
+                        "results/tidy/quality.csv", "--quiet", "rules"], check=True)
+        wall = time.perf_counter() - t
+        rows = []
+        for tsv in sorted((work / "benchmarks" / "rules" / "ingest").rglob("*.tsv")):
+            b = pd.read_csv(tsv, sep="\t").iloc[0]
+            rows.append({"rule": tsv.relative_to(work / "benchmarks" / "rules").with_suffix("").as_posix(),
+                         "seconds": b["s"], "peak_rss_mb": b["max_rss"]})
+        table = pd.DataFrame(rows)
+        print(table.to_string(index=False))
+        print(f"baseline (read every line in Python): {base_s:.1f} s, {base_mb:.0f} MB")
+        print(f"snakemake wall {wall:.1f} s; rows in tidy pt2pt: "
+              f"{len(pd.read_parquet(work / 'results' / 'tidy' / 'pt2pt.parquet'))}")
+        ingest = table["seconds"].sum()
+        print(f"ingest_seconds={ingest:.1f} peak_rss_mb={table['peak_rss_mb'].max():.0f} baseline_seconds={base_s:.1f} "
+              f"ratio={ingest / base_s:.1f}")
+    finally:  # a failed run leaves no temporary folder behind either
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

@@ -27,10 +27,10 @@ import pandas as pd  # noqa: E402
 import yaml  # noqa: E402
 
 from collat import model as md  # noqa: E402
-from collat import trees  # noqa: E402
+from collat.model.shapes import trees  # noqa: E402
 from collat.model import forest as fo  # noqa: E402
 from collat.model import openmpi_mode as om  # noqa: E402
-from collat.tidy import read_parquet  # noqa: E402
+from collat.ingest.tidy import read_parquet  # noqa: E402
 
 
 def best(fn, repeat):
@@ -43,9 +43,9 @@ def best(fn, repeat):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--root", default=".")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeat", type=int, default=3, help="runs per task; the best is printed (default 3)")
+    ap.add_argument("--root", default=".", help="the directory whose results/ a default run wrote (default .)")
     args = ap.parse_args()
     r = args.root
     cfg = yaml.safe_load(open(f"{r}/config/config.yaml"))

@@ -45,9 +45,9 @@ def board(results: Path) -> pd.DataFrame:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--slope", type=float, default=0.5, help="nbft.unmeasured_slope of the run without NBFT")
-    ap.add_argument("--cores", type=int, default=2)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--slope", type=float, default=0.5, help="nbft.unmeasured_slope of the run without NBFT (default 0.5)")
+    ap.add_argument("--cores", type=int, default=2, help="snakemake --cores of each run (default 2)")
     args = ap.parse_args()
     mirror = os.environ.get("STUDY_DATA_MIRROR") or str(REPO.parent / "shared" / "data" / "orfeo-epyc-2024")
     base = yaml.safe_load((REPO / "config" / "config.yaml").read_text())

@@ -52,9 +52,9 @@ def level_oracle(rows: pd.DataFrame) -> pd.Series:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--results", type=Path, default=Path("results"))
-    ap.add_argument("--target", default="avg", choices=["avg", "max"])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--results", type=Path, default=Path("results"), help="a default run's results/ (default results)")
+    ap.add_argument("--target", default="avg", choices=["avg", "max"], help="the target scored (default avg)")
     args = ap.parse_args()
     needed = [args.results / "model" / "validation.csv", args.results / "model" / "validation_predictions.parquet",
               args.results / "tidy" / "collective.parquet"]

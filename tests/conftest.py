@@ -44,7 +44,7 @@ def config():
 
 @pytest.fixture(scope="session")
 def vocab(config):
-    from collat.ingest import Vocabulary
+    from collat.ingest.read import Vocabulary
 
     return Vocabulary.from_config(config)
 
@@ -54,7 +54,7 @@ def study_tables(config, vocab):
     """The nine published files ingested and merged exactly as the pipeline does."""
     if not HAVE_STUDY:
         pytest.skip(NO_STUDY)
-    from collat.ingest import from_published_csv, merge
+    from collat.ingest.read import from_published_csv, merge
 
     parts = []
     for name, entry in config["data"]["published"]["files"].items():

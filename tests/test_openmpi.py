@@ -4,19 +4,19 @@ Run by tests/openmpi/run.sh (make test-openmpi, called by .ci/run), which instal
 openmpi-bin and libopenmpi-dev when missing, builds tests/openmpi/{topo,colls,record}.c and exports
 COLLAT_OPENMPI_BUILD; without it the tests are skipped.
 
-* Trees: libmpi's own builders (topo.c) against collat.trees, every parent and ordered child list,
+* Trees: libmpi's own builders (topo.c) against collat.model.shapes.trees, every parent and ordered child list,
   P = 2..300, roots 0 and P - 1.
 * Fixed rules: decide.c asks coll/tuned's own decision functions, on a communicator that pretends
   to have P ranks, what they run for P = 2..1023 and every size bound of the rules +- 1 and every
-  power of two up to 4 MiB; collat.openmpi.default_algorithms must give the same algorithm everywhere.
+  power of two up to 4 MiB; collat.model.shapes.openmpi.default_algorithms must give the same algorithm everywhere.
 * Choices: colls.c runs one MPI_Bcast and one MPI_Reduce per communicator size 2..16 and size, with
   record.so (LD_PRELOAD) noting which ompi_coll_base_*_intra_* function ran with which segment size
   and fan-out: with each rules file the pipeline wrote, the file's algorithm (or, where it says 0,
-  the fixed rules'); without a file, what collat.openmpi.default_algorithms predicts; fall-backs
+  the fixed rules'); without a file, what collat.model.shapes.openmpi.default_algorithms predicts; fall-backs
   (Rabenseifner -> linear, scatter-allgather -> linear, split binary -> pipeline) where
-  collat.openmpi.runs_fallback says.
+  collat.model.shapes.openmpi.runs_fallback says.
 * Negative control: a rules file whose first message size is not 0 is dropped by OpenMPI without a
-  word (the fixed rules run); collat.rulesfile.validate refuses it.
+  word (the fixed rules run); collat.selection.rulesfile.validate refuses it.
 """
 
 from __future__ import annotations
@@ -29,9 +29,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from collat import InputError, trees
-from collat import openmpi as md
-from collat.rulesfile import lookup, validate
+from collat import InputError
+from collat.model.shapes import trees
+from collat.model.shapes import openmpi as md
+from collat.selection.rulesfile import lookup, validate
 from conftest import load_config, make_workdir, run_snakemake
 
 BUILD = os.environ.get("COLLAT_OPENMPI_BUILD")

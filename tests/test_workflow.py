@@ -118,8 +118,8 @@ def test_what_if_four_nodes_prices_what_the_measured_machine_shares(study_run):
     assert "extrapolation split, avg, the median relative error of that correction is" in summary
     # its rules files: OpenMPI takes, at every (P, size) priced, the algorithm the selection's mode
     # (the hybrid) prices fastest, the calibrated mode's under map-by node
-    from collat.rulesfile import lookup, validate
-    from collat.selection import predicted_best
+    from collat.selection.rulesfile import lookup, validate
+    from collat.selection.choice import predicted_best
 
     for mapping, mode in (("core", "hybrid"), ("socket", "hybrid"), ("node", "calibrated")):
         best = predicted_best(what[what["mapping"] == mapping], None, mode, "avg", True)
@@ -154,7 +154,7 @@ def test_tables_and_summary(study_run):
 
 
 def test_selection_outputs(study_run):
-    from collat.selection import lookup, parse_rules, predicted_best
+    from collat.selection.choice import lookup, parse_rules, predicted_best
 
     wd = study_run
     regret = pd.read_csv(wd / "results/selection/regret.csv")
@@ -171,7 +171,7 @@ def test_selection_outputs(study_run):
     assert (regret.loc[regret["chooser"] == "rules_file", "unmeasured_share"] > 0).any()
     cfg = load_config()["selection"]  # the rules files hold the selection mode's picks on the first target
     # selection.mode best: the mode with the smallest mean error over the splits (on the study: hybrid)
-    from collat.selection import best_validated_mode
+    from collat.selection.choice import best_validated_mode
 
     assert cfg["mode"] == "best"
     cfg["mode"] = best_validated_mode(pd.read_csv(wd / "results/model/validation.csv"), load_config()["model"]["modes"],
@@ -189,7 +189,7 @@ def test_selection_outputs(study_run):
             got = [lookup(parsed[cid], P, size) for P, size in zip(rows["P"], rows["size"])]
             assert got == rows["predicted_best"].tolist(), (mapping, op)
     # under the unseen-algorithm split: every forced algorithm left out once per mapping
-    from collat.selection import UNSEEN_COLUMNS
+    from collat.selection.choice import UNSEEN_COLUMNS
 
     unseen = pd.read_csv(wd / "results/selection/regret_unseen_algorithm.csv")
     assert list(unseen.columns) == UNSEEN_COLUMNS and (unseen["model"] == cfg["mode"]).all()
@@ -198,7 +198,7 @@ def test_selection_outputs(study_run):
     assert forced["left_out_found"].dropna().between(0, 1).all() and (forced["left_out_best"] > 0).any()
     # at P nobody measured (sparse_P split), the pick beats OpenMPI's default on every mapping and
     # target (study, hybrid: within 10 % 0.79-0.98 against the default's 0.00-0.92)
-    from collat.selection import SPARSE_COLUMNS
+    from collat.selection.choice import SPARSE_COLUMNS
 
     sparse = pd.read_csv(wd / "results/selection/regret_unseen_P.csv")
     assert list(sparse.columns) == SPARSE_COLUMNS and len(sparse) == 2 * 3 * len(cfg["targets"])
@@ -426,7 +426,7 @@ def test_configfile_replaces_the_default_config(tmp_path):
 @needs_study
 def test_validation_stage_on_the_study(study_run):
     """Every model scored on the test part of every split, beside the noise floor and the baseline."""
-    from collat.validation import COLUMNS, SPLITS, leaderboard
+    from collat.model.validation import COLUMNS, SPLITS, leaderboard
 
     v = pd.read_csv(study_run / "results/model/validation.csv")
     assert list(v.columns) == COLUMNS
@@ -474,7 +474,7 @@ def test_validation_stage_on_the_study(study_run):
                     assert mape[(split, target, "hybrid")] < mape[(split, target, other)], (split, target, other)
     assert mape[("sparse_P", "avg", "hybrid")] < 2.5 * board.loc[("sparse_P", "avg", "hybrid"), "floor"]
     # issue 13's goal for an algorithm nobody measured, target avg (study: 0.195 with the similarity
-    # weights and shares of correction.transfer; 0.221 with the other algorithms' whole residual)
+    # weights and shares of hybrid_mode.transfer; 0.221 with the other algorithms' whole residual)
     assert mape[("unseen_algorithm", "avg", "hybrid")] <= 0.20
     # beyond the training P without the trend (a what-if machine's P beyond the measured ones): still
     # better than the calibration it corrects (study: avg 0.185 vs 0.302, max 0.201 vs 0.316)
@@ -495,8 +495,8 @@ def test_validation_stage_on_the_study(study_run):
     # the hybrid prices the whole grid, and returns the measurement at a measured cell
     h = p[p["mode"] == "hybrid"]
     assert len(h) == (p["mode"] == "calibrated").sum() and h["predicted"].notna().all()
-    from collat.tidy import read_parquet
-    from collat.validation import measured_cells
+    from collat.ingest.tidy import read_parquet
+    from collat.model.validation import measured_cells
 
     m = measured_cells(read_parquet(study_run / "results/tidy/collective.parquet", "collective"), "avg")
     on = m.merge(h[h["target"] == "avg"], on=["operation", "algorithm", "mapping", "P", "size"])

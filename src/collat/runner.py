@@ -20,7 +20,7 @@ def setup_log(log_paths) -> logging.Logger:
     logger.addHandler(logging.StreamHandler())
 
     def log_uncaught(kind, value, tb):
-        from . import UserError
+        from collat import UserError
 
         if isinstance(value, UserError):  # the user's mistake: its one line, in the log and on stderr
             logger.error("error: %s", value)

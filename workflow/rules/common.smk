@@ -15,10 +15,10 @@ from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
-from collat.vocabulary import Vocabulary
-from collat.markers import compile_rules
-from collat.placement import machine_label
-from collat.settings import ConfigError, check as check_config, measured_targets, needed_channels
+from collat.config.vocabulary import Vocabulary
+from collat.ingest.markers import compile_rules
+from collat.model.placement import machine_label
+from collat.config.settings import ConfigError, check as check_config, measured_targets, needed_channels
 
 try:
     check_config(config)

@@ -5,8 +5,8 @@ from pathlib import Path
 import pandas as pd
 
 from collat.runner import setup_log
-from collat.tables import r2_table, to_latex, to_markdown
-from collat.tidy import atomic_write
+from collat.evaluate.tables import r2_table, to_latex, to_markdown
+from collat.ingest.tidy import atomic_write
 
 log = setup_log(snakemake.log)
 p = snakemake.params

@@ -2,7 +2,7 @@
 
 import os
 
-from collat.fetch import fetch
+from collat.ingest.fetch import fetch
 from collat.runner import setup_log
 
 log = setup_log(snakemake.log)

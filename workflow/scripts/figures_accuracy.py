@@ -2,7 +2,8 @@
 
 import pandas as pd
 
-from collat.figures import error_against_size, r2_heatmaps, save
+from collat.figures.accuracy import error_against_size, r2_heatmaps
+from collat.figures.style import save
 from collat.runner import setup_log
 
 log = setup_log(snakemake.log)

@@ -2,10 +2,11 @@
 
 import pandas as pd
 
-from collat.figures import collective_grid, save
-from collat.placement import fill_boundaries, machine_label
+from collat.figures.collective import collective_grid
+from collat.figures.style import save
+from collat.model.placement import fill_boundaries, machine_label
 from collat.runner import setup_log
-from collat.tidy import read_parquet
+from collat.ingest.tidy import read_parquet
 
 log = setup_log(snakemake.log)
 p, wc = snakemake.params, snakemake.wildcards

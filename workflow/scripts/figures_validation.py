@@ -2,7 +2,8 @@
 
 import pandas as pd
 
-from collat.figures import save, validation_scatter
+from collat.figures.style import save
+from collat.figures.validation import validation_scatter
 from collat.runner import setup_log
 
 log = setup_log(snakemake.log)

@@ -1,9 +1,9 @@
 """One of the study's published CSV files -> a tidy part and its quality record."""
 
-from collat.fetch import verify
-from collat.ingest import from_published_csv
+from collat.ingest.fetch import verify
+from collat.ingest.read import from_published_csv
 from collat.runner import setup_log
-from collat.tidy import write_json, write_parquet
+from collat.ingest.tidy import write_json, write_parquet
 
 log = setup_log(snakemake.log)
 entry = dict(snakemake.params.entry)

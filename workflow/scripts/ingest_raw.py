@@ -1,8 +1,8 @@
 """One raw OSU log -> a tidy part and its quality record."""
 
-from collat.ingest import ingest_raw_log
+from collat.ingest.read import ingest_raw_log
 from collat.runner import setup_log
-from collat.tidy import write_json, write_parquet
+from collat.ingest.tidy import write_json, write_parquet
 
 log = setup_log(snakemake.log)
 table, df, quality = ingest_raw_log(

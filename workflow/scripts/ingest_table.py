@@ -1,8 +1,8 @@
 """One CSV of processed results (config data.tables[i]) -> a tidy part and its quality record."""
 
-from collat.ingest import TableSource, from_table_csv
+from collat.ingest.read import TableSource, from_table_csv
 from collat.runner import setup_log
-from collat.tidy import write_json, write_parquet
+from collat.ingest.tidy import write_json, write_parquet
 
 log = setup_log(snakemake.log)
 w = snakemake.wildcards

@@ -3,12 +3,12 @@
 import numpy as np
 import pandas as pd
 
-from collat.calibration import CalibrationOptions, calibrate_all
+from collat.model.calibration import CalibrationOptions, calibrate_all
 from collat.model import ModelOptions, Placements, openmpi_costs
-from collat.placement import total_cores
+from collat.model.placement import total_cores
 from collat.runner import setup_log
-from collat.tidy import atomic_write, read_parquet
-from collat.validation import measured_cells
+from collat.ingest.tidy import atomic_write, read_parquet
+from collat.model.validation import measured_cells
 
 log = setup_log(snakemake.log)
 cfg = snakemake.params.config

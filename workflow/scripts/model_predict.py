@@ -3,11 +3,11 @@ calibrated mode's and the hybrid's, and their scores on the measured cells."""
 
 import pandas as pd
 
-from collat.correction import HybridOptions, hybrid_predictions
+from collat.model.hybrid_mode import HybridOptions, hybrid_predictions
 from collat.model import CalibratedMode, ModelOptions, Placements, grid_axes, predict_all, score
 from collat.runner import setup_log
-from collat.tidy import atomic_write, read_parquet
-from collat.validation import measured_cells
+from collat.ingest.tidy import atomic_write, read_parquet
+from collat.model.validation import measured_cells
 
 log = setup_log(snakemake.log)
 cfg = snakemake.params.config

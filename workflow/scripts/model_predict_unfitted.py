@@ -5,8 +5,8 @@ import pandas as pd
 
 from collat.model import ModelOptions, Placements, build_modes, grid_axes, predict_all
 from collat.runner import setup_log
-from collat.settings import FITTED_MODES
-from collat.tidy import atomic_write, read_parquet
+from collat.config.settings import FITTED_MODES
+from collat.ingest.tidy import atomic_write, read_parquet
 
 log = setup_log(snakemake.log)
 cfg = snakemake.params.config

@@ -7,13 +7,13 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from collat.calibration import CalibrationOptions, fit_predict
-from collat.correction import HybridOptions
+from collat.model.calibration import CalibrationOptions, fit_predict
+from collat.model.hybrid_mode import HybridOptions
 from collat.model import ModelOptions, Placements, openmpi_costs
-from collat.placement import total_cores
+from collat.model.placement import total_cores
 from collat.runner import setup_log
-from collat.tidy import atomic_write, read_parquet
-from collat.validation import ValidationOptions, validate
+from collat.ingest.tidy import atomic_write, read_parquet
+from collat.model.validation import ValidationOptions, validate
 
 log = setup_log(snakemake.log)
 p = snakemake.params

@@ -1,11 +1,11 @@
 """The validation of every target in one table: results/model/validation.csv and
-results/model/validation_predictions.parquet (collat.validation.gather)."""
+results/model/validation_predictions.parquet (collat.model.validation.gather)."""
 
 import pandas as pd
 
 from collat.runner import setup_log
-from collat.tidy import atomic_write
-from collat.validation import gather
+from collat.ingest.tidy import atomic_write
+from collat.model.validation import gather
 
 log = setup_log(snakemake.log)
 scores, table = gather([pd.read_csv(f) for f in snakemake.input.scores],

@@ -3,12 +3,12 @@ config machine with another node count): results/model/what_if/{name}.parquet.""
 
 import pandas as pd
 
-from collat.correction import HybridOptions, hybrid_predictions
+from collat.model.hybrid_mode import HybridOptions, hybrid_predictions
 from collat.model import ModelOptions, Placements, build_modes, grid_axes, predict_all, what_if_machine
-from collat.placement import same_placements
+from collat.model.placement import same_placements
 from collat.runner import setup_log
-from collat.tidy import atomic_write, read_parquet
-from collat.validation import measured_cells
+from collat.ingest.tidy import atomic_write, read_parquet
+from collat.model.validation import measured_cells
 
 log = setup_log(snakemake.log)
 cfg, index = snakemake.params.config, snakemake.params.index
@@ -35,7 +35,7 @@ if "hybrid" in options.modes and "calibrated" in set(predictions["mode"]) and sa
     # the residuals at every measured cell: the measured machine's calibrated grid prices them, and
     # under these mappings it is this machine's at those P; under the others too, as the measured
     # machine's hybrid reads them (an algorithm nobody measured borrows from every mapping's measured
-    # cells how alike priced runs err: collat.correction.transfer), so that it is that hybrid here
+    # cells how alike priced runs err: collat.model.hybrid_mode.transfer), so that it is that hybrid here
     at_measured = pd.read_parquet(snakemake.input.predictions, columns=["operation", "algorithm", "mapping", "P", "size",
                                                                         "target", "predicted"],
                                   filters=[("mode", "==", "calibrated")])

@@ -2,7 +2,8 @@
 
 import pandas as pd
 
-from collat.figures import gamma_heatmaps, save
+from collat.figures.style import save
+from collat.nbft.figures import gamma_heatmaps
 from collat.runner import setup_log
 
 log = setup_log(snakemake.log)

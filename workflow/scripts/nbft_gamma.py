@@ -3,9 +3,9 @@ prices fan-outs with, for every operation, channel, size, target."""
 
 import pandas as pd
 
-from collat.nbft import assumed_lines, median_table, nbft_factors
+from collat.nbft.gamma import assumed_lines, median_table, nbft_factors
 from collat.runner import setup_log
-from collat.tidy import atomic_write, read_parquet
+from collat.ingest.tidy import atomic_write, read_parquet
 
 log = setup_log(snakemake.log)
 nbft = read_parquet(snakemake.input.tidy, "nbft")

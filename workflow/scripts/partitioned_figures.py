@@ -2,7 +2,8 @@
 
 import pandas as pd
 
-from collat.figures import partitioned_heatmap, partitioned_vs_size, partitioned_vs_theta, save
+from collat.figures.style import save
+from collat.partitioned.figures import partitioned_heatmap, partitioned_vs_size, partitioned_vs_theta
 from collat.runner import setup_log
 
 log = setup_log(snakemake.log)

@@ -3,9 +3,9 @@
 import numpy as np
 import pandas as pd
 
-from collat.partitioned import crossover_table, gain_grid, links
+from collat.partitioned.gain import crossover_table, gain_grid, links
 from collat.runner import setup_log
-from collat.tidy import atomic_write
+from collat.ingest.tidy import atomic_write
 
 log = setup_log(snakemake.log)
 p = snakemake.params

@@ -1,8 +1,8 @@
 """The partitioned-communication paper's published numbers, recomputed from config parameters."""
 
-from collat.partitioned import gillis_numbers
+from collat.partitioned.gain import gillis_numbers
 from collat.runner import setup_log
-from collat.tidy import atomic_write
+from collat.ingest.tidy import atomic_write
 
 log = setup_log(snakemake.log)
 p = snakemake.params

@@ -2,9 +2,10 @@
 
 import pandas as pd
 
-from collat.figures import hockney_fits, latency_per_receiver, save
+from collat.figures.style import save
+from collat.pt2pt.figures import hockney_fits, latency_per_receiver
 from collat.runner import setup_log
-from collat.tidy import read_parquet
+from collat.ingest.tidy import read_parquet
 
 log = setup_log(snakemake.log)
 pt2pt = read_parquet(snakemake.input.tidy, "pt2pt")

@@ -1,9 +1,9 @@
 """Hockney fits per channel and Q ratios from the tidy point-to-point table; beside them the collective
 study's own fit (its weighting, its fixed breaks), which the paper mode prices with."""
 
-from collat.hockney import fit_hockney, q_ratios
+from collat.pt2pt.hockney import fit_hockney, q_ratios
 from collat.runner import setup_log
-from collat.tidy import atomic_write, read_parquet
+from collat.ingest.tidy import atomic_write, read_parquet
 
 log = setup_log(snakemake.log)
 opt = snakemake.params.options

@@ -1,8 +1,8 @@
 """Segmented linear regression (eq. 12): scores, coefficients and predictions."""
 
-from collat.regression import segmented_models
+from collat.regression.segmented import segmented_models
 from collat.runner import setup_log
-from collat.tidy import atomic_write, read_parquet
+from collat.ingest.tidy import atomic_write, read_parquet
 
 log = setup_log(snakemake.log)
 p = snakemake.params

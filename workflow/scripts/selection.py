@@ -5,10 +5,10 @@ from pathlib import Path
 import pandas as pd
 
 from collat.runner import setup_log
-from collat.rulesfile import validate
-from collat.selection import (best_validated_mode, predicted_best, regret, regret_sparse_P, regret_unseen_algorithm,
+from collat.selection.rulesfile import validate
+from collat.selection.choice import (best_validated_mode, predicted_best, regret, regret_sparse_P, regret_unseen_algorithm,
                               rules_blocks, write_rules)
-from collat.tidy import atomic_write, read_parquet
+from collat.ingest.tidy import atomic_write, read_parquet
 
 log = setup_log(snakemake.log)
 p = snakemake.params

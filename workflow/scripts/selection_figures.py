@@ -2,7 +2,8 @@
 
 import pandas as pd
 
-from collat.figures import best_algorithm_maps, save
+from collat.figures.style import save
+from collat.selection.figures import best_algorithm_maps
 from collat.runner import setup_log
 
 log = setup_log(snakemake.log)

@@ -1,15 +1,15 @@
 """OpenMPI dynamic-rules files for a machine nobody measured (config model.what_if): per mapping, the
 algorithm the selection's mode prices fastest at every P and size it priced (where that mode priced
-the mapping; else the hybrid, calibrated or openmpi mode: collat.selection.what_if_mode)."""
+the mapping; else the hybrid, calibrated or openmpi mode: collat.selection.choice.what_if_mode)."""
 
 from pathlib import Path
 
 import pandas as pd
 
 from collat.runner import setup_log
-from collat.rulesfile import validate
-from collat.selection import best_validated_mode, predicted_best, rules_blocks, what_if_mode, write_rules
-from collat.tidy import atomic_write
+from collat.selection.rulesfile import validate
+from collat.selection.choice import best_validated_mode, predicted_best, rules_blocks, what_if_mode, write_rules
+from collat.ingest.tidy import atomic_write
 
 log = setup_log(snakemake.log)
 p = snakemake.params

@@ -4,10 +4,10 @@ import json
 from pathlib import Path
 
 from collat import InputError
-from collat.ingest import check_channels_measured, check_measured_targets, merge_files
-from collat.metadata import check_manifest_files
+from collat.ingest.read import check_channels_measured, check_measured_targets, merge_files
+from collat.ingest.metadata import check_manifest_files
 from collat.runner import setup_log
-from collat.tidy import atomic_write
+from collat.ingest.tidy import atomic_write
 
 log = setup_log(snakemake.log)
 if not snakemake.input.parts:

@@ -1,5 +1,5 @@
 """The calibrated mode: OpenMPI's shapes (:mod:`.openmpi_mode`) priced with channel costs fitted on
-collective measurements (rule ``model_calibrate``, :mod:`collat.calibration`).
+collective measurements (rule ``model_calibrate``, :mod:`collat.model.calibration`).
 
 A small parameter vector per (operation, target) replaces the measured costs: for every channel c
 
@@ -29,11 +29,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .costs import ChannelCosts
-from .forest import Placements
-from .openmpi_mode import predict_arrays, shaped_algorithms
-from .options import ModelOptions
-from .predict import blocks_frame, curve_blocks
+from collat.model.costs import ChannelCosts
+from collat.model.forest import Placements
+from collat.model.openmpi_mode import predict_arrays, shaped_algorithms
+from collat.model.options import ModelOptions
+from collat.model.predict import blocks_frame, curve_blocks
 
 PARAMETERS = ("latency_us", "us_per_byte", "gap_us", "gap_us_per_byte", "gap_us_small")
 OVERHEAD = "overhead_us"
@@ -56,7 +56,7 @@ def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receive
     A batch of B parameter sets (``values`` [B, K, 5]; ``overhead``, ``memory``, ``forward`` [B]; ``waits``
     [B, 2]) is priced in one pass: the size axis then holds the sizes of set 0, then of set 1, ...
     (B x S columns, each column with its own parameters), which every evaluation in
-    :mod:`collat.model` treats column by column. :func:`collat.calibration.calibrate` differentiates that way.
+    :mod:`collat.model` treats column by column. :func:`collat.model.calibration.calibrate` differentiates that way.
     """
     sizes = np.asarray(sizes, dtype=float)
     v = np.asarray(values, dtype=float)
@@ -118,7 +118,7 @@ def concurrent_bytes(operation: str, concurrent_rendezvous: bool) -> bool:
 def costs_from_table(table: pd.DataFrame, operation: str, target: str, channels: list[str], sizes,
                      max_receivers: int, eager_limit: float, small_limit: float = -1.0,
                      concurrent: bool = False) -> ChannelCosts:
-    """The :class:`ChannelCosts` of one (operation, target) from rows of :func:`collat.calibration.calibrate`
+    """The :class:`ChannelCosts` of one (operation, target) from rows of :func:`collat.model.calibration.calibrate`
     (a table without ``gap_us_small``: the gap of every size)."""
     have, values, overhead, waits, memory, forward = _table_values(table, operation, target, channels)
     return parametric_costs(values, have, sizes, max_receivers, overhead, eager_limit, waits, memory, forward,
@@ -166,7 +166,7 @@ class CalibratedMode:
     @classmethod
     def from_table(cls, table: pd.DataFrame, channels: list[str], sizes, max_receivers: int,
                    options: ModelOptions) -> "CalibratedMode":
-        """From a calibration table (rows of :func:`collat.calibration.calibrate`)."""
+        """From a calibration table (rows of :func:`collat.model.calibration.calibrate`)."""
         args = (channels, sizes, max_receivers, options.openmpi.eager_limit, options.openmpi.small_limit)
         targets = table.groupby("operation", sort=True)["target"].unique()
         return cls({op: (tuple(sorted(by)), batched_costs_from_table(

@@ -4,7 +4,7 @@ Nothing is fitted here: the point-to-point lines are the pt2pt stage's Hockney f
 weighting: ``results/pt2pt/hockney.parquet`` and the study's OLS fit ``hockney_study.parquet``), the
 NBFT lines are the nbft stage's fits (study eq. 6, ``results/nbft/fits.csv``) and the measured NBFT
 cost per receiver count is the nbft stage's median table (``results/nbft/medians.parquet``,
-:func:`collat.nbft.median_table`). The model only evaluates them at its sizes.
+:func:`collat.nbft.gamma.median_table`). The model only evaluates them at its sizes.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import InputError
-from ..hockney import t_p2p, t_p2p_curve
+from collat import InputError
+from collat.pt2pt.hockney import t_p2p, t_p2p_curve
 
 
 class ChannelCosts:
@@ -57,7 +57,7 @@ class ChannelCosts:
                            channels: list[str], sizes, medians: pd.DataFrame | None = None,
                            max_receivers: int = 0) -> "ChannelCosts":
         """From the pt2pt stage's Hockney fits, the nbft stage's lines and (optionally) its median
-        table (:func:`collat.nbft.median_table`), for one operation and target (avg or max)."""
+        table (:func:`collat.nbft.gamma.median_table`), for one operation and target (avg or max)."""
         sizes = np.asarray(sizes, dtype=float)
         f = nbft_fits[(nbft_fits["operation"] == operation) & (nbft_fits["target"] == target)]
         have = [c for c in channels if c in set(f["channel"]) and c in set(hockney["channel"])]

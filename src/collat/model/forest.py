@@ -1,8 +1,8 @@
 """The schedule core every mode shares: trees laid on the machine, their channel census, and when
 each rank is done.
 
-A collective algorithm is a tree (:mod:`collat.trees`) laid on the machine by a mapping policy
-(:mod:`collat.placement`); every parent talks to its children in one fan-out (bcast) or fan-in
+A collective algorithm is a tree (:mod:`collat.model.shapes.trees`) laid on the machine by a mapping policy
+(:mod:`collat.model.placement`); every parent talks to its children in one fan-out (bcast) or fan-in
 (reduce) whose cost per parent (``w`` [N, S], over all sizes at once) a mode's fan-out pricing
 gives (:func:`node_costs`). From those costs:
 
@@ -24,9 +24,11 @@ import functools
 
 import numpy as np
 
-from .. import InputError, kernels, schedules, trees
-from ..placement import LEVELS, channel_codes, laid_end_to_end, place_arrays
-from .costs import ChannelCosts
+from collat import InputError
+from collat.model import kernels
+from collat.model.shapes import schedules, trees
+from collat.model.placement import LEVELS, channel_codes, laid_end_to_end, place_arrays
+from collat.model.costs import ChannelCosts
 
 class Forest:
     """Several trees as one array problem: parents in global node ids, with each tree's offset.
@@ -82,7 +84,7 @@ class Forest:
     @property
     def order(self) -> np.ndarray:
         """Every node, parents before children: tree by tree, each tree's nodes by depth, so that
-        ``order[offsets[t]:offsets[t] + sizes[t]]`` are tree t's (:func:`collat.kernels.forest_times`
+        ``order[offsets[t]:offsets[t] + sizes[t]]`` are tree t's (:func:`collat.model.kernels.forest_times`
         walks one tree at a time)."""
         if self._order is None:
             self._order = topological_order(self.depth, self.tree_id)
@@ -187,8 +189,8 @@ def topological_order(depth: np.ndarray, tree: np.ndarray | None = None) -> np.n
 
 def send_keys(spec: dict, P: int) -> np.ndarray:
     """Every node's place in its parent's send (receive) order, [P]: rank order, but for the shapes
-    whose builder lists children otherwise (:func:`collat.trees.send_order`) and for a spec with
-    ``order: descending`` (the highest rank first: OpenMPI's linear reduce, :func:`collat.openmpi.receive_order`)."""
+    whose builder lists children otherwise (:func:`collat.model.shapes.trees.send_order`) and for a spec with
+    ``order: descending`` (the highest rank first: OpenMPI's linear reduce, :func:`collat.model.shapes.openmpi.receive_order`)."""
     if spec.get("order") == "descending":
         return P - 1 - np.arange(P)
     if spec.get("tree") not in ("knomial", "in_order_binary"):
@@ -318,7 +320,7 @@ class Placements:
         return self._census[key]
 
     def schedule_layout(self, name: str, P_values, mapping: str, channel_index: dict, unpinned: str):
-        """:func:`collat.schedules.layout` of one schedule for every P: independent of size, costs and mode."""
+        """:func:`collat.model.shapes.schedules.layout` of one schedule for every P: independent of size, costs and mode."""
         key = ("schedule", name, tuple(int(p) for p in P_values), mapping, tuple(channel_index), unpinned)
         if key not in self._census:
             Ps = tuple(int(p) for p in P_values)

@@ -1,8 +1,8 @@
 """The openmpi mode: what OpenMPI 4.1.5 runs, priced from the point-to-point and NBFT measurements.
 
 Every forced algorithm is the shape OpenMPI's coll/base builds (config ``model.openmpi.trees``:
-a tree of fan-outs, or rounds of messages, :mod:`collat.schedules`), with its fall-back below a
-message count; algorithm 0 is whatever the fixed decision rules pick (:mod:`collat.openmpi`). A
+a tree of fan-outs, or rounds of messages, :mod:`collat.model.shapes.schedules`), with its fall-back below a
+message count; algorithm 0 is whatever the fixed decision rules pick (:mod:`collat.model.shapes.openmpi`). A
 parent's fan-out costs every receiver's per-message gap plus the longest single-channel tail
 (:func:`sequential_fanout`); fan-outs of one tree level that leave through one node's link, or
 copy within one socket, contend (:func:`shared_link`, :func:`shared_memory`); each rank's time is
@@ -21,13 +21,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .. import kernels, schedules
-from ..openmpi import as_run, default_algorithms, receive_order, runs_fallback, tree_spec
-from ..placement import LEVELS, channel_codes
-from .costs import ChannelCosts
-from .forest import Forest, Placements, census_rows
-from .options import ModelOptions
-from .predict import blocks_frame, curve_blocks
+from collat.model import kernels
+from collat.model.shapes import schedules
+from collat.model.shapes.openmpi import as_run, default_algorithms, receive_order, runs_fallback, tree_spec
+from collat.model.placement import LEVELS, channel_codes
+from collat.model.costs import ChannelCosts
+from collat.model.forest import Forest, Placements, census_rows
+from collat.model.options import ModelOptions
+from collat.model.predict import blocks_frame, curve_blocks
 
 
 def sequential_fanout(counts: np.ndarray, costs: ChannelCosts) -> np.ndarray:
@@ -44,7 +45,7 @@ def sequential_fanout(counts: np.ndarray, costs: ChannelCosts) -> np.ndarray:
     link) and the resources move their bytes at once: sum_c (beta_c - b_c) N_c +
     max_G sum_{c in G} b_c N_c + the tail (each receiver's message is in when its resource has
     moved them all: :func:`.forest.message_offsets`). T_NBFT^c comes from the measured table (measured where
-    measured) when present, else the line. One compiled pass (:func:`collat.kernels.sequential_fanout`):
+    measured) when present, else the line. One compiled pass (:func:`collat.model.kernels.sequential_fanout`):
     the rows are few (one per distinct census row) and priced once per evaluation of a calibration.
     """
     counts = np.ascontiguousarray(counts, dtype=np.int64)
@@ -146,7 +147,7 @@ def evaluate(forest: Forest, counts: np.ndarray, costs: ChannelCosts, operation:
     fan-outs, the shared links of ``contention`` (:func:`shared_link`) and the socket's memory
     (:func:`shared_memory`), then per-rank times (:func:`collat.model.forest.osu_rank_times`).
 
-    One compiled pass (:func:`collat.kernels.forest_times`) does what those functions do one numpy
+    One compiled pass (:func:`collat.model.kernels.forest_times`) does what those functions do one numpy
     call at a time (tests/test_model.py holds the two equal): a calibration evaluates a handful of
     forests thousands of times, and the calls cost more than the sums.
     """
@@ -161,7 +162,7 @@ def evaluate_forests(parts: list, costs: ChannelCosts, operation: str, with_aver
     With a ``merged`` dict (the caller's, kept across calls that price the same forests: a
     calibration's) the forests are priced in one compiled pass, their kernel arrays laid end to end
     once (:func:`_laid_end_to_end`) and kept there; every forest is priced on its own in that pass
-    (:func:`collat.kernels.forests_times`), so the times are those of one pass per forest, without
+    (:func:`collat.model.kernels.forests_times`), so the times are those of one pass per forest, without
     the Python around each. Without it, one pass per forest."""
     for forest, _, _ in parts:
         if forest.link is None:
@@ -217,7 +218,7 @@ _SCRATCH = threading.local()
 
 
 def _scratch(length: int) -> np.ndarray:
-    """The forest kernels' scratch buffer (:func:`collat.kernels.scratch_size`), at least ``length``
+    """The forest kernels' scratch buffer (:func:`collat.model.kernels.scratch_size`), at least ``length``
     long: one per thread, grown when a larger forest asks and kept from call to call."""
     work = getattr(_SCRATCH, "work", None)
     if work is None or len(work) < length:
@@ -233,7 +234,7 @@ _FOREST_ARRAYS = ("rows", "inverse", "link_k", "link_start", "link_senders", "li
 
 
 def _laid_end_to_end(forests: list) -> tuple:
-    """(bounds [F + 1, 19], arrays) for :func:`collat.kernels.forests_times` from the
+    """(bounds [F + 1, 19], arrays) for :func:`collat.model.kernels.forests_times` from the
     :data:`_FOREST_ARRAYS` of F forests: each array of every forest laid end to end, each forest in
     its own indices, forest f's part of array i at bounds[f, i]:bounds[f + 1, i]."""
     bounds = np.zeros((len(forests) + 1, len(_FOREST_ARRAYS)), dtype=np.int64)
@@ -243,7 +244,7 @@ def _laid_end_to_end(forests: list) -> tuple:
 
 def _kernel_plan(forest: Forest, counts: np.ndarray, present: tuple, receivers: int, memory_on: bool,
                  forward_on: bool) -> tuple:
-    """What :func:`evaluate` passes :func:`collat.kernels.forest_times` from the forest and its census
+    """What :func:`evaluate` passes :func:`collat.model.kernels.forest_times` from the forest and its census
     alone, once per forest, the first 17 of :data:`_FOREST_ARRAYS`: distinct census rows, the row of
     every node, the shared links (:func:`_links_plan`), the memory groups, the forwarders (empty
     when their cost is off), and the send plan, order and parents."""
@@ -259,7 +260,7 @@ _NONE, _EMPTY, _NO_MASK = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, 
 
 
 def _links_plan(forest: Forest, counts: np.ndarray, present: tuple, receivers: int) -> tuple:
-    """The shared links of :func:`evaluate` as :func:`collat.kernels.forest_times` takes them: (channel
+    """The shared links of :func:`evaluate` as :func:`collat.model.kernels.forest_times` takes them: (channel
     index per link, where each link's parents start, the parents, their group (numbered across
     links), the messages per group clipped to the cost table's ``receivers`` rows)."""
     parts = [_link_groups(forest, counts, k, channel) for channel, k in present]
@@ -273,7 +274,7 @@ def _links_plan(forest: Forest, counts: np.ndarray, present: tuple, receivers: i
 
 def _forwarding_plan(forest: Forest) -> tuple[np.ndarray, np.ndarray]:
     """(True for the ranks that forward, [N]; the forwarders above each rank, [N]) of
-    :attr:`Forest.forwarding`, as :func:`collat.kernels.forest_times` takes them."""
+    :attr:`Forest.forwarding`, as :func:`collat.model.kernels.forest_times` takes them."""
     forwarders, above = forest.forwarding
     mask = np.zeros(len(forest.parent), dtype=np.bool_)
     mask[forwarders] = True
@@ -313,7 +314,7 @@ class ShapePlan:
 def plan_shapes(operation: str, algorithm: int, mapping: str, Pv, sizes, options: ModelOptions) -> ShapePlan:
     """The :class:`ShapePlan` of one (operation, algorithm, mapping) at ``Pv`` and ``sizes``:
     algorithm 0 runs what the fixed rules pick at each (P, size); a forced algorithm runs its shape
-    (as OpenMPI runs it: :func:`collat.openmpi.as_run`) or its fall-back below a message count."""
+    (as OpenMPI runs it: :func:`collat.model.shapes.openmpi.as_run`) or its fall-back below a message count."""
     S, Pv = len(sizes), np.asarray([int(p) for p in Pv])
     specs = options.openmpi.trees
     if algorithm == 0:
@@ -453,7 +454,7 @@ def price_shape(shape: dict, operation: str, Pv, mapping: str, costs: ChannelCos
     """(completion [T, S], mean rank time [T, S]) of one OpenMPI shape at every P of ``Pv``.
 
     ``{tree: ...}``: fan-outs along a tree (:func:`evaluate`); the in-order binary tree is rooted at
-    P - 1 (:func:`relay_to_root`). ``{schedule: ...}``: rounds of messages (:mod:`collat.schedules`),
+    P - 1 (:func:`relay_to_root`). ``{schedule: ...}``: rounds of messages (:mod:`collat.model.shapes.schedules`),
     priced from the point-to-point fits.
     """
     if "schedule" in shape:

@@ -14,12 +14,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import kernels
-from ..openmpi import tree_spec
-from .costs import ChannelCosts
-from .forest import Forest, Placements, census_rows
-from .options import ModelOptions
-from .predict import blocks_frame, curve_blocks
+from collat.model import kernels
+from collat.model.shapes.openmpi import tree_spec
+from collat.model.costs import ChannelCosts
+from collat.model.forest import Forest, Placements, census_rows
+from collat.model.options import ModelOptions
+from collat.model.predict import blocks_frame, curve_blocks
 
 
 def folded_fanout(counts: np.ndarray, costs: ChannelCosts) -> np.ndarray:

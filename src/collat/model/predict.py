@@ -22,7 +22,7 @@ def grid_axes(collective: pd.DataFrame, machine: dict, step: int, extra_sizes=()
     two without measurements, and ``extra_sizes`` (config ``model.extra_sizes``); P: 2 to the
     machine's cores, every ``step`` (config ``model.grid_step``); the most receivers of one fan-out,
     cores - 1)."""
-    from ..placement import total_cores
+    from collat.model.placement import total_cores
 
     cores = total_cores(machine)
     sizes = collective["size"].unique() if len(collective) else 2 ** np.arange(0, 21)
@@ -92,7 +92,7 @@ def predict_all(modes: list, placements, algorithms: dict, P_values, processes: 
     :class:`~collat.model.forest.Placements` of the machine, ``algorithms`` config ``algorithms``
     (operation -> [{id, name}]). The curves are priced in up to ``processes`` worker processes
     (the same table in the same order)."""
-    from ..runner import fork_map
+    from collat.runner import fork_map
 
     curves = [(mode, operation, alg, mapping) for mode in modes for operation in mode.costs
               for alg in mode.algorithms(operation) for mapping in mode.options.mappings]
@@ -127,8 +127,8 @@ def what_if_machine(machine: dict, entry: dict, index: int, mappings, unpinned_c
     """(the machine, its P values) of config ``model.what_if[index]`` (``entry``): ``machine`` with
     ``entry["nodes"]`` nodes, at :func:`what_if_P`. One line naming the key when a channel of the new
     machine has no point-to-point fit (``fitted_channels``) or a P exceeds its cores."""
-    from .. import InputError
-    from ..placement import channels_used, total_cores
+    from collat import InputError
+    from collat.model.placement import channels_used, total_cores
 
     out = {**machine, "nodes": int(entry["nodes"])}
     for channel, pair in channels_used(out, mappings, unpinned_channel).items():

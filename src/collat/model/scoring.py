@@ -1,12 +1,11 @@
 """Scores of the prediction grid on the measured cells (in sample: every mode that was not fitted on
-them; the fitted modes are scored by the validation, :mod:`collat.validation`)."""
+them; the fitted modes are scored by the validation, :mod:`collat.model.validation`)."""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
-from .options import ModelOptions
+from collat.model.options import ModelOptions
 
 
 def score(predictions: pd.DataFrame, collective: pd.DataFrame, options: ModelOptions,
@@ -14,8 +13,8 @@ def score(predictions: pd.DataFrame, collective: pd.DataFrame, options: ModelOpt
     """R² (sklearn's r2_score(measured, predicted)), median absolute relative error and n per
     (operation, algorithm, mapping, size, mode, target, cleaning), over the measured rows; with the
     ``paper`` cleaning, only up to the largest P the study scored (config ``model.paper.max_P``)."""
-    from ..quality import cleaning_mask
-    from ..regression import group_scores
+    from collat.ingest.quality import cleaning_mask
+    from collat.regression.segmented import group_scores
 
     keys = ["operation", "algorithm", "mapping", "P", "size"]
     group = ["operation", "algorithm", "mapping", "size"]

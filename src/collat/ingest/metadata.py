@@ -1,0 +1,141 @@
+"""Run metadata of raw OSU logs: from path patterns or a manifest CSV beside the logs.
+
+A pattern such as ``{operation}/{mapping}/alg{algorithm}/np{P}.txt`` is matched
+against a log's path relative to the log directory. Fields:
+
+============  =========================================================
+benchmark     osu_latency, osu_bw, osu_bcast, osu_reduce (``osu_`` optional)
+operation     bcast or reduce
+channel       a channel name from config (point-to-point and NBFT logs)
+mapping       a mapping name from config (collective logs)
+mpi           MPI implementation and version, e.g. openmpi-4.1.5 (any text without a slash)
+algorithm     OpenMPI algorithm number (integer)
+P             number of processes (integer)
+receiver      receiving core of a point-to-point log (integer)
+_anything     matched and ignored (names starting with ``_``)
+============  =========================================================
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from collat import InputError
+
+INT_FIELDS = ("algorithm", "P", "receiver")
+TEXT_FIELDS = ("benchmark", "operation", "channel", "mapping", "mpi")
+FIELDS = TEXT_FIELDS + INT_FIELDS
+
+
+def pattern_regex(pattern: str) -> re.Pattern:
+    """Compile a path pattern with ``{field}`` placeholders to an anchored regex."""
+    out, pos = [], 0
+    seen = set()
+    for m in re.finditer(r"\{(\w+)\}", pattern):
+        out.append(re.escape(pattern[pos:m.start()]))
+        name = m[1]
+        if name not in FIELDS and not name.startswith("_"):
+            raise ValueError(f"path pattern {pattern!r}: unknown field {{{name}}} (known: {', '.join(FIELDS)}, or _name to ignore)")
+        if name in seen:
+            out.append(f"(?P={name})")
+        else:
+            out.append(f"(?P<{name}>\\d+)" if name in INT_FIELDS else f"(?P<{name}>[^/]+?)")
+            seen.add(name)
+        pos = m.end()
+    out.append(re.escape(pattern[pos:]))
+    return re.compile("^" + "".join(out) + "$")
+
+
+def normalise_benchmark(value: str) -> str:
+    v = value.lower()
+    return v if v.startswith("osu_") else f"osu_{v}"
+
+
+def from_path(relpath: str, patterns: list[str]) -> dict | None:
+    """Metadata from the first pattern that matches ``relpath`` (POSIX, relative), or None."""
+    for pattern in patterns:
+        m = pattern_regex(pattern).match(relpath)
+        if m:
+            meta = {k: v for k, v in m.groupdict().items() if not k.startswith("_")}
+            for k in INT_FIELDS:
+                if k in meta:
+                    meta[k] = int(meta[k])
+            if "benchmark" in meta:
+                meta["benchmark"] = normalise_benchmark(meta["benchmark"])
+            return meta
+    return None
+
+
+def read_manifest(path: Path) -> dict[str, dict]:
+    """Read ``manifest.csv``: a column ``file`` (path relative to the log directory) plus metadata
+    columns; the rows of the whole file (no ``run``, or ``run`` empty). With the per-run rows too:
+    :func:`read_manifest_rows`."""
+    return read_manifest_rows(path)[0]
+
+
+def read_manifest_rows(path: Path) -> tuple[dict[str, dict], dict[str, dict[int, tuple[int, dict]]]]:
+    """(file -> metadata of the whole file, file -> run -> (manifest line, metadata)): a ``run``
+    column numbers the OSU runs of a file from 0 in file order (truncated runs included), for a
+    file holding several placements without marker lines."""
+    import pandas as pd  # here: the workflow imports this module (markers) when it is parsed
+
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    if "file" not in df.columns:
+        raise InputError(path, 1, "a header with a 'file' column", ",".join(df.columns))
+    unknown = [c for c in df.columns if c not in ("file", "run") and c not in FIELDS]
+    if unknown:
+        raise InputError(path, 1, f"metadata columns among run, {', '.join(FIELDS)}", ",".join(unknown))
+    out, runs = {}, {}
+    for i, row in enumerate(df.to_dict("records"), start=2):
+        meta = {}
+        run = row.get("run", "").strip()
+        if run and not run.isdigit():
+            raise InputError(path, i, "a run number (0 for the file's first OSU run) in column 'run'", run)
+        for k, v in row.items():
+            if k in ("file", "run") or v == "":
+                continue
+            if k in INT_FIELDS:
+                if not v.strip().isdigit():
+                    raise InputError(path, i, f"an integer in column {k!r}", v)
+                v = int(v)
+            elif k == "benchmark":
+                v = normalise_benchmark(v)
+            meta[k] = v
+        if run:
+            if int(run) in runs.setdefault(row["file"], {}):
+                raise InputError(path, i, "each run of a file listed once", f"{row['file']} run {run}")
+            runs[row["file"]][int(run)] = (i, meta)
+            continue
+        if row["file"] in out:
+            raise InputError(path, i, "each file listed once", row["file"])
+        out[row["file"]] = meta
+    return out, runs
+
+
+def check_manifest_files(path, matched: set[str], glob: str) -> None:
+    """Every file a manifest names must be one of the logs the glob found: a row that names no such
+    file is a typo or a missing log, never something to ignore silently."""
+    import pandas as pd  # here: the workflow imports this module (markers) when it is parsed
+
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    for i, name in enumerate(df.get("file", []), start=2):
+        if name not in matched:
+            raise InputError(path, i, f"a log under data.raw.dir that data.raw.glob {glob!r} (and data.raw.extensions) "
+                             "matches", name)
+
+
+def resolve(relpath: str, patterns: list[str], manifest: dict[str, dict] | None, where: str,
+            allow_partial: bool = False) -> dict:
+    """Combine pattern and manifest metadata for one log; they must not contradict each other.
+    ``allow_partial``: a log neither names may still get its metadata from marker lines."""
+    from_pattern = from_path(relpath, patterns)
+    from_manifest = (manifest or {}).get(relpath)
+    if from_pattern is None and from_manifest is None and not allow_partial:
+        raise InputError(where, None, f"a path matching one of the patterns {patterns} or a manifest entry", relpath)
+    meta = dict(from_pattern or {})
+    for k, v in (from_manifest or {}).items():
+        if k in meta and meta[k] != v:
+            raise InputError(where, None, f"metadata that agree: path says {k}={meta[k]!r}, manifest says {k}={v!r}")
+        meta[k] = v
+    return meta

@@ -1,0 +1,376 @@
+"""Parser for the stdout of OSU micro-benchmarks 5.x-7.x (osu_latency, osu_bw, osu_bcast, osu_reduce).
+
+Columns are recognised by their header names, not their position. A file may hold
+several runs, each with its own header or with the header printed once (a run then
+starts where the size list starts again). Lines that cannot be data (job banners,
+marker lines between runs) are skipped; text from a failed launch (mpirun, srun,
+MPI_ABORT, signals) is an error. A persistent or non-blocking variant (osu_bcast_persistent,
+osu_ibcast) is an error too, or with ``on_bad_run='skip'`` a skipped run of the file (its block, up
+to the next OSU title). Every error names the file and the line.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from collat import InputError
+
+BENCHMARKS = {
+    "latency": "osu_latency",
+    "bandwidth": "osu_bw",
+    "bi-directional bandwidth": "osu_bibw",
+    "broadcast latency": "osu_bcast",
+    "reduce latency": "osu_reduce",
+}
+#: benchmark -> (operation or None, tidy tables it can feed)
+BENCHMARK_OPERATION = {
+    "osu_latency": None,
+    "osu_bw": None,
+    "osu_bibw": None,
+    "osu_bcast": "bcast",
+    "osu_reduce": "reduce",
+}
+
+_TITLE = re.compile(r"^#\s*OSU\s+MPI(?:[-\w]*)\s+(?P<name>.+?)\s+Test(?:\s+v?(?P<version>[\d.]+\w*))?\s*$", re.I)
+_DATATYPE = re.compile(r"^#\s*Datatype:\s*(?P<dt>[\w]+)\.?\s*$", re.I)
+_HEADER = re.compile(r"^#\s*Size\b", re.I)
+
+# (regex anchored at the current header position, column name; {0} = first group)
+_COLUMNS = [
+    (re.compile(r"Size\b", re.I), "size"),
+    (re.compile(r"Avg\s*Latency\s*\(us\)", re.I), "avg"),
+    (re.compile(r"Min\s*Latency\s*\(us\)", re.I), "min"),
+    (re.compile(r"Max\s*Latency\s*\(us\)", re.I), "max"),
+    (re.compile(r"Latency\s*\(us\)", re.I), "avg"),
+    (re.compile(r"Iterations\b", re.I), "iterations"),
+    (re.compile(r"P(\d{1,2})\s+Tail\s+Lat(?:ency)?\s*\(us\)", re.I), "p{0}"),
+    (re.compile(r"P(\d{1,2})(?:\s*\(us\))?(?=\s|$)", re.I), "p{0}"),
+    (re.compile(r"Bandwidth\s*\(MB/s\)", re.I), "bandwidth"),
+]
+KNOWN_COLUMNS = ("Size", "Latency (us)", "Avg Latency(us)", "Min Latency(us)", "Max Latency(us)",
+                 "Iterations", "P50/P90/P95/P99 Tail Lat(us)", "Bandwidth (MB/s)")
+
+# Version lines of MPI implementations a job script may print (``mpirun --version``, ``ompi_info``,
+# ``mpichversion``, ``mpiexec -V``): the implementation of the runs that follow, named as
+# ``<implementation>-<version>``. Matched before the launch-error check ("mpirun (Open MPI) ...").
+_MPI_VERSION = [
+    (re.compile(r"\bOpen\s?MPI\)?:?\s+v?(\d+(?:\.\d+)+\w*)", re.I), "openmpi"),
+    (re.compile(r"\bMVAPICH2?\s+Version:?\s+v?(\d+(?:\.\d+)+\w*)", re.I), "mvapich2"),
+    (re.compile(r"\bMPICH\s+Version:?\s+v?(\d+(?:\.\d+)+\w*)", re.I), "mpich"),
+    (re.compile(r"\bIntel\(R\) MPI Library\b.*?\bVersion\s+(\d+(?:\.\d+)*\w*)", re.I), "intelmpi"),
+]
+
+
+def mpi_version(line: str) -> str | None:
+    """``openmpi-4.1.5`` for ``mpirun (Open MPI) 4.1.5`` and the like (:data:`_MPI_VERSION`), else None."""
+    for regex, name in _MPI_VERSION:
+        m = regex.search(line)
+        if m:
+            return f"{name}-{m[1]}"
+    return None
+
+
+# Text a failed or aborted launch prints; it is never skipped silently.
+_LAUNCH_ERROR = re.compile(
+    r"^(mpirun|mpiexec|orterun|prterun|srun|slurmstepd)\b|MPI_ABORT|\bORTE\b|\bPRTE\b|"
+    r"Primary job\s+terminated|exited on signal|Segmentation fault|Bus error|"
+    r"\bkilled\b|\babort(ed)?\b|\berror\b|^-{20,}\s*$|^\[[\w.-]+:\d+\]",
+    re.I,
+)
+
+
+@dataclass
+class OsuLog:
+    """A parsed OSU output file."""
+
+    path: str
+    benchmark: str | None
+    version: str | None
+    datatype: str | None
+    data: pd.DataFrame  # size, the measured columns, run, line
+    skipped_lines: list[int] = field(default_factory=list)
+    skipped_runs: list[dict] = field(default_factory=list)
+    run_markers: dict = field(default_factory=dict)  # run -> (line, metadata) of the marker before it
+    run_mpi: dict = field(default_factory=dict)  # run -> (line, {"mpi": ...}) of the MPI version line before it
+
+    @property
+    def n_runs(self) -> int:
+        return int(self.data["run"].nunique()) if len(self.data) else 0
+
+
+def parse_header(line: str, path: str, lineno: int) -> list[str]:
+    """Column names of a '# Size ...' header line, recognised by name."""
+    text = line.lstrip("#").strip()
+    pos, names = 0, []
+    while pos < len(text):
+        if text[pos].isspace():
+            pos += 1
+            continue
+        for rx, name in _COLUMNS:
+            m = rx.match(text, pos)
+            if m:
+                names.append(name.format(*m.groups()))
+                pos = m.end()
+                break
+        else:
+            raise InputError(path, lineno, f"an OSU column name ({', '.join(KNOWN_COLUMNS)})", text[pos:])
+    if names[0] != "size" or "size" in names[1:]:
+        raise InputError(path, lineno, "a header whose first column is 'Size'", line.strip())
+    if len(set(names)) != len(names):
+        raise InputError(path, lineno, "each column once in the header", line.strip())
+    return names
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
+              machine: dict | None = None) -> OsuLog:
+    """Parse OSU stdout. ``on_bad_run='skip'`` drops (and reports) truncated runs instead of failing,
+    and takes launcher or scheduler text (a job killed at its time limit, an aborted step) as the end of
+    the run it interrupts; ``error`` refuses both with the file and line. ``text`` is the whole
+    output or an iterable of its lines (an open file: read as a stream, one run in memory as text at
+    a time, the values as float arrays). ``markers``
+    (:func:`collat.ingest.markers.compile_rules`) read the lines between runs as the metadata of the runs
+    that follow (``run_markers``); an MPI version line (:func:`mpi_version`) names the implementation
+    of the runs that follow (``run_mpi``)."""
+    from collat.ingest import markers as mk
+
+    benchmark = version = datatype = None
+    cols: list[str] | None = None
+    runs: list[np.ndarray] = []  # per run [rows, 1 + columns]: line, values...
+    run_cols: list[list[str]] = []
+    current: list[tuple] = []
+    skipped: list[int] = []
+    aborted: dict[int, tuple[int, str]] = {}  # run index -> (line, text) of launcher text that ended it
+    marker: tuple[int, dict] | None = None  # the last marker line seen: (line, metadata)
+    run_marker: list = []  # per closed run: the marker in effect when it started
+    mpi: tuple[int, dict] | None = None  # the last MPI version line seen: (line, {"mpi": ...})
+    run_mpi: list = []  # per closed run: the version line in effect when it started
+    variants: dict[int, tuple[int, str]] = {}  # run index -> (line, title) of a variant's block, not read
+    in_variant = False  # inside such a block: every line up to the next OSU title is passed over
+    last_line = 0
+
+    def close_run():
+        nonlocal current
+        if current:
+            runs.append(np.array(current, dtype=float))
+            run_cols.append(cols)
+            run_marker.append(current_marker)
+            run_mpi.append(current_mpi)
+        current = []
+
+    def read_marker(line, lineno):
+        try:
+            return mk.match(markers, line, machine)
+        except ValueError as exc:  # says what it expected and what it found
+            raise InputError(path, lineno, str(exc)) from None
+
+    def context_line(line, lineno) -> bool:
+        """An MPI version line (e.g. 'mpirun (Open MPI) 4.1.5') or a marker the job script printed:
+        it ends the run before it and names the implementation (the metadata) of the runs that
+        follow. False for any other line."""
+        nonlocal mpi, marker
+        version_line = mpi_version(line)
+        if version_line is not None:
+            close_run()
+            mpi = (lineno, {"mpi": version_line})
+            return True
+        found = read_marker(line, lineno) if markers else None
+        if found is not None:
+            close_run()
+            marker = (lineno, found)
+            return True
+        return False
+
+    current_marker = current_mpi = None
+
+    first_text = last_raw = ""
+    for lineno, raw in enumerate(io.StringIO(text) if isinstance(text, str) else text, start=1):
+        last_line, last_raw = lineno, raw
+        if lineno == 1:
+            first_text = raw.strip()[:80]
+        line = raw.strip()
+        if not line:
+            continue
+        if in_variant and not _TITLE.match(line):
+            if _LAUNCH_ERROR.search(line):  # the block ends as any run does: launcher text is never passed over
+                in_variant = False
+            else:  # a marker or a version line still names the runs that follow
+                context_line(line, lineno)
+                skipped.append(lineno)
+                continue
+        if line.startswith("#"):
+            m = _TITLE.match(line)
+            if m:
+                title = re.sub(r"\s+", " ", m["name"].lower())
+                name = BENCHMARKS.get(title)
+                in_variant = False
+                if name is None and re.search(r"\b(persistent|non-blocking|nonblocking)\b", title):
+                    # MPI_Bcast_init / MPI_Ibcast run through OpenMPI's coll/libnbc, not the coll/tuned
+                    # algorithms this tool models: pooling them with osu_bcast would mislead every fit
+                    if on_bad_run != "skip":
+                        raise InputError(path, lineno, "a blocking collective (osu_bcast, osu_reduce): persistent "
+                                         "and non-blocking variants run other code paths (OpenMPI: its non-blocking "
+                                         "collectives, coll/libnbc by default, not the coll/tuned algorithms "
+                                         "modelled here) and are not read (with on_bad_run: skip, their runs are "
+                                         "passed over and reported)", line)
+                    # skip: the block up to the next OSU title is one run of the file, reported, not read
+                    close_run()
+                    variants[len(runs)] = (lineno, f"{line.lstrip('#').strip()}: a persistent or non-blocking variant "
+                                           "(OpenMPI's coll/libnbc, not the coll/tuned algorithms modelled), not read")
+                    runs.append(np.zeros((0, 2)))
+                    run_cols.append(None)
+                    run_marker.append(marker)
+                    run_mpi.append(mpi)
+                    in_variant = True
+                    skipped.append(lineno)
+                    continue
+                if name is None:
+                    raise InputError(path, lineno, f"an OSU benchmark this tool reads ({', '.join(BENCHMARKS.values())})", line)
+                if benchmark is not None and name != benchmark:
+                    raise InputError(path, lineno, f"the same benchmark as earlier in the file ({benchmark})", line)
+                benchmark, version = name, m["version"] or version
+                close_run()
+                continue
+            m = _DATATYPE.match(line)
+            if m:
+                datatype = m["dt"]
+                continue
+            if _HEADER.match(line):
+                close_run()
+                cols = parse_header(line, path, lineno)
+                continue
+            context_line(line, lineno)
+            continue  # a version line, a marker or another OSU comment
+        if line[0].isdigit() or (line[0] in "+-." and len(line) > 1 and line[1].isdigit()):
+            if cols is None:
+                raise InputError(path, lineno, "an OSU header ('# Size ...') before the first data row", line)
+            cells = line.split()
+            if len(cells) != len(cols):
+                raise InputError(path, lineno, f"{len(cols)} values ({', '.join(cols)})", line)
+            values = []
+            for name, cell in zip(cols, cells):
+                try:
+                    v = int(cell) if name in ("size", "iterations") else float(cell)
+                except ValueError:
+                    kind = "an integer" if name in ("size", "iterations") else "a number"
+                    raise InputError(path, lineno, f"{kind} in column {name!r}", cell) from None
+                if v < 0 or v != v:
+                    raise InputError(path, lineno, f"a non-negative number in column {name!r}", cell)
+                if v == float("inf"):  # 'inf', or a number beyond the float range such as 1e400
+                    raise InputError(path, lineno, f"a finite number in column {name!r}", cell)
+                values.append(v)
+            size = values[0]
+            if current:
+                prev = current[-1][1]
+                if size <= prev:
+                    first_of_file = runs[0][0][1] if runs else current[0][1]
+                    if size == current[0][1] or size == first_of_file:
+                        close_run()  # header printed once: the size list starts again
+                    else:
+                        raise InputError(path, lineno, f"sizes in increasing order (previous size {prev})", line)
+            if not current:
+                current_marker, current_mpi = marker, mpi
+            current.append((lineno, *values))
+            continue
+        if context_line(line, lineno):
+            skipped.append(lineno)
+            continue
+        cells = line.split()
+        if (cols is not None and len(cells) == len(cols) > 1 and any(ch.isdigit() for ch in cells[0])
+                and all(map(_is_number, cells[1:]))):
+            # a data row whose size has letters in it ('2x', 'O4'); a marker such as 'BROADCAST 1' has no digit
+            raise InputError(path, lineno, "an integer in column 'size'", cells[0])
+        if _LAUNCH_ERROR.search(line):
+            if on_bad_run != "skip":
+                raise InputError(path, lineno, "OSU output, not MPI launcher or error text", line)
+            if current:  # e.g. a job killed at its time limit in the middle of a run
+                aborted[len(runs)] = (lineno, line)
+            close_run()
+            skipped.append(lineno)
+            continue
+        skipped.append(lineno)  # a banner or marker line: it cannot be data
+    if current and not last_raw.endswith(("\n", "\r")) and current[-1][0] == last_line:
+        # OSU ends every row with a newline: a file ending inside a data row was cut while writing
+        if on_bad_run != "skip":
+            raise InputError(path, last_line, "a complete last row (the file ends inside it, without a newline: "
+                             "cut while being written?)", last_raw.strip())
+        current.pop()
+        skipped.append(last_line)
+    close_run()
+
+    if variants and len(variants) == len(runs):
+        line, reason = variants[min(variants)]
+        raise InputError(path, line, "runs of a blocking collective (osu_bcast, osu_reduce) or point-to-point "
+                         "benchmark", reason)
+    if benchmark is None and cols is None:
+        raise InputError(path, None if last_line == 0 else 1,
+                         "an OSU header ('# OSU MPI ... Test' and '# Size ...')",
+                         "an empty file" if last_line == 0 else first_text)
+    if not runs:
+        raise InputError(path, last_line, "data rows after the OSU header", "end of file")
+
+    skipped_runs = []
+    longest = max((r for i, r in enumerate(runs) if i not in variants), key=len)
+    full = longest[:, 1].astype(np.int64).tolist()
+    kept = []
+    for i, run in enumerate(runs):
+        if i in variants:
+            skipped_runs.append({"run": i, "line": variants[i][0], "reason": variants[i][1]})
+            continue
+        sizes = run[:, 1].astype(np.int64).tolist()
+        if len(sizes) < len(full) and full[: len(sizes)] == sizes:
+            if on_bad_run != "skip":
+                raise InputError(
+                    path, int(run[-1][0]),
+                    f"a complete run up to size {full[-1]} (run {i} stops at size {sizes[-1]}: truncated)")
+            reason = f"truncated at size {sizes[-1]}"
+            if i in aborted:
+                reason += f", then line {aborted[i][0]}: {aborted[i][1][:100]}"
+            skipped_runs.append({"run": i, "line": int(run[0][0]), "reason": reason})
+            continue
+        kept.append((i, run))
+    for i, run in kept:
+        latency = [j for j, name in enumerate(run_cols[i], start=1) if name in ("avg", "min", "max")]
+        if latency and not run[:, latency].any():
+            raise InputError(path, int(run[0][0]), f"latencies above 0 (every latency of run {i} is 0)")
+
+    kept_markers, kept_mpi, by_columns = {}, {}, {}  # one frame per column set, not per run (10^5 runs)
+    for new_index, (original, run) in enumerate(kept):
+        by_columns.setdefault(tuple(run_cols[original]), []).append((new_index, run))
+        if run_marker[original] is not None:
+            kept_markers[new_index] = run_marker[original]
+        if run_mpi[original] is not None:
+            kept_mpi[new_index] = run_mpi[original]
+    frames = []
+    for columns, items in by_columns.items():
+        values = np.concatenate([run for _, run in items])
+        df = pd.DataFrame(values, columns=["line", *columns])
+        for name in ("line", "size", "iterations"):
+            if name in df:
+                df[name] = df[name].astype("int64")
+        df["run"] = np.repeat([i for i, _ in items], [len(run) for _, run in items])
+        frames.append(df)
+    data = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True).sort_values("line", ignore_index=True)
+    return OsuLog(path, benchmark, version, datatype, data, skipped, skipped_runs, kept_markers, kept_mpi)
+
+
+def read_osu(path, on_bad_run: str = "error", markers: tuple = (), machine: dict | None = None) -> OsuLog:
+    """Parse the OSU log at ``path``, read line by line."""
+    try:
+        with open(path, encoding="utf-8", errors="strict", newline="") as fh:
+            return parse_osu(fh, str(path), on_bad_run=on_bad_run, markers=markers, machine=machine)
+    except UnicodeDecodeError as exc:
+        raise InputError(path, None, "a UTF-8 text file of OSU output",
+                         f"undecodable byte {exc.object[exc.start:exc.start + 1]!r}") from None

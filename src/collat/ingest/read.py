@@ -1,0 +1,603 @@
+"""From one input file (a raw OSU log or one of the study's published CSVs) to a tidy frame.
+
+Both paths end in :func:`finalise`, which collapses byte-identical rows, numbers the
+runs and conforms the frame to its table (see :mod:`collat.ingest.tidy`). Each returns the
+frame and a quality record for ``results/tidy/quality.csv``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from collat import InputError
+from collat.ingest.osu import BENCHMARK_OPERATION, OsuLog
+from collat.ingest.tidy import columns, conform
+from collat.config.vocabulary import Vocabulary  # noqa: F401  (ingest checks names with it; the workflow builds it)
+
+KEYS = {
+    "pt2pt": ["channel", "receiver", "size"],
+    "nbft": ["operation", "channel", "P", "size"],
+    "collective": ["operation", "algorithm", "mapping", "P", "size"],
+}
+
+
+def finalise(df: pd.DataFrame, table: str, source: str, run_given: bool) -> tuple[pd.DataFrame, int]:
+    """Collapse exact duplicate rows, number runs in file order, conform to the table.
+
+    Returns the frame and the number of rows collapsed away.
+    """
+    measured = [c for c in df.columns if c not in ("line",)]
+    grouped = df.groupby(measured, sort=False, dropna=False)
+    copies = grouped["line"].transform("size")
+    first = ~df.duplicated(measured, keep="first")
+    out = df[first].copy()
+    out["copies"] = copies[first].astype("int64")
+    collapsed = int(len(df) - len(out))
+    for key in KEYS[table]:
+        if key not in out:
+            out[key] = pd.NA
+    if not run_given:
+        out["run"] = out.groupby(KEYS[table], sort=False, dropna=False).cumcount()
+    out["source"] = source
+    out["outlier"] = False
+    out = out.sort_values([*KEYS[table], "run"], kind="stable")
+    return conform(out[[c for c in columns(table) if c in out.columns]], table), collapsed
+
+
+def route(log: OsuLog, meta: dict, vocab: Vocabulary, where: str, line: int | None = None) -> tuple[str, dict]:
+    """Decide the tidy table of a raw log (or of one of its runs, starting at ``line``) and complete
+    its metadata; contradictions are errors."""
+    meta = dict(meta)
+    bench = log.benchmark
+    if "benchmark" in meta:
+        if bench is not None and meta["benchmark"] != bench:
+            raise InputError(where, 1, f"the benchmark named by the metadata ({meta['benchmark']})", bench)
+        bench = meta["benchmark"]
+    if bench is None:
+        if "operation" not in meta:
+            raise InputError(where, 1, "an OSU title line ('# OSU MPI ... Test') or a benchmark/operation in the metadata")
+        bench = f"osu_{meta['operation']}"
+    if bench not in BENCHMARK_OPERATION:
+        raise InputError(where, 1, f"a benchmark among {list(BENCHMARK_OPERATION)}", bench)
+    op = BENCHMARK_OPERATION[bench]
+    if "operation" in meta and meta["operation"] != op:
+        raise InputError(where, 1, f"a {meta['operation']} benchmark (metadata says operation={meta['operation']})", bench)
+    if op is not None:
+        meta["operation"] = op
+    vocab.check(meta, where, line)
+
+    def need(*keys):
+        missing = [k for k in keys if k not in meta]
+        if missing:
+            run = "" if line is None else " run"
+            raise InputError(where, line, f"metadata {missing} for a {bench} log{run} (from the path pattern, the "
+                             "manifest or a marker line before it: data.raw.markers)")
+
+    if op is None:
+        need("channel")
+        return "pt2pt", meta
+    if "channel" in meta and "mapping" in meta:
+        raise InputError(where, line, "either a channel (NBFT log) or a mapping (collective log), not both")
+    if "channel" in meta:
+        need("P")
+        return "nbft", meta
+    need("mapping", "P", "algorithm")
+    return "collective", meta
+
+
+def run_metadata(log: OsuLog, meta: dict, manifest_runs: dict | None = None,
+                 manifest_path: str = "manifest") -> dict[int, tuple[dict, int]]:
+    """Per run: (the file's metadata with its marker's, its manifest row's or its MPI version line's,
+    the run's first line). A marker, a per-run manifest row or a version line that contradicts the
+    path pattern or the file's manifest row is an error naming its line; ``manifest_runs`` is
+    :func:`collat.ingest.metadata.read_manifest_rows` (its per-run rows) of this file (runs numbered as in the file,
+    truncated ones included)."""
+    first = log.data.groupby("run")["line"].min()
+    skipped = {r["run"] for r in log.skipped_runs}
+    total = len(first) + len(skipped)
+    in_file = [r for r in range(total) if r not in skipped]  # kept run -> the file's run number
+    for run, (line, _) in sorted((manifest_runs or {}).items()):
+        if run >= total:
+            raise InputError(manifest_path, line, f"a run of {log.path} (it holds {total} OSU runs, numbered "
+                             "from 0)", run)
+    out = {}
+    for run, line in first.items():
+        merged = dict(meta)
+        for where, what, row in ((manifest_path, "a run row", (manifest_runs or {}).get(in_file[int(run)])),
+                                 (log.path, "a marker", log.run_markers.get(run)),
+                                 (log.path, "an MPI version line", log.run_mpi.get(run))):
+            if row is None:
+                continue
+            at, fields = row
+            for k, v in fields.items():
+                if k in meta and meta[k] != v:
+                    raise InputError(where, at, f"{what} that agrees with the file's metadata ({k}={meta[k]!r})",
+                                     f"{k}={v!r}")
+                merged[k] = v
+        out[int(run)] = (merged, int(line))
+    return out
+
+
+def pooled_runs(df: pd.DataFrame, table: str, factor: float) -> str:
+    """The sign of placements pooled under one label: runs with the same metadata whose latencies
+    at the same size differ by more than ``factor`` (median over sizes of slowest / fastest run).
+    One description per offending group, or ''."""
+    keys = [k for k in KEYS[table] if k != "size"]
+    value = "avg" if "avg" in df.columns and df["avg"].notna().any() else "bandwidth"
+    d = df[df[value] > 0]
+    if d.empty or d["run"].nunique() < 2:
+        return ""
+    g = d.groupby([*keys, "size"], dropna=False)[value]
+    ratio = (g.max() / g.min())[g.size() > 1]
+    if ratio.empty:
+        return ""
+    per = ratio.groupby(level=list(range(len(keys))), dropna=False).median()
+    out = []
+    for idx, r in per[per > factor].items():
+        label = ", ".join(f"{k}={v}" for k, v in zip(keys, idx if isinstance(idx, tuple) else (idx,)) if not pd.isna(v))
+        out.append(f"{label}: runs differ x{r:.1f} at the same size (pooled placements?)")
+    return "; ".join(out)
+
+
+def from_osu_log(log: OsuLog, meta: dict, vocab: Vocabulary, source: str,
+                 pooled_factor: float = np.inf, manifest_runs: dict | None = None,
+                 manifest_path: str = "manifest") -> tuple[str, pd.DataFrame, dict]:
+    """Tidy rows of one raw OSU log with its metadata (the file's, and per run its marker line's or
+    its per-run manifest row's)."""
+    per_run = (run_metadata(log, meta, manifest_runs, manifest_path)
+               if log.run_markers or manifest_runs or log.run_mpi else None)
+    if per_run is None:
+        table, meta = route(log, meta, vocab, log.path)
+        runs = {None: (meta, None)}
+    else:
+        routed = {run: route(log, m, vocab, log.path, line) for run, (m, line) in per_run.items()}
+        tables = {t for t, _ in routed.values()}
+        if len(tables) > 1:
+            raise InputError(log.path, None, "runs of one kind (point-to-point, NBFT or collective)",
+                             ", ".join(sorted(tables)))
+        table = tables.pop()
+        runs = {run: (m, per_run[run][1]) for run, (_, m) in routed.items()}
+    df = log.data.copy()
+    if table == "pt2pt" and "avg" not in df and "bandwidth" not in df:
+        raise InputError(log.path, None, "a latency or bandwidth column")
+    if table != "pt2pt" and "avg" not in df:
+        raise InputError(log.path, None, "an 'Avg Latency(us)' or 'Latency (us)' column")
+    for run, (m, _) in runs.items():
+        rows = slice(None) if run is None else (df["run"] == run).to_numpy()
+        for k, v in m.items():
+            if k in columns(table) and k != "benchmark":
+                if k not in df:
+                    df[k] = pd.Series(pd.NA, index=df.index, dtype=object)
+                df.loc[rows, k] = v
+        if table == "collective":
+            df.loc[rows, "algorithm_name"] = vocab.algorithms[m["operation"]][m["algorithm"]]
+    if table == "pt2pt":
+        df = df.drop(columns=[c for c in ("min", "max") if c in df])
+    out, collapsed = finalise(df, table, source, run_given=True)
+    pooled = pooled_runs(out, table, pooled_factor) if np.isfinite(pooled_factor) else ""
+    quality = {
+        "source": source, "table": table, "benchmark": log.benchmark or meta.get("benchmark"),
+        "osu_version": log.version, "datatype": log.datatype,
+        "rows_read": len(log.data), "duplicates_collapsed": collapsed, "rows": len(out),
+        "runs": log.n_runs, "skipped_lines": len(log.skipped_lines),
+        "skipped_runs": "; ".join(f"run {r['run']} at line {r['line']}: {r['reason']}" for r in log.skipped_runs),
+        "marker_runs": len(log.run_markers), "pooled_runs": pooled, "mpi": mpi_names(out),
+    }
+    return table, out, quality
+
+
+def mpi_names(df: pd.DataFrame) -> str:
+    """The MPI implementations a part's rows name, joined by ', ' ('' when none)."""
+    return ", ".join(sorted(df["mpi"].dropna().unique())) if "mpi" in df else ""
+
+
+# ---------------------------------------------------------------- published CSVs
+
+#: the study's column layouts -> tidy names
+PUBLISHED_LAYOUTS = {
+    "pt2pt": {"mapby": "channel", "size": "size", "latency": "avg", "iterations": "iterations",
+              "p50": "p50", "p95": "p95", "p99": "p99", "recv": "receiver"},
+    "nbft": {"mapby": "channel", "p": "P", "comm": None, "size": "size", "latency": "avg", "min": "min",
+             "max": "max", "iterations": "iterations", "p50": "p50", "p95": "p95", "p99": "p99"},
+    "collective": {"algorithm": "algorithm", "cores": "P", "iterations": "iterations", "size": "size",
+                   "latency": "avg", "min": "min", "max": "max"},
+}
+_INTEGRAL = {"size", "P", "receiver", "algorithm", "iterations", "comm"}
+
+
+def _numbers(text: pd.Series, key: str, col: str, path, lines: np.ndarray) -> pd.Series:
+    """A CSV column as non-negative finite numbers (integers for the integral keys); the first bad
+    cell is an error naming its line."""
+    num = pd.to_numeric(text.str.strip(), errors="coerce")
+    bad = num.isna() | (num < 0) | ~np.isfinite(num.fillna(0))
+    if key in _INTEGRAL:
+        bad |= num.notna() & (num != np.floor(num.fillna(0)))
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        kind = "a non-negative integer" if key in _INTEGRAL else "a non-negative number"
+        raise InputError(path, int(lines[i]), f"{kind} in column {col!r}", text.iloc[i])
+    return num.astype("int64") if key in _INTEGRAL else num.astype("float64")
+
+
+def from_published_csv(path, table: str, meta: dict, vocab: Vocabulary, source: str) -> tuple[pd.DataFrame, dict]:
+    """Read one of the study's CSV files (its own column layout) into the tidy schema."""
+    layout = PUBLISHED_LAYOUTS[table]
+    raw = pd.read_csv(path, dtype=str, keep_default_na=False, skip_blank_lines=False)
+    if list(raw.columns) != list(layout):
+        raise InputError(path, 1, f"the header {','.join(layout)}", ",".join(raw.columns))
+    lines = np.arange(2, len(raw) + 2, dtype="int64")
+    blank = (raw.fillna("") == "").all(axis=1).to_numpy()
+    raw, lines = raw[~blank].reset_index(drop=True).fillna(""), lines[~blank]
+    if raw.empty:
+        raise InputError(path, 2, "data rows after the header", "end of file")
+    df = pd.DataFrame({"line": lines})
+    for col, name in layout.items():
+        key = name or col
+        if col == "mapby":
+            df[key] = raw[col].str.strip()
+            continue
+        df[key] = _numbers(raw[col], key, col, path, lines)
+    if table == "nbft":
+        wrong = df["comm"] != df["P"] - 1
+        if wrong.any():
+            i = int(np.flatnonzero(wrong.to_numpy())[0])
+            raise InputError(path, int(lines[i]), "comm = p - 1 (receivers of the flat tree)", int(df["comm"].iloc[i]))
+        df = df.drop(columns="comm")
+    for k, v in meta.items():
+        df[k] = v
+    if "channel" in df:
+        for i, ch in enumerate(df["channel"]):
+            if ch not in vocab.channels:
+                raise InputError(path, int(lines[i]), f"a channel among {list(vocab.channels)}", ch)
+    vocab.check({k: v for k, v in meta.items() if k != "channel"}, str(path))
+    if table == "collective":
+        names = vocab.algorithms[meta["operation"]]
+        unknown = ~df["algorithm"].isin(list(names))
+        if unknown.any():
+            i = int(np.flatnonzero(unknown.to_numpy())[0])
+            raise InputError(path, int(lines[i]), f"a {meta['operation']} algorithm among {sorted(names)}",
+                             int(df["algorithm"].iloc[i]))
+        df["algorithm_name"] = df["algorithm"].map(names)
+    out, collapsed = finalise(df, table, source, run_given=False)
+    quality = {
+        "source": source, "table": table, "benchmark": None, "osu_version": None, "datatype": None,
+        "rows_read": len(raw), "duplicates_collapsed": collapsed, "rows": len(out),
+        "runs": int(out["run"].max()) + 1, "skipped_lines": 0, "skipped_runs": "", "mpi": mpi_names(out),
+    }
+    return out, quality
+
+
+# ---------------------------------------------------------------- processed CSVs of one's own
+
+TEXT_KEYS = ("operation", "mapping", "channel", "mpi")
+
+
+@dataclass(frozen=True)
+class TableSource:
+    """Config ``data.tables[i]``: CSV files of processed results (one row per measurement) with the
+    file's column names mapped to the tidy keys, text values (algorithm names such as ``binary_tree``)
+    mapped to the config's, and metadata every row shares."""
+
+    key: str  # "data.tables[i]", for messages
+    table: str
+    columns: dict  # CSV column -> tidy key
+    values: dict  # tidy key -> {text in the file: value}
+    metadata: dict  # tidy key -> value of every row
+
+    @classmethod
+    def from_config(cls, entry: dict, index: int) -> "TableSource":
+        return cls(f"data.tables[{index}]", entry["table"], dict(entry["columns"]),
+                   {k: {str(t): v for t, v in m.items()} for k, m in entry.get("values", {}).items()},
+                   dict(entry.get("metadata", {})))
+
+
+def from_table_csv(path, source: TableSource, vocab: Vocabulary, name: str) -> tuple[pd.DataFrame, dict]:
+    """Read a CSV of processed results (``source`` says how) into the tidy schema; every bad cell is an
+    error naming the file, its line and what was expected (the config key that says so)."""
+    try:
+        raw = pd.read_csv(path, dtype=str, keep_default_na=False, skip_blank_lines=False, skipinitialspace=True)
+    except pd.errors.EmptyDataError:
+        raise InputError(path, 1, "a header line naming the columns", "an empty file") from None
+    except pd.errors.ParserError as exc:  # e.g. a row with more cells than the header
+        raise InputError(path, None, "one cell per header column in every row", str(exc).strip()) from None
+    raw.columns = [str(c).strip() for c in raw.columns]
+    missing = [c for c in source.columns if c not in raw.columns]
+    if missing:
+        raise InputError(path, 1, f"the column {missing[0]!r} ({source.key}.columns)", ",".join(raw.columns))
+    lines = np.arange(2, len(raw) + 2, dtype="int64")
+    blank = (raw == "").all(axis=1).to_numpy()
+    raw, lines = raw[~blank].reset_index(drop=True), lines[~blank]
+    if raw.empty:
+        raise InputError(path, 2, "data rows after the header", "end of file")
+    df = pd.DataFrame({"line": lines})
+    for col, key in source.columns.items():
+        text = raw[col].str.strip()
+        if key in source.values:
+            table = source.values[key]
+            unknown = ~text.isin(list(table))
+            if unknown.any():
+                i = int(np.flatnonzero(unknown.to_numpy())[0])
+                raise InputError(path, int(lines[i]), f"a value of {source.key}.values.{key} in column {col!r} "
+                                 f"({', '.join(sorted(table))})", text.iloc[i])
+            text = text.map(table)
+        df[key] = text if key in TEXT_KEYS else _numbers(text.astype(str), key, col, path, lines)
+    for key, value in source.metadata.items():
+        df[key] = value
+    for key in ("channel", "mapping", "operation"):
+        if key in df:
+            allowed = {"channel": vocab.channels, "mapping": vocab.mappings, "operation": tuple(vocab.algorithms)}[key]
+            bad = ~df[key].isin(list(allowed))
+            if bad.any():
+                i = int(np.flatnonzero(bad.to_numpy())[0])
+                raise InputError(path, int(lines[i]), f"a {key} among {list(allowed)}", df[key].iloc[i])
+    if source.table == "collective":
+        known = {(op, a) for op, ids in vocab.algorithms.items() for a in ids}
+        bad = np.array([(op, a) not in known for op, a in zip(df["operation"], df["algorithm"])], bool)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            op = df["operation"].iloc[i]
+            raise InputError(path, int(lines[i]), f"a {op} algorithm among {sorted(vocab.algorithms[op])}",
+                             int(df["algorithm"].iloc[i]))
+        df["algorithm_name"] = [vocab.algorithms[op][a] for op, a in zip(df["operation"], df["algorithm"])]
+    out, collapsed = finalise(df, source.table, name, run_given=False)
+    quality = {
+        "source": name, "table": source.table, "benchmark": None, "osu_version": None, "datatype": None,
+        "rows_read": len(raw), "duplicates_collapsed": collapsed, "rows": len(out),
+        "runs": int(out["run"].max()) + 1, "skipped_lines": 0, "skipped_runs": "", "mpi": mpi_names(out),
+    }
+    return out, quality
+
+
+# ---------------------------------------------------------------- whole files and the merge
+
+def ingest_raw_log(path, relpath: str, patterns: list[str], manifest_path, vocab: Vocabulary,
+                   on_bad_run: str = "error", markers: list | None = None, machine: dict | None = None,
+                   pooled_factor: float = np.inf) -> tuple[str, pd.DataFrame, dict]:
+    """Parse one raw OSU log, attach its metadata (path pattern and/or manifest, marker lines per
+    run: config ``data.raw.markers``), tidy it."""
+    from collat.ingest.markers import compile_rules
+    from collat.ingest.metadata import read_manifest_rows, resolve
+    from collat.ingest.osu import read_osu
+
+    manifest, runs = read_manifest_rows(manifest_path) if manifest_path else (None, {})
+    per_run = runs.get(relpath)
+    rules = compile_rules(markers or [])
+    meta = resolve(relpath, patterns, manifest, str(path), allow_partial=bool(rules) or bool(per_run))
+    log = read_osu(path, on_bad_run=on_bad_run, markers=rules, machine=machine)
+    return from_osu_log(log, meta, vocab, relpath, pooled_factor, per_run, str(manifest_path))
+
+
+def check_one_mpi(named: list[tuple[str, list[str]]], mpi: str | None = None, where: str = "data.mpi") -> None:
+    """``named``: (source, the MPI implementations its rows name) per part. Without ``mpi`` (config
+    ``data.mpi``) no two parts may name different implementations (their channels and algorithms
+    would be fitted as one machine); with it, some part must name it."""
+    if mpi is not None:
+        if not any(mpi in names for _, names in named):
+            found = sorted({n for _, names in named for n in names})
+            raise InputError(where, None, f"an MPI implementation the logs name ({', '.join(found) or 'none'})", mpi)
+        return
+    first: dict[str, str] = {}  # implementation -> the first source that names it
+    for source, names in named:
+        for name in names:
+            first.setdefault(str(name), source)
+    if len(first) > 1:
+        found = "; ".join(f"{name} ({source})" for name, source in sorted(first.items()))
+        raise InputError(where, None, "logs of one MPI implementation, or data.mpi naming the one to read "
+                         "(another implementation needs its own config)", found)
+
+
+ROW_GROUP = 1 << 20  # rows per row group of a tidy table file (pyarrow's default)
+STRING_COLUMNS = ("operation", "channel", "mapping", "algorithm_name", "source", "mpi")  # read dictionary-encoded
+
+
+def _of_mpi(piece, mpi: str | None):
+    """The rows of an Arrow table that name ``mpi`` or no implementation (all rows when None)."""
+    import pyarrow.compute as pc
+
+    if mpi is None or piece.num_rows == 0 or "mpi" not in piece.column_names:  # not read: null everywhere
+        return piece
+    return piece.filter(pc.or_kleene(pc.is_null(piece["mpi"]), pc.equal(piece["mpi"], mpi)))
+
+
+def _one_table(read, n: int, table: str, outliers: dict, mpi: str | None, absent=frozenset()):
+    """The tidy table from its ``n`` parts, ``read(i, columns)`` giving part i's columns as an Arrow
+    table (strings may come dictionary-encoded): the rows of ``mpi`` (and rows naming none) when
+    given, sorted by the table's keys, source and run (stable, nulls last), outliers flagged.
+    Returns (Arrow table without the columns ``absent``, which hold no value in any part, rows kept
+    per part, per-row source and outlier flag as a frame).
+
+    Two passes bound the memory: the sort order and the flags from the columns they need, then
+    every column, permuted one at a time (about one copy of the table, not two)."""
+    import pyarrow as pa
+
+    from collat.ingest.quality import SERIES, VALUES, _rank_codes, flag_outliers
+    from collat.ingest.tidy import arrow_schema
+
+    schema = arrow_schema(table)
+    order_by = [*KEYS[table], "source", "run"]
+    # a column without a value anywhere sorts and groups nothing: left out (and out of the keys)
+    order_by = [c for c in order_by if c not in absent]
+    needed = [c for c in dict.fromkeys([*order_by, "mpi", *(c for k, a in SERIES[table] for c in (*k, *a)),
+                                        *VALUES[table]]) if c not in absent]
+    pieces = [_of_mpi(read(i, needed), mpi) for i in range(n)]
+    rows = [p.num_rows for p in pieces]
+    if not sum(rows):
+        return schema.empty_table(), rows, pd.DataFrame({"source": [], "outlier": []})
+    merged = pa.concat_tables([p for p in pieces if p.num_rows], promote_options="permissive")
+    del pieces
+    frame = merged.to_pandas(self_destruct=True, split_blocks=True)  # one block per column, Arrow's freed
+    del merged
+    release = pa.default_memory_pool().release_unused  # the pool keeps freed memory from the OS otherwise
+    release()
+    order = np.lexsort([_rank_codes(frame[c]) for c in order_by][::-1])  # = sort_values(order_by, kind="stable")
+    frame = pd.DataFrame({c: frame.pop(c).take(order).reset_index(drop=True) for c in list(frame.columns)})
+    flags = flag_outliers(frame, table, **outliers).to_numpy()
+    counts = pd.DataFrame({"source": frame["source"], "outlier": flags})  # categorical when read so
+    del frame
+    release()
+    present = [c for c in schema.names if c not in absent]
+    kept = [p for p in (_of_mpi(read(i, present), mpi) for i in range(n)) if p.num_rows]
+    merged = pa.concat_tables(kept, promote_options="permissive")
+    kept.clear()
+    arrays, names = list(merged.columns), merged.column_names
+    del merged
+    for i in range(len(arrays)):
+        arrays[i] = pa.array(flags) if names[i] == "outlier" else arrays[i].take(order)  # frees the unsorted one
+        release()
+    merged = pa.Table.from_arrays(arrays, names=names)
+    return merged, rows, counts
+
+
+def _parts_by_table(parts: list) -> dict[str, list[int]]:
+    from collat.ingest.tidy import TABLES
+
+    return {table: [i for i, part in enumerate(parts) if part[0] == table] for table in TABLES}
+
+
+def _quality(parts: list, kept_rows: dict, counts: dict) -> pd.DataFrame:
+    """The quality table of the merged parts (``counts``: per table, each row's source and flag)."""
+    from collat.ingest.quality import quality_table
+
+    records = [dict(q) for _, _, q in parts]
+    for i, n in kept_rows.items():
+        records[i]["rows"] = n
+    return quality_table(records, {name: c for name, c in counts.items() if len(c)})
+
+
+def merge(parts: list[tuple[str, pd.DataFrame, dict]], outliers: dict,
+          mpi: str | None = None) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+    """Concatenate per-file tidy frames into the three tables (of one MPI implementation,
+    :func:`check_one_mpi`), flag outliers, build the quality table. :func:`merge_files` does the
+    same from part files to table files."""
+    import pyarrow as pa
+
+    from collat.ingest.tidy import arrow_schema, conform
+
+    check_one_mpi([(q["source"], sorted(df["mpi"].dropna().unique()) if "mpi" in df else [])
+                   for _, df, q in parts], mpi)
+    tables, kept_rows, counts = {}, {}, {}
+    for table, members in _parts_by_table(parts).items():
+        pieces = [pa.Table.from_pandas(conform(parts[i][1], table), schema=arrow_schema(table), preserve_index=False)
+                  for i in members]
+        merged, rows, counts[table] = _one_table(lambda i, cols: pieces[i].select(cols), len(pieces), table,
+                                                 outliers, mpi)
+        tables[table] = conform(merged.to_pandas(), table)
+        kept_rows.update(zip(members, rows))
+    return tables, _quality(parts, kept_rows, counts)
+
+
+def _null_columns(path) -> set[str]:
+    """The columns without a value in a part file (read from its statistics, not its data)."""
+    import pyarrow.parquet as pq
+
+    m = pq.ParquetFile(path).metadata
+    groups = [m.row_group(g) for g in range(m.num_row_groups)]
+    return {m.schema.column(j).name for j in range(m.num_columns)
+            if all(g.column(j).statistics is not None and g.column(j).statistics.has_null_count
+                   and g.column(j).statistics.null_count == g.num_rows for g in groups)}
+
+
+TARGET_COLUMNS = {"avg": "Avg Latency(us)", "max": "Max Latency(us)"}  # OSU's header names of the targets
+
+
+def check_measured_targets(parts: list[tuple[str, str, dict]], asks: dict[str, dict[str, list[str]]]
+                           ) -> list[str]:
+    """Each table measures every target the config asks of it (``asks``:
+    :func:`collat.config.settings.measured_targets`) in some part; else one line naming a part's file, the
+    column and the config keys: OSU prints the max column with ``-f`` only, and logs without it would
+    leave the max-target stages to fail later on an empty fit, far from the cause. Returns a line per
+    part that lacks a target its table's other parts measure (those stages then use the cells that
+    have it): for the log."""
+    lacking: dict[tuple[str, str], list[dict]] = {}
+    counts: dict[str, int] = {}
+    for table, path, quality in parts:
+        counts[table] = counts.get(table, 0) + 1
+        null = _null_columns(path)
+        for target in asks.get(table, {}):
+            if target in null:
+                lacking.setdefault((table, target), []).append(quality)
+    notes = []
+    for (table, target), qualities in lacking.items():
+        keys = asks[table][target]
+        if len(qualities) == counts[table]:
+            quality = qualities[0]
+            raise InputError(quality["source"], None,
+                             f"a '{TARGET_COLUMNS.get(target, target)}' column in its runs, which config "
+                             f"{', '.join(keys)} ask{'s' if len(keys) == 1 else ''} for (OSU prints it with -f: "
+                             f"rerun with -f, or leave {target} out of {'that key' if len(keys) == 1 else 'those keys'})",
+                             f"no {target} value in {quality.get('rows', 'its')} rows of {table}, nor in any other "
+                             f"{table} log")
+        notes += [f"{q['source']}: no {target} column (run without -f?): its {table} cells are left out of "
+                  f"{', '.join(keys)}" for q in qualities]
+    return notes
+
+
+def check_channels_measured(parts: list[tuple[str, str, dict]], needed: dict[str, str]) -> None:
+    """The point-to-point parts measure every channel in ``needed`` (channel -> a pair of ranks that
+    talks over it: :func:`collat.config.settings.needed_channels`); else one line naming the channel, the
+    pair and the config keys, before the model stage fails on a tree it cannot price."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    have = set()
+    for table, path, _ in parts:
+        if table == "pt2pt":
+            have |= set(pc.unique(pq.read_table(path, columns=["channel"])["channel"]).drop_null().to_pylist())
+    missing = [c for c in needed if c not in have]
+    if missing:
+        c = missing[0]
+        raise InputError("results/tidy/pt2pt.parquet", None,
+                         f"an osu_latency log of every channel the model's trees use, {c!r} too ({needed[c]} talk "
+                         f"over it: config machine, mappings, model.unpinned_channel); add its log (data.raw "
+                         f"patterns or manifest), or leave model out of config stages",
+                         f"point-to-point logs of {sorted(have)}")
+
+
+def merge_files(parts: list[tuple[str, str, dict]], outputs: dict[str, str], outliers: dict,
+                mpi: str | None = None) -> pd.DataFrame:
+    """:func:`merge` from part files (table, parquet path, quality record) to the tidy table files
+    ``outputs`` (table -> path), with the memory of about one copy of the largest table: the parts
+    stay Arrow tables and only the columns the outlier rule reads become pandas. Returns the quality
+    table. (What the stages need of the parts is checked before: :func:`check_measured_targets`,
+    :func:`check_channels_measured`.)"""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from collat.ingest.tidy import arrow_schema, atomic_write, empty, write_parquet
+
+    check_one_mpi([(q["source"], sorted(pc.unique(pq.read_table(path, columns=["mpi"])["mpi"]).drop_null()
+                                        .to_pylist())) for _, path, q in parts], mpi)
+
+    kept_rows, counts = {}, {}
+    for table, members in _parts_by_table(parts).items():
+        paths = [parts[i][1] for i in members]
+
+        def read(i, cols):
+            return pq.read_table(paths[i], columns=cols, read_dictionary=[c for c in cols if c in STRING_COLUMNS])
+
+        absent = set.intersection(*(_null_columns(p) for p in paths)) if paths else set()
+        merged, rows, counts[table] = _one_table(read, len(paths), table, outliers, mpi, absent)
+        kept_rows.update(zip(members, rows))
+        if merged.num_rows == 0:
+            write_parquet(empty(table), outputs[table], table)
+            continue
+        # the pandas metadata of a part, so that pandas reads the dtypes back (Int64, string); strings
+        # decoded and the columns without a value filled a slice at a time
+        schema = arrow_schema(table).with_metadata(pq.read_schema(paths[0]).metadata)
+
+        def write(tmp, t=merged, schema=schema):
+            with pq.ParquetWriter(tmp, schema) as writer:
+                for start in range(0, t.num_rows, ROW_GROUP):
+                    part = t.slice(start, ROW_GROUP)
+                    columns = [part[f.name] if f.name in part.column_names else pa.nulls(part.num_rows, f.type)
+                               for f in schema]
+                    writer.write_table(pa.Table.from_arrays(columns, names=schema.names).cast(schema),
+                                       row_group_size=ROW_GROUP)
+
+        atomic_write(outputs[table], write)
+        del merged
+    return _quality(parts, kept_rows, counts)

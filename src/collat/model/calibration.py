@@ -1,0 +1,310 @@
+"""The calibrated mode's fit: channel costs fitted on collective measurements (rule model_calibrate).
+
+The calibrated mode (:mod:`collat.model.calibrated_mode`) keeps the openmpi mode's shapes, their
+placement on the machine and their evaluation (critical path, per-rank times, the shared node link)
+and replaces the measured costs by a small parameter vector per (operation, target), listed there.
+The parameters start at the point-to-point/NBFT values (:func:`start`) and are fitted by robust
+nonlinear least squares on log latency (scipy's ``least_squares``, soft-L1 loss) to calibration
+cells, with a weak Gaussian prior on each log parameter around its start, so that a channel no
+calibration cell exercises keeps its measured cost (:func:`calibrate`).
+
+It is a fitted model: :mod:`collat.model.validation` scores it on cells outside its calibration data
+(:func:`fit_predict` refits it on each split's training part).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from collat.model.calibrated_mode import (FORWARD, MEMORY, OVERHEAD, PARAMETERS, WAITS, concurrent_bytes, costs_from_table,
+                                    parametric_costs)
+from collat.model.costs import ChannelCosts
+from collat.model.forest import Placements
+from collat.model.openmpi_mode import plan_shapes, predict_arrays, price_plans
+from collat.model.options import ModelOptions
+
+CALIBRATION_COLUMNS = ["operation", "target", "channel", "parameter", "value", "start", "fitted", "se_log", "low",
+                       "high", "cells", "rms_log_residual"]
+_FLOOR = {"latency_us": 1e-3, "us_per_byte": 1e-7, "gap_us": 1e-3, "gap_us_per_byte": 1e-7, "gap_us_small": 1e-3,
+          OVERHEAD: 1e-2, "wait_eager": 1e-3, "wait_rendezvous": 1e-3, MEMORY: 1e-8, FORWARD: 1e-3}
+_STEP = 1e-3  # finite-difference step of the Jacobian, in log units
+_START = {OVERHEAD: 0.1, MEMORY: 1e-5, FORWARD: 0.05, "wait_eager": 0.05, "wait_rendezvous": 0.9}
+
+
+@dataclass(frozen=True)
+class CalibrationOptions:
+    """Config ``model.calibrated``, checked by the schema."""
+
+    points_per_curve: int  # P values per (algorithm, mapping) taken into a calibration
+    sizes_per_curve: int   # sizes per (algorithm, mapping) taken into a calibration
+    loss: str              # least_squares' robust loss
+    f_scale: float         # where the loss turns robust, in log units
+    prior_sd: float        # sd of the prior on each log parameter around its start
+    max_nfev: int          # function evaluations per calibration
+    tolerance: float       # least_squares' ftol, xtol and gtol
+    targets: tuple[str, ...]  # measured columns calibrated on (one parameter set each)
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> "CalibrationOptions":
+        return cls(int(cfg["points_per_curve"]), int(cfg["sizes_per_curve"]), str(cfg["loss"]),
+                   float(cfg["f_scale"]), float(cfg["prior_sd"]), int(cfg["max_nfev"]), float(cfg["tolerance"]),
+                   tuple(cfg["targets"]))
+
+
+def start(openmpi: ChannelCosts, small_limit: float = -1.0) -> np.ndarray:
+    """Starting parameters [K, 5] (:data:`PARAMETERS`) from the openmpi mode's costs (point-to-point
+    fits and NBFT lines): intercepts at the smallest size, per-byte terms from the smallest and
+    largest; with a ``small_limit`` the gap's intercept ``gap_us`` is taken at the first size above
+    it, and ``gap_us_small`` is the gap at the smallest size. The flight's per-byte term
+    ``us_per_byte`` is at least the point-to-point fit's slope less the gap's, so that one message
+    starts at the point-to-point time (the NBFT lines' intercepts barely grow with size: alone they
+    start the per-byte costs 2-3x below the collectives' and a calibration on small sizes, which
+    keeps the per-byte terms at their start, underprices large messages)."""
+    m = openmpi.sizes
+    lo, hi = 0, len(m) - 1
+    above = int(np.searchsorted(m, small_limit, side="right"))  # the first size above small_limit
+    out = np.empty((len(openmpi.channels), 5))
+    for j, line in enumerate((openmpi.alpha, np.maximum(openmpi.beta, 0.0))):
+        slope = (line[:, hi] - line[:, lo]) / max(m[hi] - m[lo], 1.0)
+        first = above if j == 1 and lo < above <= hi else lo
+        intercept = line[:, first] - slope * (m[first] - m[lo])
+        out[:, 2 * j] = np.maximum(intercept, _FLOOR[PARAMETERS[2 * j]])
+        out[:, 2 * j + 1] = np.maximum(slope, _FLOOR[PARAMETERS[2 * j + 1]])
+    out[:, 4] = np.maximum(np.maximum(openmpi.beta[:, lo], 0.0), _FLOOR[PARAMETERS[4]])
+    # one message costs the point-to-point time: its flight's per-byte term is at least what the
+    # point-to-point fit has beyond the gap's
+    p2p_slope = (openmpi.p2p[:, hi] - openmpi.p2p[:, lo]) / max(m[hi] - m[lo], 1.0)
+    out[:, 1] = np.maximum(out[:, 1], p2p_slope - out[:, 3])
+    return out
+
+
+def _spread(values: np.ndarray, n: int) -> np.ndarray:
+    """Up to ``n`` of the distinct ``values``, spread evenly on a log scale, ends included."""
+    u = np.unique(values)
+    if len(u) <= n:
+        return u
+    pos = np.log(np.maximum(u, 1.0))
+    want = np.linspace(pos[0], pos[-1], n)
+    return np.unique(u[np.abs(pos[:, None] - want[None, :]).argmin(axis=0)])
+
+
+class Problem:
+    """The calibration cells of one (operation, target), grouped by (algorithm, mapping) curve."""
+
+    def __init__(self, cells: pd.DataFrame, operation: str, target: str, points_per_curve: int,
+                 sizes_per_curve: int):
+        c = cells[(cells["operation"] == operation)]
+        self.operation, self.target = operation, target
+        self.sizes = _spread(c["size"].to_numpy(float), sizes_per_curve).astype(float)
+        c = c[c["size"].isin(self.sizes)]
+        self.groups, frames = [], []
+        for (alg, mapping), g in c.groupby(["algorithm", "mapping"], sort=True):
+            Pv = _spread(g["P"].to_numpy(), points_per_curve)
+            g = g[g["P"].isin(Pv)]
+            rows = np.arange(len(g)) + sum(len(f) for f in frames)
+            self.groups.append((int(alg), mapping, Pv, rows, np.searchsorted(Pv, g["P"].to_numpy()),
+                                np.searchsorted(self.sizes, g["size"].to_numpy(float))))
+            frames.append(g)
+        self.cells = pd.concat(frames, ignore_index=True) if frames else c.iloc[:0]
+        self.log_measured = np.log(self.cells["measured"].to_numpy(float))
+        self._plans: dict = {}  # sizes as bytes -> a ShapePlan per group
+        self._merged: dict = {}  # the plans' forests as one kernel pass (evaluate_forests)
+
+    def predict(self, costs: ChannelCosts, options: ModelOptions, placements: Placements) -> np.ndarray:
+        """Predictions of the cells, [B, cells] for costs of B parameter sets (:func:`parametric_costs`).
+        What each curve runs is planned once per sizes (:func:`plan_shapes`: the fit prices the same
+        plans at every step) and priced with the costs of the step."""
+        S = len(self.sizes)
+        B = len(costs.sizes) // S
+        out = np.empty((B, len(self.cells)))
+        sizes = costs.sizes.tobytes()
+        plans = self._plans.get(sizes)
+        if plans is None:
+            plans = self._plans[sizes] = [plan_shapes(self.operation, alg, mapping, Pv, costs.sizes, options)
+                                          for alg, mapping, Pv, _, _, _ in self.groups]
+        priced = price_plans(plans, costs, options, placements, self.target == "avg", self._merged)
+        for (_, _, Pv, rows, pi, si), targets in zip(self.groups, priced):
+            out[:, rows] = targets[self.target].reshape(len(Pv), B, S)[pi, :, si].T
+        return out
+
+
+def free_parameters(start_values: np.ndarray, largest_size: float, extra: tuple, smallest_size: float = 1.0,
+                    small_limit: float = -1.0) -> np.ndarray:
+    """Which parameters a calibration fits, [NP K + len(extra)] (NP = ``start_values.shape[1]``):
+    all but a channel's per-byte terms when the largest calibration size stays below their
+    half-performance length (Hockney's n_1/2 = intercept / per-byte term of the start: below it a
+    message's time is mostly latency, so the cells say little about the bandwidth and a fitted
+    per-byte term would only absorb misfit). Those keep their point-to-point/NBFT start, and so
+    does the memory-contention term (per byte) when no per-byte term is fitted. ``gap_us`` is
+    fitted only if a calibration size is above ``small_limit``, ``gap_us_small`` only if one is at
+    or below it (a gap no cell prices keeps its start)."""
+    K, NP = start_values.shape
+    free = np.ones((K, NP), dtype=bool)
+    for q in (1, 3):
+        free[:, q] = largest_size >= start_values[:, q - 1] / start_values[:, q]
+    if NP > 4:
+        free[:, 2] &= largest_size > small_limit
+        free[:, 4] = smallest_size <= small_limit
+    tail = np.array([e != MEMORY or bool(free[:, [1, 3]].any()) for e in extra])
+    return np.r_[free.ravel(), tail]
+
+
+def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: ChannelCosts, options: ModelOptions,
+              placements: Placements, opts: CalibrationOptions, max_receivers: int) -> pd.DataFrame:
+    """Fit the parameters of one (operation, target) on ``cells`` (measured cells: operation,
+    algorithm, mapping, P, size, measured); rows of :data:`CALIBRATION_COLUMNS`.
+
+    ``options`` the model's options (the openmpi mode's shapes and rules); ``openmpi`` that mode's
+    costs of the operation, the start. The parameters of :func:`free_parameters` are fitted, the
+    others keep their start. Standard errors of the fitted log parameters from the Gauss-Newton
+    Hessian of the robust cost at the solution (scipy's scaled Jacobian), residual variance
+    2 cost / n; a parameter the cells do not constrain keeps about its prior's width.
+    """
+    from scipy.optimize import least_squares
+    from threadpoolctl import threadpool_limits
+
+    problem = Problem(cells, operation, target, opts.points_per_curve, opts.sizes_per_curve)
+    channels = openmpi.channels
+    K = len(channels)
+    extra = (OVERHEAD, MEMORY, FORWARD) + (WAITS if operation == "reduce" else ())
+    small_limit = options.openmpi.small_limit
+    concurrent = concurrent_bytes(operation, options.openmpi.concurrent_rendezvous)
+    first = start(openmpi, small_limit)
+    NP = first.shape[1]
+    x0 = np.log(np.r_[first.ravel(), [_START[e] for e in extra]])
+    floor = np.log(np.r_[np.tile([_FLOOR[p] for p in PARAMETERS], K), [_FLOOR[e] for e in extra]])
+    ceiling = np.r_[np.full(NP * K + 3, np.inf), np.zeros(len(extra) - 3)]  # waits <= 1
+    free = free_parameters(first, problem.sizes.max(initial=0.0), extra, problem.sizes.min(initial=0.0),
+                           small_limit)
+    x0 = np.clip(x0, floor, ceiling)
+
+    def full(X):  # fitted log parameters [B, free] -> every log parameter [B, p]
+        out = np.tile(x0, (len(np.atleast_2d(X)), 1))
+        out[:, free] = X
+        return out
+
+    def model_log(X):  # [B, cells] for B sets of fitted parameters, priced in one batch
+        V = np.exp(full(X))
+        waits = V[:, NP * K + 3:] if operation == "reduce" else np.tile([0.0, 1.0], (len(V), 1))
+        costs = parametric_costs(V[:, :NP * K].reshape(len(V), K, NP), channels, problem.sizes, max_receivers,
+                                 V[:, NP * K], openmpi.eager_limit, waits, V[:, NP * K + 1], V[:, NP * K + 2],
+                                 small_limit, concurrent)
+        return np.log(problem.predict(costs, options, placements))
+
+    usable = np.isfinite(model_log(x0[free])[0])
+    if not usable.any():
+        raise ValueError(f"calibration of {operation} {target}: no cell the model can price")
+    y = problem.log_measured[usable]
+    lo, hi, centre = floor[free], ceiling[free], x0[free]
+    prior = np.eye(len(centre)) / opts.prior_sd
+
+    def residuals(x):
+        return np.r_[model_log(x)[0, usable] - y, (x - centre) / opts.prior_sd]
+
+    def jacobian(x):
+        """Forward differences, every parameter's step priced in one batch (step _STEP in log
+        units, taken downwards at an upper bound)."""
+        h = np.where(x + _STEP <= hi, _STEP, -_STEP)
+        logs = model_log(np.vstack([x, x + np.diag(h)]))[:, usable]
+        return np.vstack([((logs[1:] - logs[0]) / h[:, None]).T, prior])
+
+    # one BLAS thread: the Jacobian is [cells, ~20], and the calibrations of a validation run in
+    # parallel processes (a threaded SVD per process oversubscribes the cores: ~0.1 s per call)
+    with threadpool_limits(1):
+        fit = least_squares(residuals, np.clip(centre, lo + 1e-9, hi - 1e-9), jac=jacobian, loss=opts.loss,
+                            f_scale=opts.f_scale, max_nfev=opts.max_nfev, bounds=(lo, hi), x_scale=1.0,
+                            ftol=opts.tolerance, xtol=opts.tolerance, gtol=opts.tolerance)
+    n = int(usable.sum())
+    J = fit.jac
+    s2 = 2.0 * fit.cost / max(n, 1)  # n data + prior residuals
+    se = np.full(len(x0), np.nan)
+    try:
+        se[free] = np.sqrt(np.clip(np.diag(np.linalg.pinv(J.T @ J) * s2), 0.0, None))
+    except np.linalg.LinAlgError:  # the SVD did not converge: no error bars, the values stand
+        pass
+    rms = float(np.sqrt(np.mean(fit.fun[:n] ** 2)))
+    names = [(c, q) for c in channels for q in PARAMETERS] + [("all", e) for e in extra]
+    value, begin = np.exp(full(fit.x)[0]), np.exp(x0)
+    return pd.DataFrame({
+        "operation": operation, "target": target, "channel": [c for c, _ in names],
+        "parameter": [q for _, q in names], "value": value, "start": begin, "fitted": free, "se_log": se,
+        "low": value * np.exp(-1.96 * se), "high": value * np.exp(1.96 * se), "cells": n,
+        "rms_log_residual": rms,
+    }, columns=CALIBRATION_COLUMNS)
+
+
+def predict_cells(table: pd.DataFrame, cells: pd.DataFrame, target: str, channels: list[str], options: ModelOptions,
+                  placements: Placements, max_receivers: int) -> np.ndarray:
+    """Calibrated predictions of ``cells`` (operation, algorithm, mapping, P, size) for one target."""
+    out = np.full(len(cells), np.nan)
+    built: dict = {}  # (operation, sizes) -> costs: the groups of one operation mostly share their sizes
+    for (op, alg, mapping), g in cells.groupby(["operation", "algorithm", "mapping"], sort=True):
+        sizes = np.sort(g["size"].unique()).astype(float)
+        key = (op, sizes.tobytes())
+        if key not in built:
+            built[key] = costs_from_table(table, op, target, channels, sizes, max_receivers,
+                                          options.openmpi.eager_limit, options.openmpi.small_limit,
+                                          concurrent_bytes(op, options.openmpi.concurrent_rendezvous))
+        costs = built[key]
+        Pv = np.unique(g["P"].to_numpy())
+        pred = predict_arrays(op, int(alg), mapping, Pv, costs, options, placements,
+                              with_average=target == "avg")[0][target]
+        out[cells.index.get_indexer(g.index)] = pred[
+            np.searchsorted(Pv, g["P"].to_numpy()), np.searchsorted(sizes, g["size"].to_numpy(float))]
+    return out
+
+
+def calibrate_all(cells_of: dict, openmpi_costs: dict, options: ModelOptions, placements: Placements,
+                  opts: CalibrationOptions, max_receivers: int, processes: int = 1) -> pd.DataFrame:
+    """:func:`calibrate` for every operation with cells and every target of ``opts`` (in up to
+    ``processes`` worker processes): ``cells_of`` maps a target to its measured cells,
+    ``openmpi_costs`` an operation to the openmpi mode's costs."""
+    from collat.runner import fork_map
+
+    jobs = [(operation, target) for target in opts.targets
+            for operation in sorted(set(cells_of[target]["operation"].unique()) & set(openmpi_costs))]
+    frames = fork_map(lambda i: calibrate(cells_of[jobs[i][1]], jobs[i][0], jobs[i][1], openmpi_costs[jobs[i][0]],
+                                          options, placements, opts, max_receivers), len(jobs), processes)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=CALIBRATION_COLUMNS)
+
+
+def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.ndarray | None,
+                unfitted: np.ndarray | None, start: dict,
+                options: ModelOptions, placements: Placements, opts: CalibrationOptions, max_receivers: int,
+                hybrid_neighbours: int | None = None) -> dict[str, np.ndarray]:
+    """Calibrate on the ``train`` cells of ``target`` only and predict the ``test`` cells (NaN for a
+    test cell whose operation has no training cell): the calibrated mode inside a validation split,
+    {"calibrated": predictions}, and with ``hybrid_neighbours`` also {"hybrid": ...}, the same
+    calibration corrected by its residuals on the train cells and by the other forecasts ``trend``
+    and ``unfitted`` (one per test cell, or None; :func:`collat.model.hybrid_mode.hybrid`), and
+    {:data:`collat.model.hybrid_mode.CARRIED`: ...}, the same without ``trend``."""
+    from dataclasses import replace
+
+    from collat.model.hybrid_mode import CARRIED, hybrid
+
+    out = np.full(len(test), np.nan)
+    result = {"calibrated": out}
+    if hybrid_neighbours is not None:
+        result["hybrid"] = out.copy()
+    operations = sorted(set(test["operation"].unique()) & set(train["operation"].unique()) & set(start))
+    if not operations:
+        return result
+    train = train[train["operation"].isin(operations)].reset_index(drop=True)
+    table = calibrate_all({target: train}, start, options, placements, replace(opts, targets=(target,)),
+                          max_receivers)
+    rows = test["operation"].isin(operations).to_numpy()
+    channels = list(next(iter(start.values())).channels)
+    priced = test[rows] if hybrid_neighbours is None else pd.concat([test[rows], train], ignore_index=True)
+    p = predict_cells(table, priced, target, channels, options, placements, max_receivers)
+    out[rows] = p[:rows.sum()]
+    if hybrid_neighbours is not None:
+        trend_r, unfitted_r = (None if o is None else np.asarray(o, float)[rows] for o in (trend, unfitted))
+        result["hybrid"][rows] = hybrid(train, p[rows.sum():], test[rows], p[:rows.sum()], hybrid_neighbours,
+                                        trend_r, unfitted_r)
+        # without the trend: what a what-if machine's P beyond the measured machine's get
+        result[CARRIED] = out.copy()
+        result[CARRIED][rows] = hybrid(train, p[rows.sum():], test[rows], p[:rows.sum()], hybrid_neighbours, None,
+                                       unfitted_r)
+    return result

@@ -1,0 +1,342 @@
+"""What each model predicts outside the data it was fitted or tuned on: splits, baselines, noise floor.
+
+The measured cells are the medians over runs of one (operation, algorithm, mapping, P, size), rows
+the ingest flagged as outliers left out (the ``robust`` cleaning). A split divides them into a
+training part and a test part; a model is fitted on the training part only and scored on the test
+part (:func:`splits`):
+
+* ``sparse_P``: every ``sparse_every``-th measured P of each (operation, algorithm, mapping, size)
+  trains, the P values between are tested (interpolation; a curve with fewer than two training P
+  is not tested);
+* ``extrapolation``: P <= ``extrapolation_P`` (config null: half the machine's cores) trains, larger P
+  are tested;
+* ``unseen_algorithm``: one fold per (operation, algorithm): the operation's other algorithms
+  train, the left-out algorithm is tested: can the model price an algorithm nobody measured?
+* ``unseen_mapping``: one fold per mapping;
+* ``sizes``: sizes <= ``size_max_train`` train, larger sizes are tested.
+
+Models: ``openmpi`` (the model stage's openmpi mode: fitted on no collective measurement, its test
+part is every measured cell of the split), ``paper`` (the study's model; its segment counts were
+tuned by the study on all of this data, so its scores are not out of sample), ``segmented`` (study
+eq. 12 refitted on the training part of each (operation, algorithm, mapping, size); it cannot
+predict an unseen algorithm, mapping or size), and ``nearest_neighbour``, the naive baseline:
+a k-nearest-neighbours regression of log latency on (log2 P, log2 size, operation, algorithm,
+mapping), inverse-distance-weighted, categories one-hot and scaled so that a cell of
+the same operation, algorithm and mapping is nearer than any other (:mod:`collat.model.hybrid_mode`).
+``hybrid`` (the calibrated mode times its own residuals on the training cells, interpolated along
+P; averaged in log with the segmented regression's trend beyond a curve's training P where the two
+go the same way with P, and with the openmpi mode where no training cell has the operation and
+mapping: :mod:`collat.model.hybrid_mode`)
+is refitted with the calibrated mode on every training part; ``hybrid_carried``, the hybrid without
+the trend (what a what-if machine's P beyond the measured ones get: workflow/scripts/model_what_if.py), is
+scored in the extrapolation split, the one where the two differ.
+
+The noise floor (:func:`noise_floor`) is the median relative difference between repeated
+measurements of one cell (|a - b| / b over ordered pairs of runs): the error of predicting a
+measurement with another measurement of the same thing; :func:`noise_floors` gives it per mapping
+and number of nodes the communicator spans too (the data's noise is not the same everywhere), and
+between jobs: OpenMPI's default where its fixed rules run a forced algorithm's tree, against that
+algorithm's own run (kind ``another_run``; on the study 2-11 times the repeats' floor on two nodes).
+Beside it in the sparse_P split, the
+reference ``measured_neighbours`` (:func:`measured_neighbours`): each test cell interpolated from
+the measurements at the nearest measured P on either side, which the split held out. It is no
+model (it uses test data); it is what measurements a few P apart, instead of ``sparse_every``
+times farther apart, tell about a P between them: noise plus how fast the curve bends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from collat.model.hybrid_mode import CARRIED, nearest_neighbour
+from collat.model.placement import active_units, total_cores
+from collat.regression.segmented import design, fit_predict, form_of, group_scores
+from collat.runner import fork_map
+from collat.config.settings import FITTED_MODES
+
+SPLITS = ("sparse_P", "extrapolation", "unseen_algorithm", "unseen_mapping", "sizes")
+REFERENCE = "measured_neighbours"  # no model: the sparse_P test cells interpolated from their measured neighbours
+CELL = ["operation", "algorithm", "mapping", "P", "size"]
+GROUP = ["operation", "algorithm", "mapping", "size"]
+COLUMNS = ["model", "split", "operation", "algorithm", "mapping", "target", "cleaning", "n", "r2", "mape", "floor"]
+
+
+@dataclass(frozen=True)
+class ValidationOptions:
+    """Config ``validation``, checked by the schema."""
+
+    sparse_every: int
+    extrapolation_P: int
+    size_max_train: int
+    neighbours: int
+    targets: tuple[str, ...]
+
+    @classmethod
+    def from_config(cls, cfg: dict, machine: dict) -> "ValidationOptions":
+        """``extrapolation_P`` null: half the cores of ``machine`` (config ``machine``)."""
+        last = cfg["extrapolation_P"]
+        return cls(int(cfg["sparse_every"]), total_cores(machine) // 2 if last is None else int(last),
+                   int(cfg["size_max_train"]), int(cfg["neighbours"]), tuple(cfg["targets"]))
+
+
+def measured_cells(collective: pd.DataFrame, target: str) -> pd.DataFrame:
+    """Median over runs per cell of ``target``, outliers left out (the robust cleaning)."""
+    c = collective[~collective["outlier"].astype(bool) & collective[target].notna() & (collective[target] > 0)]
+    out = c.groupby(CELL, as_index=False)[target].median().rename(columns={target: "measured"})
+    out["algorithm"] = out["algorithm"].astype(int)
+    return out
+
+
+def noise_floor(collective: pd.DataFrame, target: str) -> float:
+    """Median of |a - b| / b over ordered pairs of repeated measurements of one cell (NaN without repeats)."""
+    rel = _repeat_differences(collective, target)[0]
+    return float(np.median(rel)) if len(rel) else float("nan")
+
+
+def _repeat_differences(collective: pd.DataFrame, target: str) -> tuple[np.ndarray, pd.DataFrame]:
+    """(|a - b| / b over every ordered pair of repeated measurements of one cell, outliers left out;
+    the cell of each pair)."""
+    c = collective[~collective["outlier"].astype(bool) & (collective[target] > 0)][CELL + [target]]
+    c = c[c.groupby(CELL)[target].transform("size") > 1].reset_index(drop=True)
+    c["row"] = np.arange(len(c))
+    pairs = c.merge(c, on=CELL, suffixes=("_a", "_b"))  # every ordered pair within a cell ...
+    pairs = pairs[pairs["row_a"] != pairs["row_b"]]  # ... but a row with itself
+    rel = (pairs[f"{target}_a"] - pairs[f"{target}_b"]).abs() / pairs[f"{target}_b"]
+    return rel.to_numpy(float), pairs[CELL].reset_index(drop=True)
+
+
+def _default_twin_differences(collective: pd.DataFrame, target: str, default_rules: dict,
+                               trees: list) -> tuple[np.ndarray, pd.DataFrame]:
+    """(|a - b| / b over both orders of every pair (OpenMPI's default, a forced algorithm) measured at
+    one (operation, mapping, P, size) where the fixed rules (``default_rules``, config
+    ``model.openmpi.default_rules``) run that algorithm with its forced shape (``trees``, config
+    ``model.openmpi.trees``; a chain by default is another shape: :func:`collat.model.shapes.openmpi.as_run`), each
+    side the median of its runs; the cell of each pair): one configuration measured in two runs
+    (two jobs of the study), where :func:`_repeat_differences` compares runs within one job."""
+    from collat.model.shapes.openmpi import as_run, default_algorithms, tree_spec
+
+    c = measured_cells(collective, target)
+    key = ["operation", "mapping", "P", "size"]
+    default = c[c["algorithm"] == 0]
+    parts = []
+    for op, d in default.groupby("operation", sort=True):
+        Ps, sizes = np.sort(d["P"].unique()), np.sort(d["size"].unique())
+        runs = default_algorithms(op, Ps, sizes, default_rules)[np.searchsorted(Ps, d["P"]),
+                                                                  np.searchsorted(sizes, d["size"])]
+        same = np.array([(spec := tree_spec(trees, op, a)) is not None and as_run(spec, True) == spec
+                         for a in runs], dtype=bool)
+        parts.append(d.assign(algorithm=runs)[same])
+    if not parts:
+        return np.zeros(0), pd.DataFrame(columns=CELL)
+    pairs = pd.concat(parts).merge(c[c["algorithm"] != 0], on=key + ["algorithm"], suffixes=("_default", ""))
+    a, b = pairs["measured_default"].to_numpy(float), pairs["measured"].to_numpy(float)
+    cells = pairs[CELL].reset_index(drop=True)
+    return np.r_[np.abs(a - b) / b, np.abs(a - b) / a], pd.concat([cells, cells], ignore_index=True)
+
+
+FLOOR_COLUMNS = ["target", "kind", "mapping", "nodes", "cells", "pairs", "floor"]
+FLOOR_KINDS = ("repeats", "another_run")  # runs of one cell in one job; the default and a forced run of one tree
+
+
+def noise_floors(collective: pd.DataFrame, machine: dict, targets, default_rules: dict | None = None,
+                 trees: list | None = None) -> pd.DataFrame:
+    """:func:`noise_floor` of each target over all the repeats (kind ``repeats``, mapping and nodes
+    ``all``: the floor the validation's scores stand beside), then per mapping and number of nodes
+    the communicator spans (from the placement of P on ``machine``), where the data hold repeats:
+    how much the same measurement differs from itself there. With OpenMPI's ``default_rules`` and
+    the forced ``trees``, the same for kind ``another_run``: the default's measurement against the
+    forced algorithm's where the default runs that algorithm's tree
+    (:func:`_default_twin_differences`), one configuration measured by two jobs. Columns
+    :data:`FLOOR_COLUMNS` (cells: cells compared; pairs: ordered pairs of their runs)."""
+    from collat.model.placement import place_arrays
+
+    rows = []
+    for target in targets:
+        kinds = {"repeats": _repeat_differences(collective, target)}
+        if default_rules is not None and trees is not None:
+            kinds["another_run"] = _default_twin_differences(collective, target, default_rules, trees)
+        for kind, (rel, cells) in kinds.items():
+            if not len(rel):
+                continue
+            spans = {(m, P): len(np.unique(place_arrays(int(P), m, machine)["node"]))
+                     for m, P in cells[["mapping", "P"]].drop_duplicates().itertuples(index=False)}
+            nodes = np.array([spans[(m, P)] for m, P in zip(cells["mapping"], cells["P"])])
+            rows.append({"target": target, "kind": kind, "mapping": "all", "nodes": "all",
+                         "cells": len(cells.drop_duplicates()), "pairs": len(rel), "floor": float(np.median(rel))})
+            spanned = pd.DataFrame({"m": cells["mapping"], "n": nodes}).groupby(["m", "n"]).indices
+            for (mapping, n), idx in spanned.items():
+                rows.append({"target": target, "kind": kind, "mapping": mapping, "nodes": str(n),
+                             "cells": len(cells.iloc[idx].drop_duplicates()), "pairs": len(idx),
+                             "floor": float(np.median(rel[idx]))})
+    return pd.DataFrame(rows, columns=FLOOR_COLUMNS)
+
+
+def measured_neighbours(cells: pd.DataFrame) -> np.ndarray:
+    """Each cell's measured latency interpolated linearly in log2 P (log latency) between the
+    nearest other measured P below and above it on its curve (operation, algorithm, mapping,
+    size); NaN at a curve's first and last P."""
+    out = np.full(len(cells), np.nan)
+    P, y = np.log2(cells["P"].to_numpy(float)), np.log(cells["measured"].to_numpy(float))
+    for rows in cells.groupby(GROUP, sort=False).indices.values():
+        if len(rows) < 3:
+            continue
+        rows = rows[np.argsort(P[rows], kind="stable")]
+        x, v = P[rows], y[rows]
+        out[rows[1:-1]] = np.exp(v[:-2] + (v[2:] - v[:-2]) * (x[1:-1] - x[:-2]) / (x[2:] - x[:-2]))
+    return out
+
+
+def splits(cells: pd.DataFrame, options: ValidationOptions):
+    """Yield (split, fold, train mask, test mask) over the rows of ``cells``; the masks never overlap,
+    and neither is empty: a fold with nothing to train on (one mapping in the data: no
+    unseen_mapping; no measured P above ``extrapolation_P``: no extrapolation) is no test of a fitted
+    model, and an unfitted one scored there would be scored on data the others could not see."""
+    P = cells["P"].to_numpy()
+    rank = cells.groupby(GROUP)["P"].rank(method="dense").to_numpy().astype(int) - 1
+
+    def kept(split, fold, train, test):
+        return [(split, fold, train, test)] if train.any() and test.any() else []
+
+    train = rank % options.sparse_every == 0
+    # interpolation needs two training P on the curve: a curve of fewer measured P (a sweep of
+    # powers of two on a small machine) is not tested here, rather than scored as an extrapolation
+    # from one point
+    two = pd.Series(train).groupby([cells[g].to_numpy() for g in GROUP]).transform("sum").to_numpy() >= 2
+    yield from kept("sparse_P", "all", train, ~train & two)
+    train = P <= options.extrapolation_P
+    yield from kept("extrapolation", "all", train, ~train)
+    for (op, alg), _ in cells.groupby(["operation", "algorithm"]):
+        same_op = (cells["operation"] == op).to_numpy()
+        test = same_op & (cells["algorithm"] == alg).to_numpy()
+        yield from kept("unseen_algorithm", f"{op} {alg}", same_op & ~test, test)
+    for mapping in sorted(cells["mapping"].unique()):
+        test = (cells["mapping"] == mapping).to_numpy()
+        yield from kept("unseen_mapping", mapping, ~test, test)
+    train = cells["size"].to_numpy() <= options.size_max_train
+    yield from kept("sizes", "all", train, ~train)
+
+
+def segmented(train: pd.DataFrame, test: pd.DataFrame, machine: dict, forms: list[dict]) -> np.ndarray:
+    """Study eq. 12 fitted per (operation, algorithm, mapping, size) on the training cells; NaN for a
+    test cell whose group has no training cells or too few distinct P for the form's parameters."""
+    out = np.full(len(test), np.nan)
+    pos = {key: rows for key, rows in test.groupby(GROUP).indices.items()}
+    P_train, y_train, P_test = train["P"].to_numpy(), train["measured"].to_numpy(float), test["P"].to_numpy()
+    for key, rows in train.groupby(GROUP).indices.items():
+        if key not in pos:
+            continue
+        op, alg, mapping, _ = key
+        form = form_of(forms, op, int(alg))
+        Ptr, Pte = P_train[rows], P_test[pos[key]]
+        btr, bte = active_units(Ptr, mapping, machine), active_units(Pte, mapping, machine)
+        if len(np.unique(Ptr)) <= design(Ptr, btr, form)[0].shape[1]:
+            continue
+        out[pos[key]] = fit_predict(Ptr, y_train[rows], btr, Pte, bte, form)
+    return out
+
+
+def _priced(tr: pd.DataFrame, te: pd.DataFrame, split: str) -> pd.DataFrame:
+    """The cells a refitted model prices in one fold: its test cells (``scored`` True), and in the
+    unseen_algorithm split also its training cells after them (``scored`` False), so that the
+    selection can ask whether the fold's model tells when the unseen algorithm wins."""
+    if split == "unseen_algorithm":
+        return pd.concat([te.assign(scored=True), tr.assign(scored=False)], ignore_index=True)
+    return te.assign(scored=True)
+
+
+def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict, forms: list[dict],
+             options: ValidationOptions, fitted: dict | None = None, processes: int = 1
+             ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(scores per model x split x operation x algorithm x mapping x target, test-part predictions:
+    ``scored`` False marks a fitted model's predictions of its own training cells in the
+    unseen_algorithm split, kept for :func:`collat.selection.choice.regret_unseen_algorithm`).
+
+    ``predictions`` is the model stage's table: its modes fitted on no collective measurement
+    (``openmpi``, ``paper``) are scored as they are; ``fitted`` maps a name to a function (train cells, test
+    cells, target, trend, unfitted) -> {model: predictions of the test cells}, ``trend`` being the
+    segmented regression's prediction of each test cell from the same training part and
+    ``unfitted`` the openmpi mode's (NaN where they have none) for the models fitted on collective
+    measurements (``calibrated``, ``hybrid``), called on the training part of every split and fold;
+    those models' rows of ``predictions`` (fitted on all the data) are not scored. The folds (the
+    segmented regression, the baseline and ``fitted``) run in ``processes`` worker processes.
+    ``forms`` is config ``regression.forms``.
+    """
+    fitted = fitted or {}
+    folds = []  # (target, cells, fixed predictions, split, fold, train mask, test mask)
+    floors = {target: noise_floor(collective, target) for target in options.targets}
+    for target in options.targets:
+        cells = measured_cells(collective, target).reset_index(drop=True)
+        stage = predictions[predictions["target"] == target]
+        stage = stage[~stage["mode"].isin(FITTED_MODES)]  # in-sample: never scored
+        fixed = {mode: cells.merge(g[CELL + ["predicted"]], on=CELL, how="left")["predicted"].to_numpy()
+                 for mode, g in stage.groupby("mode")}
+        folds += [(target, cells, fixed, split, fold, train, test) for split, fold, train, test in splits(cells, options)]
+
+    def one_fold(i):
+        """The refitted models of one fold, in a worker: {model: predictions of its test cells
+        (the fitted models': of :func:`_priced` cells)}."""
+        target, cells, fixed, split, _, train, test = folds[i]
+        tr, te = cells[train].reset_index(drop=True), cells[test].reset_index(drop=True)
+        out = {"segmented": segmented(tr, te, machine, forms),
+               "nearest_neighbour": nearest_neighbour(tr, te, options.neighbours)}
+        if fitted:
+            # the hybrid's other forecasts: the segmented fit of this training part beyond a curve's
+            # training P, the openmpi mode (no collective data) where the training part has nothing
+            # at the operation and mapping (collat.model.hybrid_mode.hybrid)
+            priced = _priced(tr, te, split)
+            also = len(priced) > len(te)  # the training cells priced after the test cells
+            openmpi = fixed.get("openmpi", np.full(len(cells), np.nan))
+            trend = np.r_[out["segmented"], np.full(len(tr), np.nan)] if also else out["segmented"]
+            unfitted = np.r_[openmpi[test], openmpi[train]] if also else openmpi[test]
+            for fit in fitted.values():
+                out.update(fit(tr, priced, target, trend, unfitted))
+        return out
+
+    results = fork_map(one_fold, len(folds), processes)
+    rows, later = [], []
+    for (target, cells, fixed, split, fold, train, test), out in zip(folds, results):
+        tr, te = cells[train].reset_index(drop=True), cells[test].reset_index(drop=True)
+        preds = {mode: p[test] for mode, p in fixed.items()}
+        preds.update({m: out[m] for m in ("segmented", "nearest_neighbour")})
+        if split == "sparse_P":
+            preds[REFERENCE] = measured_neighbours(cells)[test]
+        for model, p in preds.items():
+            rows.append(te.assign(model=model, split=split, fold=fold, target=target, predicted=p, scored=True))
+        fits = {m: p for m, p in out.items() if m not in preds and (m != CARRIED or split == "extrapolation")}
+        if fits:
+            priced = _priced(tr, te, split)
+            later += [priced.assign(model=m, split=split, fold=fold, target=target, predicted=p) for m, p in fits.items()]
+    rows += later  # the refitted models' rows after the others, fold by fold
+    table = pd.concat(rows, ignore_index=True)
+    scores = group_scores(table[table["scored"]], ["model", "split", "operation", "algorithm", "mapping", "target"])
+    scores["algorithm"] = scores["algorithm"].astype(int)
+    scores["n"] = scores["n"].astype(int)
+    scores["cleaning"] = "robust"
+    scores["floor"] = scores["target"].map(floors)
+    return scores[COLUMNS], table
+
+
+def gather(scores: list[pd.DataFrame], tables: list[pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The :func:`validate` results of several runs (one per target) as one: the scores sorted as one
+    run of every target sorts them (by model, split, operation, algorithm, mapping, target), the
+    test-part predictions one run after the other. A target may come once only."""
+    seen = [t for s in scores for t in s["target"].unique()]
+    if len(seen) != len(set(seen)):
+        raise ValueError(f"a target validated twice: {sorted(seen)}")
+    keys = COLUMNS[:COLUMNS.index("target") + 1]
+    out = pd.concat(scores, ignore_index=True).sort_values(keys, kind="stable", ignore_index=True)
+    return out[COLUMNS], pd.concat(tables, ignore_index=True)
+
+
+def leaderboard(scores: pd.DataFrame) -> pd.DataFrame:
+    """Median over (operation, algorithm, mapping) cells of the relative error and R², per model,
+    split and target, beside the noise floor; cells a model cannot predict (n = 0) left out."""
+    s = scores[scores["n"] > 0]
+    board = s.groupby(["split", "target", "model"]).agg(cells=("n", "size"), points=("n", "sum"),
+                                                         median_mape=("mape", "median"),
+                                                         median_r2=("r2", "median"), floor=("floor", "first"))
+    board["mape_over_floor"] = board["median_mape"] / board["floor"]
+    return board.reset_index()

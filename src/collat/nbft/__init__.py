@@ -1,0 +1,1 @@
+"""The nbft stage: NBFT lines and parallelisation factors, and their figures (rules nbft_gamma, nbft_figures)."""

@@ -1,0 +1,60 @@
+"""Figures of the pt2pt stage: latency per receiving core (the study's Figure 2) and the Hockney fits."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from collat.pt2pt.hockney import t_p2p
+from collat.figures.style import CHANNEL_PALETTE
+
+
+def latency_per_receiver(pt2pt: pd.DataFrame, size: int, machine: str):
+    """The study's Figure 2: latency of one message from core 0 to each receiving core, per channel."""
+    import seaborn as sns
+
+    d = pt2pt[pt2pt["size"] == size].copy()
+    by_receiver = d["receiver"].notna().all() and len(d)
+    x = "receiver" if by_receiver else "run"
+    d[x] = d[x].astype(int)
+    fig, ax = plt.subplots(figsize=(9, 4))
+    order = [c for c in CHANNEL_PALETTE if c in set(d["channel"].unique())] + sorted(set(d["channel"].unique()) - set(CHANNEL_PALETTE))
+    sns.scatterplot(data=d[~d["outlier"]], x=x, y="avg", hue="channel", hue_order=order,
+                    palette=CHANNEL_PALETTE, s=18, ax=ax, edgecolor="none")
+    if d["outlier"].any():
+        ax.scatter(d.loc[d["outlier"], x], d.loc[d["outlier"], "avg"], marker="x", c="k", s=20,
+                   label="flagged outlier")
+    ax.set_xlabel("receiving core (sender on core 0; node channel: core id on the other node)" if by_receiver
+                  else "run (receiving core not recorded)")
+    ax.set_ylabel(f"osu_latency at {size} B [µs]")
+    ax.set_title(f"Point-to-point latency per receiving core, {machine}")
+    ax.legend(title="channel", loc="upper left", bbox_to_anchor=(1.01, 1))
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def hockney_fits(pt2pt: pd.DataFrame, fits: pd.DataFrame):
+    """Measured latency against size per channel (log-log) with the piecewise Hockney lines."""
+    channels = list(dict.fromkeys(fits["channel"]))
+    fig, axes = plt.subplots(1, len(channels), figsize=(4 * len(channels), 4), sharey=True, squeeze=False,
+                             layout="constrained")
+    for ax, ch in zip(axes[0], channels):
+        d = pt2pt[(pt2pt["channel"] == ch) & pt2pt["avg"].notna()]
+        med = d[~d["outlier"]].groupby("size")["avg"].agg(["median", "min", "max"])
+        ax.fill_between(med.index, med["min"], med["max"], color=CHANNEL_PALETTE.get(ch, "grey"), alpha=0.2,
+                        label="measured min-max")
+        ax.plot(med.index, med["median"], "o", ms=3, color=CHANNEL_PALETTE.get(ch, "grey"), label="measured median")
+        grid = np.unique(np.geomspace(max(1, d["size"].min()), d["size"].max(), 200).round())
+        ax.plot(grid, t_p2p(fits, ch, grid), "-", color="k", lw=1, label="Hockney fit")
+        for b in fits.loc[fits["channel"] == ch, "size_max"].to_numpy()[:-1]:
+            ax.axvline(b, ls=":", color="grey", lw=0.8)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(ch)
+        ax.set_xlabel("message size [B]")
+        ax.grid(alpha=0.3, which="both")
+    axes[0][0].set_ylabel("latency [µs]")
+    axes[0][0].legend(loc="upper left", fontsize=8)
+    fig.suptitle("Hockney model T = α + β·m per channel and regime (dotted: regime breaks)")
+    return fig

@@ -1,0 +1,299 @@
+"""Choosing the collective algorithm from the model, its regret, and an OpenMPI dynamic-rules file.
+
+For every (operation, mapping, P, size) the model's pick is the modelled algorithm with the
+smallest prediction (mode ``selection.mode``, on the target scored), OpenMPI's default (algorithm
+0, priced through its fixed rules) included unless ``selection.default_candidate`` is off: a rules
+file that names 0 hands that cell back to the fixed rules. Where the data has every
+forced algorithm of the operation at that cell, the measured best is the one with the smallest
+measured latency (median over runs, flagged outliers left out), and the regret of a choice is its
+measured latency over the measured best: for the model (its pick among the measured algorithms)
+and for OpenMPI's default (algorithm 0, measured as such).
+
+The rules file (:mod:`collat.selection.rulesfile`) gives OpenMPI 4.1, per communicator and message size, the
+model's pick among every modelled algorithm, measured or not; :func:`regret` scores it too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from collat.model.shapes.openmpi import COLLECTIVE_IDS  # noqa: F401 (the stage's API)
+from collat.selection.rulesfile import lookup, parse_rules, write_rules  # noqa: F401 (the stage's API)
+from collat.config.settings import NOT_OUT_OF_SAMPLE
+
+CELL = ["operation", "mapping", "P", "size"]
+SIGNIFICANT = 9  # digits of a prediction that rank it: closer ones tie (the smaller algorithm id wins)
+
+
+def _ranked(p: pd.DataFrame, column: str = "predicted") -> pd.DataFrame:
+    """``p`` sorted per cell by ``column`` to :data:`SIGNIFICANT` digits, then by algorithm id: a
+    prediction that differs from another in the last bits only (the default priced beside the
+    algorithm it runs, a calibration refitted to rounding) ties with it, and the tie goes to the
+    smaller id (the default, 0), run after run (but for a pair that straddles a rounding boundary:
+    about one in 10^4 of such pairs)."""
+    v = p[column].to_numpy(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        digits = SIGNIFICANT - 1 - np.floor(np.log10(np.abs(v)))
+    scale = np.where(np.isfinite(digits), 10.0 ** np.where(np.isfinite(digits), digits, 0), 1.0)
+    key = np.round(v * scale) / scale
+    return (p.assign(_key=key).sort_values(CELL + ["_key", "algorithm"], kind="stable").drop(columns="_key"))
+CHOOSERS = ("model", "rules_file", "default")
+
+
+def best_validated_mode(scores: pd.DataFrame, modes: list[str], target: str) -> str:
+    """``selection.mode: best``: of ``modes`` (model.modes) validated out of sample, the one with the
+    smallest mean over the validation's splits of the median relative error over cells (``scores``:
+    results/model/validation.csv, :func:`collat.model.validation.leaderboard`), on ``target``; only a mode
+    scored on every split competes. ValueError when none is."""
+    from collat.model.validation import leaderboard
+
+    board = leaderboard(scores[scores["target"] == target])
+    splits = board["split"].nunique()
+    board = board[board["model"].isin([m for m in modes if m not in NOT_OUT_OF_SAMPLE])]
+    mean = board.groupby("model")["median_mape"].agg(["mean", "size"])
+    mean = mean[mean["size"] == splits]["mean"].sort_index()
+    if mean.empty:
+        raise ValueError(f"selection.mode best: no mode of {modes} was validated on every split of target {target}")
+    return str(mean.idxmin())
+
+
+def what_if_mode(predictions: pd.DataFrame, mapping: str, preferred: str | None = None) -> str:
+    """The mode that picks under ``mapping`` on a machine nobody measured (``predictions``: its
+    results/model/what_if/{name}.parquet): ``preferred`` (the selection's mode) where it priced that
+    mapping, else the most corrected mode that did: hybrid (only where the machine places ranks as
+    the measured one did), calibrated, openmpi. ValueError when none did."""
+    priced = set(predictions.loc[predictions["mapping"] == mapping, "mode"])
+    for mode in ([preferred] if preferred else []) + ["hybrid", "calibrated", "openmpi"]:
+        if mode in priced:
+            return mode
+    raise ValueError(f"no mode priced map-by {mapping}")
+
+
+def _latency(lat: pd.Series, cells: pd.DataFrame, algorithm) -> np.ndarray:
+    """Measured latency of ``algorithm`` (a column of ids or one id) at each of ``cells``; NaN where
+    it was not measured."""
+    return lat.reindex(pd.MultiIndex.from_frame(cells[CELL].assign(algorithm=algorithm))).to_numpy()
+
+
+def _within_and_geomean(r: pd.Series) -> tuple[float, float]:
+    """Share of regrets within 10 % of the best and their geometric mean (NaN without any)."""
+    if not len(r):
+        return np.nan, np.nan
+    return float((r <= 1.1).mean()), float(np.exp(np.log(r).mean()))
+
+
+def predicted_best(predictions: pd.DataFrame, candidates: dict | None = None, mode: str = "openmpi",
+                   target: str = "max", default: bool = False) -> pd.DataFrame:
+    """Per cell, the algorithm with the smallest prediction (ties: the smaller id, so the default
+    wins a tie); ``candidates`` restricts the forced algorithms per operation ({operation: [ids]});
+    ``default``: OpenMPI's default (0) is a candidate too."""
+    p = predictions[(predictions["mode"] == mode) & (predictions["target"] == target)
+                    & (predictions["algorithm"] >= (0 if default else 1)) & predictions["predicted"].notna()]
+    if candidates is not None:
+        keep = np.array(p["algorithm"] == 0)
+        for op, ids in candidates.items():
+            keep |= ((p["operation"] == op) & p["algorithm"].isin(ids)).to_numpy()
+        p = p[keep]
+    best = _ranked(p).drop_duplicates(CELL, keep="first")
+    return best[CELL + ["algorithm", "predicted"]].rename(columns={"algorithm": "predicted_best"}).reset_index(drop=True)
+
+
+def measured_table(collective: pd.DataFrame, target: str = "avg") -> pd.DataFrame:
+    """Median over runs of the measured latency per (cell, algorithm), outliers left out."""
+    c = collective[~collective["outlier"] & collective[target].notna()]
+    return c.groupby(CELL + ["algorithm"], as_index=False)[target].median().rename(columns={target: "measured"})
+
+
+def measured_best(measured: pd.DataFrame) -> pd.DataFrame:
+    """Per cell where every forced algorithm of the operation was measured: the fastest one."""
+    forced = measured[measured["algorithm"] > 0]
+    everything = forced.groupby("operation")["algorithm"].nunique()
+    # a cell's algorithms are a subset of its operation's: complete when there are as many
+    have = forced.groupby(CELL)["algorithm"].nunique().rename("have").reset_index()
+    complete = have[have["have"].to_numpy() == have["operation"].map(everything).to_numpy()][CELL]
+    f = forced.merge(complete, on=CELL).sort_values(CELL + ["measured", "algorithm"], kind="stable")
+    best = f.drop_duplicates(CELL, keep="first")
+    return best.rename(columns={"algorithm": "measured_best", "measured": "best_latency"}).reset_index(drop=True)
+
+
+def regret(predictions: pd.DataFrame, collective: pd.DataFrame, target: str = "avg",
+           mode: str = "openmpi", default: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(per-cell choices and regrets, summary per operation x mapping x chooser), the model's picks
+    made by ``mode`` on its prediction of ``target``, the measured column scored.
+
+    Choosers: ``model`` (the model's pick among the algorithms that were measured, and the default
+    when ``default``), ``rules_file`` (its pick among every modelled algorithm: what the rules file
+    tells OpenMPI; scored where that algorithm was measured, ``unmeasured_share`` says how often it
+    was not) and ``default``. The measured best is the best forced algorithm: OpenMPI's default can
+    beat it where it runs a shape no forced run of the data had (regret below 1).
+    """
+    measured = measured_table(collective, target)
+    best = measured_best(measured)
+    forced = measured[measured["algorithm"] > 0].groupby("operation")["algorithm"].unique()
+    pick = predicted_best(predictions, {op: list(ids) for op, ids in forced.items()}, mode, target, default)
+    cells = best.merge(pick, on=CELL, how="inner")
+    cells = cells.merge(predicted_best(predictions, None, mode, target, default)[CELL + ["predicted_best"]]
+                        .rename(columns={"predicted_best": "file_pick"}), on=CELL, how="left")
+    lat = measured.set_index(CELL + ["algorithm"])["measured"]
+
+    cells["mode"] = mode
+    cells["model_latency"] = _latency(lat, cells, cells["predicted_best"])
+    cells["rules_file_latency"] = _latency(lat, cells, cells["file_pick"])
+    cells["default_latency"] = _latency(lat, cells, 0)
+    for chooser in CHOOSERS:
+        cells[f"regret_{chooser}"] = cells[f"{chooser}_latency"] / cells["best_latency"]
+    rows = []
+    picks = {"model": "predicted_best", "rules_file": "file_pick"}
+    for (op, mapping), g in cells.groupby(["operation", "mapping"]):
+        for chooser in CHOOSERS:
+            r = g[f"regret_{chooser}"].dropna()
+            chose_default = (g[picks[chooser]] == 0).mean() if chooser in picks else 1.0
+            within, geomean = _within_and_geomean(r)
+            rows.append({"operation": op, "mapping": mapping, "chooser": chooser, "target": target, "mode": mode,
+                         "cells": len(r), "unmeasured_share": float(1 - len(r) / len(g)),
+                         "default_share": float(chose_default), "within_10pct": within, "geomean_regret": geomean,
+                         "median_regret": float(r.median()) if len(r) else np.nan,
+                         "max_regret": float(r.max()) if len(r) else np.nan})
+    return cells, pd.DataFrame(rows)
+
+
+def rules_blocks(best: pd.DataFrame, faninout: dict) -> list[tuple[int, list[tuple[int, int, int, int]]]]:
+    """Compressed rule blocks of one collective and mapping from a predicted_best frame.
+
+    Message-size rules keep only the sizes where the choice changes; consecutive communicator
+    sizes with identical rules share one block. ``faninout`` maps algorithm -> fan-in/out (chain: 4).
+    """
+    blocks: list[tuple[int, list]] = []
+    for P, g in best.sort_values(["P", "size"]).groupby("P"):
+        rules, last = [], None
+        for size, alg in zip(g["size"], g["predicted_best"]):
+            if alg != last:
+                rules.append((0 if not rules else int(size), int(alg), int(faninout.get(int(alg), 0)), 0))
+                last = alg
+        if blocks and blocks[-1][1] == rules:
+            continue
+        blocks.append((int(P), rules))
+    return blocks
+
+
+UNSEEN_COLUMNS = ["operation", "mapping", "left_out", "target", "model", "cells", "within_10pct", "geomean_regret",
+                  "left_out_best", "left_out_picked", "left_out_found"]
+
+
+def regret_unseen_algorithm(folds: pd.DataFrame, collective: pd.DataFrame, target: str = "avg",
+                            model: str = "calibrated") -> pd.DataFrame:
+    """The selection under the validation's unseen_algorithm split: in each fold the model was
+    fitted without one algorithm and priced every algorithm of the operation; its pick among the
+    forced algorithms is scored against the measured best of the cells where all were measured.
+
+    ``folds`` is results/model/validation_predictions.parquet. Per operation x mapping x left-out
+    algorithm: cells, within_10pct, geomean_regret, left_out_best (cells where the left-out
+    algorithm is the measured best), left_out_picked (cells where the model picked it) and
+    left_out_found (of the cells where it is best, the share where the model picked it).
+    """
+    f = folds[(folds["model"] == model) & (folds["split"] == "unseen_algorithm") & (folds["target"] == target)
+              & (folds["algorithm"] > 0) & folds["predicted"].notna()]
+    if f.empty:
+        return pd.DataFrame(columns=UNSEEN_COLUMNS)
+    measured = measured_table(collective, target)
+    best = measured_best(measured)
+    lat = measured.set_index(CELL + ["algorithm"])["measured"]
+    rows = []
+    for fold, g in f.groupby("fold", sort=True):
+        op, left_out = fold.split()[0], int(fold.split()[1])
+        pick = _ranked(g).drop_duplicates(CELL)
+        cells = best.merge(pick[CELL + ["algorithm"]].rename(columns={"algorithm": "pick"}), on=CELL)
+        cells["regret"] = _latency(lat, cells, cells["pick"]) / cells["best_latency"]
+        for mapping, c in cells.groupby("mapping", sort=True):
+            r = c["regret"].dropna()
+            is_best = c["measured_best"] == left_out
+            within, geomean = _within_and_geomean(r)
+            rows.append({"operation": op, "mapping": mapping, "left_out": left_out, "target": target, "model": model,
+                         "cells": len(r), "within_10pct": within, "geomean_regret": geomean,
+                         "left_out_best": int(is_best.sum()), "left_out_picked": int((c["pick"] == left_out).sum()),
+                         "left_out_found": float((c.loc[is_best, "pick"] == left_out).mean()) if is_best.any()
+                         else np.nan})
+    return pd.DataFrame(rows, columns=UNSEEN_COLUMNS)
+
+
+SPARSE_COLUMNS = ["operation", "mapping", "target", "model", "cells", "within_10pct", "geomean_regret",
+                  "default_within_10pct", "default_geomean_regret", "neighbour_within_10pct",
+                  "neighbour_geomean_regret"]
+
+
+def neighbour_picks(measured: pd.DataFrame, cells: pd.DataFrame, default: bool = True) -> np.ndarray:
+    """For each of ``cells`` (operation, mapping, P, size), the algorithm measured fastest at the
+    nearest other measured P of the same operation, mapping and size (the smaller P when two are as
+    near; ties in latency: the smaller id), among the forced algorithms and, when ``default``,
+    OpenMPI's default, at a P where all of them were measured; -1 where there is none.
+
+    A reference for a pick at a P nobody measured that a model cannot be expected to beat: a
+    measurement of every candidate a few P away (on the study's data the next measured P, 4 away,
+    where the sparse_P split's model saw the measurements 32 P apart). Where it is poor, the best
+    algorithm changes faster with P than measurements can follow (or than their noise allows)."""
+    candidates = measured[measured["algorithm"] >= (0 if default else 1)]
+    complete = measured_best(measured)[CELL]
+    if default:
+        complete = complete.merge(candidates.loc[candidates["algorithm"] == 0, CELL], on=CELL)
+    best = (candidates.merge(complete, on=CELL).sort_values(CELL + ["measured", "algorithm"], kind="stable")
+            .drop_duplicates(CELL)[CELL + ["algorithm"]])
+    out = np.full(len(cells), -1, dtype=np.int64)
+    where = cells.reset_index(drop=True).groupby(["operation", "mapping", "size"], sort=False).indices
+    for key, g in best.groupby(["operation", "mapping", "size"], sort=False):
+        rows = where.get(key)
+        if rows is None or len(g) < 2:
+            continue
+        Q, alg = g["P"].to_numpy(), g["algorithm"].to_numpy()  # sorted by P
+        P = cells["P"].to_numpy()[rows]
+        i = np.searchsorted(Q, P)  # Q[i] >= P
+        below = np.where(i > 0, i - 1, -1)
+        above = np.where((i < len(Q)) & (Q[np.minimum(i, len(Q) - 1)] == P), i + 1, i)
+        above = np.where(above < len(Q), above, -1)
+        d_below = np.where(below >= 0, P - Q[np.maximum(below, 0)], np.inf)
+        d_above = np.where(above >= 0, Q[np.maximum(above, 0)] - P, np.inf)
+        pick = np.where(d_below <= d_above, below, above)
+        out[rows] = np.where(pick >= 0, alg[np.maximum(pick, 0)], -1)
+    return out
+
+
+def regret_sparse_P(folds: pd.DataFrame, collective: pd.DataFrame, target: str = "avg", model: str = "hybrid",
+                    default: bool = True) -> pd.DataFrame:
+    """The selection at communicator sizes nobody measured: the validation's sparse_P split, whose
+    model saw every ``sparse_every``-th measured P only. At each test cell (operation, mapping, P,
+    size) where the fold priced every forced algorithm (and the default when ``default``), the pick
+    is the smallest prediction; its regret is scored against the measured best forced algorithm,
+    beside OpenMPI's default on the same cells and the pick of the measurements at the nearest other
+    measured P (:func:`neighbour_picks`).
+
+    ``folds`` is results/model/validation_predictions.parquet. Per operation x mapping: cells,
+    within_10pct and geomean_regret of the pick, of the default and of the neighbour's pick.
+    """
+    f = folds[(folds["model"] == model) & (folds["split"] == "sparse_P") & (folds["target"] == target)
+              & (folds["algorithm"] >= (0 if default else 1)) & folds["predicted"].notna()]
+    if f.empty:
+        return pd.DataFrame(columns=SPARSE_COLUMNS)
+    measured = measured_table(collective, target)
+    best = measured_best(measured)
+    forced = measured[measured["algorithm"] > 0].groupby("operation")["algorithm"].nunique()
+    priced = f[f["algorithm"] > 0].groupby(CELL)["algorithm"].nunique().rename("priced").reset_index()
+    complete = priced[priced["priced"].to_numpy() == forced.reindex(priced["operation"]).to_numpy()][CELL]
+    if default:
+        complete = complete.merge(f.loc[f["algorithm"] == 0, CELL], on=CELL)
+    pick = (_ranked(f.merge(complete, on=CELL))
+            .drop_duplicates(CELL)[CELL + ["algorithm"]].rename(columns={"algorithm": "pick"}))
+    cells = best.merge(pick, on=CELL)
+    lat = measured.set_index(CELL + ["algorithm"])["measured"]
+    cells["regret"] = _latency(lat, cells, cells["pick"]) / cells["best_latency"]
+    cells["default_regret"] = _latency(lat, cells, 0) / cells["best_latency"]
+    cells["neighbour_regret"] = _latency(lat, cells, neighbour_picks(measured, cells, default)) / cells["best_latency"]
+    rows = []
+    for (op, mapping), c in cells.groupby(["operation", "mapping"], sort=True):
+        r, d, n = c["regret"].dropna(), c["default_regret"].dropna(), c["neighbour_regret"].dropna()
+        (within, geomean), (d_within, d_geomean) = _within_and_geomean(r), _within_and_geomean(d)
+        n_within, n_geomean = _within_and_geomean(n)
+        rows.append({"operation": op, "mapping": mapping, "target": target, "model": model, "cells": len(r),
+                     "within_10pct": within, "geomean_regret": geomean, "default_within_10pct": d_within,
+                     "default_geomean_regret": d_geomean, "neighbour_within_10pct": n_within,
+                     "neighbour_geomean_regret": n_geomean})
+    return pd.DataFrame(rows, columns=SPARSE_COLUMNS)

@@ -1,0 +1,57 @@
+"""Figures of the selection stage: the fastest algorithm over (P, size), picked and measured."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from collat.figures.style import edges, p_ticks
+
+
+def best_algorithm_maps(cells: pd.DataFrame, operation: str, mappings: list[str], algorithms: list[dict]):
+    """Best algorithm over (P, size): the model's pick (among the measured algorithms and, if it was
+    a candidate, OpenMPI's default) beside the measured best, one row per mapping; cells where not
+    every algorithm was measured are blank. Colours: Set2 (seaborn's palette of that name is
+    matplotlib's colours in turn; taken from matplotlib, this job, the run's last, does not import
+    seaborn and the scipy.stats it loads: a second)."""
+    from matplotlib.colors import BoundaryNorm, ListedColormap
+
+    c = cells[cells["operation"] == operation]
+    ids = sorted({a["id"] for a in algorithms} & (set(c["measured_best"]) | set(c["predicted_best"])))
+    picked_by = (f"{c['mode'].iloc[0]} mode, its {c['target'].iloc[0]} prediction"
+                 if {"mode", "target"} <= set(c.columns) and len(c) else "the model")
+    set2 = plt.get_cmap("Set2").colors
+    colours = [set2[i % len(set2)] for i in range(len(ids))]
+    cmap = ListedColormap(colours)
+    norm = BoundaryNorm(np.arange(len(ids) + 1) - 0.5, len(ids))
+    code = {a: i for i, a in enumerate(ids)}
+    names = {a["id"]: f"{a['name']} ({a['id']})" for a in algorithms}
+    fig, axes = plt.subplots(len(mappings), 2, figsize=(10, 2.8 * len(mappings)), sharex=True, sharey=True,
+                             squeeze=False, layout="constrained")
+    for i, mapping in enumerate(mappings):
+        d = c[c["mapping"] == mapping]
+        for j, (col, title) in enumerate((("predicted_best", f"model's pick ({picked_by})"),
+                                          ("measured_best", "measured best forced algorithm (median over runs)"))):
+            ax = axes[i][j]
+            if d.empty:
+                ax.set_axis_off()
+                continue
+            grid = d.pivot_table(index="size", columns="P", values=col, aggfunc="first")
+            values = grid.apply(lambda s: s.map(code)).to_numpy(dtype=float)
+            ax.pcolormesh(edges(grid.columns.to_numpy(float)), edges(grid.index.to_numpy(float)),
+                          np.ma.masked_invalid(values), cmap=cmap, norm=norm, shading="flat", rasterized=True)
+            ax.set_yscale("log", base=2)
+            ax.set_title(f"--map-by {mapping}: {title}", fontsize=9)
+            if j == 0:
+                ax.set_ylabel("message size [B]")
+            ax.xaxis.set_major_locator(p_ticks())
+            if i == len(mappings) - 1:
+                ax.set_xlabel("processes P")
+    from matplotlib.patches import Patch
+
+    handles = [Patch(color=colours[code[a]]) for a in ids] + [Patch(facecolor="white", edgecolor="grey")]
+    labels = [names.get(a, str(a)) for a in ids] + ["not every forced algorithm measured (not scored)"]
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 4), fontsize=8)
+    fig.suptitle(f"MPI_{operation.capitalize()}: fastest algorithm over (P, size)", fontsize=10)
+    return fig

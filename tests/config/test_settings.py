@@ -1,0 +1,175 @@
+"""Cross-key config checks: a key naming what no other key defines is one message with its path."""
+
+import copy
+
+import pytest
+
+from collat.config.settings import ConfigError, check
+
+from conftest import load_config
+
+
+def test_the_default_config_passes():
+    check(load_config())
+
+
+def _set(path, value):
+    def mutate(cfg):
+        *head, last = path
+        node = cfg
+        for k in head:
+            node = node[k]
+        node[last] = value
+    return mutate
+
+
+@pytest.mark.parametrize("mutate,key,found", [
+    (_set(("selection", "mode"), "openmpi_v5"), "selection.mode", "'openmpi_v5'"),
+    (lambda c: (_set(("selection", "mode"), "calibrated")(c), _set(("model", "modes"), ["openmpi"])(c)),
+     "selection.mode", "'calibrated'"),
+    (_set(("model", "modes"), ["paper"]), "selection.mode", "'best'"),
+    (_set(("model", "modes"), ["openmpi", "hybrid"]), "model.modes", "['openmpi', 'hybrid']"),
+    (_set(("model", "unpinned_channel"), "numa"), "model.unpinned_channel", "'numa'"),
+    (_set(("partitioned", "channels"), ["core", "nic"]), "partitioned.channels[1]", "'nic'"),
+    (_set(("partitioned", "size_exponents"), [30, 6]), "partitioned.size_exponents", "[30, 6]"),
+    (lambda c: c["partitioned"]["figure"].__setitem__("workload", "lulesh"), "partitioned.figure.workload",
+     "'lulesh'"),
+    (lambda c: c["evaluate"]["summary_crossover"].__setitem__("delay", "gamma7"),
+     "evaluate.summary_crossover.delay", "'gamma7'"),
+    (lambda c: c["algorithms"]["bcast"].append({"id": 5, "name": "binary_again"}), "algorithms.bcast[10].id", "5"),
+    (lambda c: c["algorithms"]["reduce"].append({"id": 42, "name": "linear"}), "algorithms.reduce[8].name",
+     "'linear'"),
+    (lambda c: c["model"]["openmpi"]["trees"].append({"operation": "reduce", "algorithm": 12, "tree": "linear"}),
+     "model.openmpi.trees[16].algorithm", "12"),
+    (lambda c: c["model"]["openmpi"]["trees"].append({"operation": "bcast", "algorithm": 1, "tree": "binary"}),
+     "model.openmpi.trees[16].algorithm", "1"),
+])
+def test_a_key_naming_what_is_not_defined(mutate, key, found):
+    cfg = copy.deepcopy(load_config())
+    mutate(cfg)
+    with pytest.raises(ConfigError) as err:
+        check(cfg)
+    msg = str(err.value)
+    assert msg.startswith(f"config key {key}: found {found}, expected "), msg
+    assert "\n" not in msg
+
+
+AWK = {"dir": "x", "glob": "*.csv", "table": "collective",
+       "columns": {"Algorithm": "algorithm", "Processes": "P", "MessageSize": "size", "Avg Latency(us)": "avg"},
+       "metadata": {"operation": "bcast", "mapping": "core"}}
+
+
+@pytest.mark.parametrize("change,key,words", [
+    ({"metadata": {"operation": "bcast"}}, "data.tables[0].columns", "for mapping (a collective row needs it)"),
+    ({"metadata": {"operation": "bcast", "mapping": "core", "P": 4}}, "data.tables[0].columns", "'P' is given twice"),
+    ({"values": {"channel": {"x": "core"}}}, "data.tables[0].values.channel", "a tidy key one of"),
+    ({"table": "pt2pt", "columns": {"MessageSize": "size"}, "metadata": {"channel": "core"}},
+     "data.tables[0].columns", "for avg or bandwidth"),
+])
+def test_a_table_source_that_cannot_fill_its_rows(change, key, words):
+    cfg = copy.deepcopy(load_config())
+    cfg["data"]["tables"] = [{**AWK, **change}]
+    with pytest.raises(ConfigError) as err:
+        check(cfg)
+    assert str(err.value).startswith(f"config key {key}: found ") and words in str(err.value), str(err.value)
+    cfg["data"]["tables"] = [AWK]
+    check(cfg)
+
+
+def test_a_stage_that_does_not_run_is_not_checked():
+    cfg = copy.deepcopy(load_config())
+    cfg["stages"] = ["pt2pt", "nbft"]
+    cfg["partitioned"]["channels"] = ["nic"]
+    cfg["selection"]["mode"] = "nothing"
+    check(cfg)
+
+
+def test_measured_targets_name_every_key_that_asks_for_a_target():
+    from collat.config.settings import measured_targets
+
+    asks = measured_targets(load_config())
+    assert asks["nbft"] == {"avg": ["nbft.targets", "model.openmpi.link_target", "model.paper.nbft_target"],
+                            "max": ["nbft.targets", "model.openmpi.nbft_target"]}
+    keys = ["model.calibrated.targets", "validation.targets", "regression.targets", "selection.targets"]
+    assert asks["collective"] == {"avg": keys, "max": keys}
+    cfg = load_config()
+    cfg["stages"] = ["pt2pt", "nbft"]  # no model, regression or selection: the collective table is not read
+    cfg["nbft"]["targets"] = ["avg"]
+    assert measured_targets(cfg) == {"nbft": {"avg": ["nbft.targets"]}, "collective": {}}
+
+
+def test_a_channel_the_machine_uses_but_the_config_does_not_name():
+    """A 16-core single-L3 machine whose intra-socket log was named 'core': its pinned ranks talk
+    over 'cache'; one line at parse time names the key, the channel and a pair of ranks."""
+    cfg = copy.deepcopy(load_config())
+    cfg["machine"] = {"name": "x", "nodes": 1, "sockets_per_node": 1, "cores_per_socket": 16, "cores_per_l3": 16,
+                      "numa_per_socket": 1}
+    cfg["mappings"], cfg["channels"] = ["core"], ["core"]
+    cfg["model"]["unpinned_channel"], cfg["partitioned"]["channels"] = "core", ["core"]
+    cfg["model"]["what_if"] = []
+    with pytest.raises(ConfigError) as err:
+        check(cfg)
+    assert str(err.value).startswith("config key channels: found ['core'], expected every channel the ranks of "
+                                     "config machine talk over under mappings ['core'], 'cache' too: ranks 0 and 1 "
+                                     "of P = 16 under --map-by core talk over 'cache'"), str(err.value)
+    cfg["channels"] = ["cache", "core"]
+    check(cfg)
+    cfg["stages"] = ["pt2pt"]  # no model: no tree to price
+    cfg["channels"] = ["core"]
+    check(cfg)
+
+
+def test_an_nbft_target_the_model_prices_with_must_be_fitted():
+    cfg = copy.deepcopy(load_config())
+    cfg["nbft"]["targets"] = ["avg"]
+    with pytest.raises(ConfigError) as err:
+        check(cfg)
+    assert str(err.value).startswith("config key model.openmpi.nbft_target: found 'max', expected one of "
+                                     "nbft.targets ['avg']")
+    cfg["model"]["openmpi"]["nbft_target"] = "avg"
+    check(cfg)
+
+
+def test_what_if_names_are_unique():
+    cfg = copy.deepcopy(load_config())
+    cfg["model"]["what_if"] = [{"name": "big", "nodes": 4}, {"name": "big", "nodes": 8}]
+    with pytest.raises(ConfigError, match=r"^config key model.what_if\[1\].name: found 'big', expected a name not"):
+        check(cfg)
+
+
+def test_a_what_if_machine_needs_channels_the_config_names():
+    """A one-node machine's config cannot price itself on four nodes: no 'node' channel."""
+    cfg = copy.deepcopy(load_config())
+    cfg["machine"]["nodes"] = 1
+    cfg["channels"], cfg["partitioned"]["channels"] = ["cache", "core", "socket"], ["core"]
+    cfg["model"]["what_if"] = [{"name": "four", "nodes": 4}]
+    with pytest.raises(ConfigError) as err:
+        check(cfg)
+    assert str(err.value).startswith("config key model.what_if[0].nodes: found 4, expected a machine whose channels "
+                                     "are among channels ['cache', 'core', 'socket']: ranks 0 and 128 of P = 256 "
+                                     "under --map-by core talk over 'node'"), str(err.value)
+    cfg["model"]["what_if"] = []
+    check(cfg)
+
+
+def test_a_what_if_machine_needs_a_mode_that_prices_it():
+    cfg = copy.deepcopy(load_config())
+    cfg["model"]["modes"], cfg["selection"]["mode"] = ["paper"], "paper"
+    cfg["model"]["what_if"] = [{"name": "four-nodes", "nodes": 4}]
+    with pytest.raises(ConfigError, match=r"^config key model.what_if: found \['four-nodes'\], expected openmpi or "
+                                          r"calibrated in model.modes \['paper'\]"):
+        check(cfg)
+
+
+def test_a_null_link_target_is_the_nbft_target():
+    """model.openmpi.link_target null (its schema default) means nbft_target, in both checks."""
+    from collat.config.settings import measured_targets
+
+    cfg = copy.deepcopy(load_config())
+    cfg["model"]["openmpi"]["link_target"] = None
+    check(cfg)
+    assert measured_targets(cfg)["nbft"]["max"] == ["nbft.targets", "model.openmpi.nbft_target",
+                                                    "model.openmpi.link_target"]
+    cfg["nbft"]["targets"] = ["avg"]
+    with pytest.raises(ConfigError, match=r"^config key model.openmpi.nbft_target: found 'max'"):
+        check(cfg)

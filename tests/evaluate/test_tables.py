@@ -1,0 +1,140 @@
+"""Tables 1-4 beside the published values, their Markdown/LaTeX forms, and the summary."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from collat.evaluate.tables import r2_table, summary_markdown, to_latex, to_markdown
+
+SPEC_P2P = {"table": 1, "title": "Broadcast, point-to-point model", "operation": "bcast", "model": "p2p",
+            "rows": [{"algorithm": 1, "core": 0.9, "socket": 0.8, "node": 0.7}]}
+SPEC_SEG = {"table": 2, "title": "Broadcast, segmented", "operation": "bcast", "model": "segmented",
+            "rows": [{"algorithm": 1, "core": 0.99, "socket": 0.98, "node": 0.97}]}
+
+
+def model_scores():
+    rows = []
+    for mode, target in (("paper", "avg"), ("openmpi", "max"), ("openmpi", "avg")):
+        for cleaning in ("paper", "robust"):
+            for i, mapping in enumerate(("core", "socket", "node")):
+                r2 = {"paper": 0.91 - 0.1 * i, "openmpi": -0.5 if target == "avg" else 0.95}[mode]
+                rows.append({"operation": "bcast", "algorithm": 1, "algorithm_name": "linear", "mapping": mapping,
+                             "size": 1, "mode": mode, "target": target, "cleaning": cleaning, "r2": r2,
+                             "mape": 0.1, "n": 64})
+    return pd.DataFrame(rows)
+
+
+def regression_scores():
+    rows = []
+    for target in ("avg", "max"):
+        for cleaning in ("paper", "robust"):
+            for mapping in ("core", "socket", "node"):
+                rows.append({"operation": "bcast", "algorithm": 1, "algorithm_name": "linear", "mapping": mapping,
+                             "size": 1, "target": target, "cleaning": cleaning, "form": "P", "n": 64, "r2": 0.99,
+                             "r2_adj": 0.98, "r2_cv": 0.97, "r2_extrapolation": -0.5, "n_extrapolation": 32,
+                             "mape": 0.05})
+    return pd.DataFrame(rows)
+
+
+def test_p2p_table_has_published_ours_difference_and_extras():
+    t = r2_table(SPEC_P2P, model_scores(), regression_scores(), 1)
+    assert t[["algorithm", "mapping"]].values.tolist() == [[1, "core"], [1, "socket"], [1, "node"]]
+    assert t["published"].tolist() == [0.9, 0.8, 0.7]
+    assert t["ours"].tolist() == pytest.approx([0.91, 0.81, 0.71])
+    assert t["difference"].tolist() == pytest.approx([0.01, 0.01, 0.01])
+    assert (t["openmpi_max_robust"] == 0.95).all() and (t["openmpi_avg_robust"] == -0.5).all()
+
+
+def test_negative_r2_compared_as_printed():
+    scores = model_scores()
+    scores.loc[scores["mode"] == "paper", "r2"] = -2.0
+    t = r2_table(dict(SPEC_P2P, rows=[{"algorithm": 1, "core": 0, "socket": 0, "node": 0}]), scores,
+                 regression_scores(), 1)
+    assert (t["ours"] == -2.0).all() and (t["ours_as_printed"] == 0).all() and (t["difference"] == 0).all()
+
+
+def test_segmented_table_and_formats():
+    t = r2_table(SPEC_SEG, model_scores(), regression_scores(), 1)
+    assert (t["r2_cv"] == 0.97).all() and (t["r2_extrapolation"] == -0.5).all() and (t["max_target_robust"] == 0.99).all()
+    md = to_markdown(t, SPEC_SEG["title"], {1: "linear"})
+    assert "| linear (1) | socket | 0.980 | 0.990 |" in md
+    tex = to_latex(t, SPEC_SEG["title"], {1: "linear"})
+    assert r"\begin{tabular}" in tex and "linear (1) & node & 0.970 & 0.990 & +0.020" in tex
+
+
+def test_summary_names_its_sources():
+    hockney = pd.DataFrame({"channel": ["core", "core"], "regime": [0, 1], "alpha_us": [0.44, 3.0],
+                            "bandwidth_GBps": [5.0, 7.9]})
+    cross = pd.DataFrame({"link": ["MeluXina"], "threads": [4], "theta": [1], "delay": ["gamma100"],
+                          "crossover_size": [146400.0]})
+    tables = [r2_table(SPEC_P2P, model_scores(), regression_scores(), 1)]
+    paths = {"hockney": "results/pt2pt/hockney.csv", "model_scores": "results/model/scores.csv",
+             "regression_scores": "results/regression/scores.csv", "tables": "results/tables/",
+             "crossover": "results/partitioned/crossover.csv"}
+    text = summary_markdown(hockney, model_scores(), regression_scores(), tables, cross, paths, 1,
+                            {"threads": 4, "theta": 1, "delay": "gamma100"})
+    for path in paths.values():
+        assert f"`{path}`" in text
+    assert "| core | 0.44 | 7.9 | 2 |" in text and "| MeluXina | 146 |" in text
+    assert "0.950 (bcast linear, map-by core)" in text
+    assert "Fan-outs not measured" not in text
+    fits = pd.DataFrame({"operation": ["bcast", "bcast", "reduce"], "target": ["avg", "avg", "max"],
+                         "channel": ["core", "node", "core"], "method": ["assumed", "assumed", "fit"]})
+    text = summary_markdown(hockney, model_scores(), regression_scores(), tables, cross,
+                            {**paths, "nbft_fits": "results/nbft/fits.csv"}, 1, nbft_fits=fits)
+    assert "**Fan-outs not measured** — `results/nbft/fits.csv`: bcast avg on core, node. The model" in text
+
+
+def test_selection_section_of_the_summary():
+    from collat.evaluate.tables import selection_markdown
+
+    rows = [{"operation": "bcast", "mapping": "core", "target": "avg", "mode": "calibrated", "chooser": c,
+             "within_10pct": w, "geomean_regret": g, "default_share": d}
+            for c, w, g, d in (("model", 0.8, 0.9, 0.4), ("rules_file", 0.85, 0.95, 0.4), ("default", 0.7, 0.85, 1.0))]
+    unseen = pd.DataFrame({"operation": "bcast", "mapping": "core", "target": "avg", "within_10pct": [0.5, 0.7, 0.9]})
+    sparse = pd.DataFrame([{"operation": "bcast", "mapping": "core", "target": "avg", "within_10pct": 0.95,
+                            "geomean_regret": 1.01, "default_within_10pct": 0.6, "default_geomean_regret": 1.2,
+                            "neighbour_within_10pct": 0.9}])
+    paths = {"regret": "r.csv", "unseen": "u.csv", "unseen_P": "p.csv"}
+    text = "\n".join(selection_markdown(pd.DataFrame(rows), unseen, paths, sparse))
+    assert "The calibrated mode's pick" in text and "`r.csv`" in text and "`u.csv`" in text and "`p.csv`" in text
+    # the nearest measured P's pick; folds: median 0.7; then the in-sample model and its default share
+    assert "| bcast | core | avg | 0.95 | 1.010 | 0.60 | 1.200 | 0.90 | 0.70 | 0.80 | 0.40 |" in text
+    text = "\n".join(selection_markdown(pd.DataFrame(rows), unseen, paths))
+    assert "| bcast | core | avg | nan | nan | nan | nan | nan | 0.70 | 0.80 | 0.40 |" in text
+    assert selection_markdown(pd.DataFrame(rows).iloc[:0], unseen, {}) == []
+
+
+def test_what_if_section_names_the_fastest_priced_algorithm_at_the_largest_P():
+    from collat.evaluate.tables import what_if_markdown
+
+    rows = [{"mode": mode, "operation": "bcast", "mapping": "core", "target": "avg", "P": P, "size": m,
+             "algorithm": alg, "algorithm_name": name, "predicted": price * (2 if mode == "openmpi" else 1)}
+            for mode in ("calibrated", "openmpi") for P in (8, 16) for m in (1, 1024, 2**20)
+            for alg, name, price in ((1, "linear", P * m ** 0.5), (6, "binomial", 3 * m ** 0.5 + P / 8))]
+    text = "\n".join(what_if_markdown({"big": pd.DataFrame(rows)}, {"what_if": {"big": "w/big.parquet"}}))
+    assert "## A machine nobody measured: big — `w/big.parquet`" in text and "Priced at P = 16 (avg target" in text
+    # at P = 16: 1 B linear 16 against binomial 5; 1 MiB linear 16384 against binomial 3074 (the
+    # calibrated mode's: no hybrid priced; the openmpi mode's twice that)
+    assert "| 1 B | 1048576 B |" in text
+    assert "| bcast | core | calibrated | binomial (6): 5 | binomial (6): 3.07e+03 |" in text
+    assert what_if_markdown({"empty": pd.DataFrame(rows).iloc[:0]}, {}) == []
+    # with the validation's scores: what the correction beyond the measured P is worth (medians over cells)
+    scores = pd.DataFrame([{"model": m, "split": "extrapolation", "operation": "bcast", "algorithm": a,
+                            "mapping": "core", "target": "avg", "cleaning": "robust", "n": 10, "r2": 0.9,
+                            "mape": e, "floor": 0.03}
+                           for m, errors in (("hybrid_carried", (0.1, 0.3)), ("calibrated", (0.2, 0.4)))
+                           for a, e in zip((1, 2), errors)])
+    text = "\n".join(what_if_markdown({"big": pd.DataFrame(rows)}, {"what_if": {"big": "w"}}, validation=scores))
+    assert "extrapolation split, avg, the median relative error of that correction is 0.200 against the " \
+           "calibrated mode's 0.300" in text
+
+
+def test_noise_floor_line_names_each_mapping_and_node_span():
+    from collat.evaluate.tables import noise_floor_markdown
+
+    floors = pd.DataFrame({"target": "avg", "mapping": ["all", "core", "socket"], "nodes": ["all", "1", "2"],
+                           "cells": [30, 20, 10], "pairs": [60, 40, 20], "floor": [0.03, 0.02, 0.1]})
+    text = "\n".join(noise_floor_markdown(floors, {"noise_floor": "n.csv"}))
+    assert "(`n.csv`): avg: core on 1 node 0.020 (20 cells), socket on 2 nodes 0.100 (10 cells)." in text
+    assert noise_floor_markdown(floors.iloc[:1], {}) == [] and noise_floor_markdown(None, {}) == []

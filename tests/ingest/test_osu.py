@@ -1,0 +1,219 @@
+"""The raw OSU parser: real samples, every dialect, and bad input."""
+
+import pytest
+
+from collat import InputError
+from collat.ingest.osu import parse_osu, read_osu
+
+from conftest import FIXTURES, RAW_SAMPLES, needs_samples
+
+
+@needs_samples
+@pytest.mark.parametrize("channel", ["core", "socket", "node"])
+def test_thin_latency_samples_have_ten_runs(channel):
+    log = read_osu(RAW_SAMPLES / f"thin-osu_latency-{channel}.txt")
+    assert log.benchmark == "osu_latency" and log.version == "7.3" and log.datatype == "MPI_CHAR"
+    assert log.n_runs == 10
+    assert len(log.data) == 230
+    assert set(log.data.groupby("run").size()) == {23}
+    assert list(log.data.columns) == ["line", "size", "avg", "run"]
+    first = log.data[log.data.run == 0]
+    assert first["size"].tolist() == [2**k for k in range(23)]
+
+
+@needs_samples
+def test_thin_values_read_exactly():
+    log = read_osu(RAW_SAMPLES / "thin-osu_latency-node.txt")
+    row = log.data.iloc[0]
+    assert (row["line"], row["size"], row["avg"]) == (4, 1, 1.01)
+    last = log.data.iloc[-1]
+    assert (last["run"], last["size"], last["avg"]) == (9, 4194304, 353.66)
+
+
+@needs_samples
+@pytest.mark.parametrize("op", ["bcast", "reduce"])
+def test_amd_collective_samples(op):
+    log = read_osu(RAW_SAMPLES / f"amd-openmpi-osu_{op}-np128.txt")
+    assert log.benchmark == f"osu_{op}" and log.version == "7.4" and log.datatype == "MPI_FLOAT"
+    assert log.n_runs == 1 and len(log.data) == 24
+    assert {"avg", "min", "max", "iterations"} <= set(log.data.columns)
+    assert log.data["size"].iloc[0] == 8 and log.data["size"].iloc[-1] == 67108864
+    assert log.data["iterations"].iloc[-1] == 100
+
+
+def test_osu5_keeps_size_zero():
+    log = read_osu(FIXTURES / "osu" / "osu5_latency.txt")
+    assert log.version == "5.6.3"
+    assert log.data["size"].tolist() == [0, 1, 2, 4, 8]
+
+
+def test_header_per_run_and_banner_lines():
+    log = read_osu(FIXTURES / "osu" / "osu5_bcast_per_run_header.txt")
+    assert log.n_runs == 2
+    assert log.data.groupby("run")["avg"].first().tolist() == [2.10, 2.20]
+    assert log.skipped_lines == [1, 7]
+
+
+def test_percentiles_min_max_iterations():
+    log = read_osu(FIXTURES / "osu" / "osu7_reduce_full.txt")
+    assert list(log.data.columns) == ["line", "size", "avg", "min", "max", "iterations", "p50", "p90", "p99", "run"]
+    assert log.data["p99"].tolist() == [2.90, 2.95, 3.00]
+
+
+def test_bandwidth():
+    log = read_osu(FIXTURES / "osu" / "osu7_bw.txt")
+    assert log.benchmark == "osu_bw"
+    assert log.data["bandwidth"].tolist() == [3.12, 6.30, 12.55]
+
+
+def test_columns_recognised_by_name_not_position():
+    text = "# OSU MPI Reduce Latency Test v7.3\n# Size  Max Latency(us)  Avg Latency(us)\n1  3.0  2.0\n"
+    log = parse_osu(text, "x.txt")
+    assert log.data["max"].iloc[0] == 3.0 and log.data["avg"].iloc[0] == 2.0
+
+
+HEAD = "# OSU MPI Latency Test v7.3\n# Size          Latency (us)\n"
+GOOD = "1  0.2\n2  0.2\n4  0.3\n"
+
+BAD = {
+    "truncated run": (HEAD + GOOD + "1  0.2\n2  0.2\n", 7, "truncated"),
+    "truncated line": (HEAD + GOOD + "1  0.2\n2\n", 7, "2 values"),
+    "non-numeric cell": (HEAD + "1  0.2\n2  abc\n", 4, "a number in column 'avg'"),
+    "non-integer size": (HEAD + "1.5  0.2\n", 3, "an integer in column 'size'"),
+    "negative latency": (HEAD + "1  -0.2\n", 3, "non-negative"),
+    "nan latency": (HEAD + "1  nan\n", None, None),
+    "sizes out of order": (HEAD + "1  0.2\n4  0.2\n2  0.3\n", 5, "increasing order"),
+    "repeated size": (HEAD + "1  0.2\n2  0.2\n2  0.3\n", 5, "increasing order"),
+    "no OSU header": ("1  0.2\n2  0.3\n", 1, "an OSU header"),
+    "empty file": ("", None, "an empty file"),
+    "only blank lines": ("\n\n", 1, "an OSU header"),
+    "header without data": (HEAD, 2, "data rows"),
+    "mpirun error in the middle": (HEAD + "1  0.2\n" + "-" * 74 + "\nmpirun noticed that process rank 3 exited on signal 9 (Killed).\n", 4, "not MPI launcher"),
+    "MPI_ABORT text": (HEAD + "1  0.2\nMPI_ABORT was invoked on rank 0\n", 4, "not MPI launcher"),
+    "srun error": (HEAD + "1  0.2\nsrun: error: node01: task 0: Killed\n", 4, "not MPI launcher"),
+    "extra column": (HEAD + "1  0.2  7\n", 3, "2 values"),
+    "unknown column": ("# OSU MPI Latency Test v7.3\n# Size   Latency (us)   Frobs (x)\n1 0.2 3\n", 2, "an OSU column name"),
+    "unsupported benchmark": ("# OSU MPI Allgather Latency Test v7.3\n# Size  Avg Latency(us)\n1 2.0\n", 1, "an OSU benchmark"),
+    "two benchmarks in one file": (HEAD + GOOD + "# OSU MPI Bandwidth Test v7.3\n# Size  Bandwidth (MB/s)\n1 3.0\n", 6, "the same benchmark"),
+    "persistent variant": ("# OSU MPI Broadcast Persistent Latency Test v7.4\n# Size  Avg Latency(us)\n1 2.0\n", 1,
+                           "persistent and non-blocking variants run other code paths"),
+    "persistent variant, skip: nothing else": None,
+    "non-blocking variant": ("# OSU MPI Non-blocking Broadcast Latency Test v7.3\n# Size  Overall(us)\n1 2.0\n", 1,
+                             "coll/libnbc"),
+    "infinite latency": (HEAD + "1  0.2\n2  inf\n", 4, "a finite number in column 'avg'"),
+    "latency beyond the float range": (HEAD + "1  0.2\n2  1e400\n", 4, "a finite number in column 'avg'"),
+    "letters in the size column": (HEAD + "1  0.2\n2x  0.3\n", 4, "an integer in column 'size'"),
+    "letters before the size": (HEAD + "1  0.2\nO4  0.3\n", 4, "an integer in column 'size'"),
+    "last row cut without a newline": (HEAD + GOOD + "8  3", 6, "a complete last row"),
+    "every latency 0": (HEAD + "1  0.00\n2  0.00\n", 3, "every latency of run 0 is 0"),
+    "header without Size first": ("# OSU MPI Latency Test v7.3\n# Size\n", None, None),
+}
+
+
+BAD = {k: v for k, v in BAD.items() if v is not None}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_input_names_file_line_and_expectation(case):
+    text, line, words = BAD[case]
+    with pytest.raises(InputError) as err:
+        parse_osu(text, "logs/run.txt")
+    msg = str(err.value)
+    assert msg.startswith("logs/run.txt")
+    if line is not None:
+        assert err.value.line == line, msg
+        assert f"line {line}" in msg
+    if words:
+        assert words in msg, msg
+
+
+BCAST = "# OSU MPI Broadcast Latency Test v7.3\n# Size  Avg Latency(us)\n1  2.0\n2  2.1\n"
+PERSISTENT = "# OSU MPI Broadcast Persistent Latency Test v7.4\n# Size  Avg Latency(us)\n1  1.0\n2  1.1\n"
+IBCAST = ("# OSU MPI Non-blocking Broadcast Latency Test v7.3\n# Overall = Coll. Init + Compute + MPI_Test + MPI_Wait\n"
+          "# Size  Overall(us)  Compute(us)  Pure Comm.(us)  Overlap(%)\n1  5.0  2.0  3.0  10.0\n")
+
+
+def test_persistent_and_non_blocking_runs_are_passed_over_when_skipping():
+    # a SLURM log of one job: osu_bcast, then the persistent and the non-blocking variant, then
+    # osu_bcast again after a marker printed inside the variant's block
+    text = BCAST + PERSISTENT + IBCAST + "Testing Same CCX\n" + BCAST.replace("2.0", "3.0")
+    from collat.ingest.markers import compile_rules
+
+    rules = compile_rules([{"regex": r"^Testing (?P<channel>.+)$", "values": {"channel": {"Same CCX": "cache"}}}])
+    log = parse_osu(text, "slurm-1.out", on_bad_run="skip", markers=rules)
+    assert log.benchmark == "osu_bcast" and log.n_runs == 2
+    assert log.data["avg"].tolist() == [2.0, 2.1, 3.0, 2.1]
+    assert [(r["run"], r["line"]) for r in log.skipped_runs] == [(1, 5), (2, 9)]
+    assert all("not read" in r["reason"] for r in log.skipped_runs)
+    assert log.run_markers == {1: (13, {"channel": "cache"})}  # kept run 1: the marker still counts
+    with pytest.raises(InputError) as err:  # only variants: nothing to read, said with the first one's line
+        parse_osu(PERSISTENT + IBCAST, "slurm-2.out", on_bad_run="skip")
+    assert err.value.line == 1 and "not read" in str(err.value)
+
+
+def test_truncated_run_can_be_skipped_and_reported():
+    log = parse_osu(HEAD + GOOD + "1  0.2\n2  0.2\n" + GOOD, "x.txt", on_bad_run="skip")
+    assert log.n_runs == 2
+    assert log.skipped_runs == [{"run": 1, "line": 6, "reason": "truncated at size 2"}]
+
+
+def test_a_marker_line_shaped_like_a_row_is_not_a_bad_size():
+    log = parse_osu(HEAD + GOOD + "BROADCAST 1\n" + GOOD, "x.txt")
+    assert log.n_runs == 2 and log.skipped_lines == [6]
+
+
+def test_a_last_row_cut_while_writing_is_dropped_when_skipping():
+    # the cut row is dropped, which leaves its run truncated: skipped and reported like any other
+    log = parse_osu(HEAD + GOOD + "1  0.2\n2  0.2\n4  0", "x.txt", on_bad_run="skip")
+    assert log.n_runs == 1 and log.skipped_runs[0]["reason"] == "truncated at size 2"
+    assert parse_osu(HEAD + GOOD.rstrip("\n") + "\n", "x.txt").n_runs == 1  # a newline at the end: complete
+    assert parse_osu(HEAD + GOOD + "# end of job", "x.txt").n_runs == 1  # no newline after a comment: fine
+
+
+def test_undecodable_file(tmp_path):
+    p = tmp_path / "bin.txt"
+    p.write_bytes(b"# OSU MPI Latency Test\n\xff\xfe\n")
+    with pytest.raises(InputError, match="UTF-8"):
+        read_osu(p)
+
+
+def test_job_killed_at_its_time_limit():
+    """A SLURM job killed mid-run: with on_bad_run: skip the complete runs before it are kept and the
+    cut run is reported with the scheduler's line; with error, the file and line of that text."""
+    trailer = "slurmstepd: error: *** JOB 821238 ON thin006 CANCELLED AT 2024-03-01T12:00:00 DUE TO TIME LIMIT ***\n"
+    text = HEAD + GOOD + GOOD + "1  0.2\n2  0.2\n" + trailer
+    log = parse_osu(text, "slurm-821238.out", on_bad_run="skip")
+    assert log.n_runs == 2
+    (cut,) = log.skipped_runs
+    assert cut["run"] == 2 and cut["reason"].startswith("truncated at size 2, then line ")
+    assert "DUE TO TIME LIMIT" in cut["reason"]
+    with pytest.raises(InputError, match=r"slurm-821238.out, line \d+: expected OSU output, not MPI launcher"):
+        parse_osu(text, "slurm-821238.out")
+
+
+@pytest.mark.parametrize("line,expected", [
+    ("mpirun (Open MPI) 4.1.5", "openmpi-4.1.5"),
+    ("                Open MPI: 4.1.4", "openmpi-4.1.4"),
+    ("MPICH Version:      4.0.2", "mpich-4.0.2"),
+    ("MVAPICH2 Version:     \t2.3.7", "mvapich2-2.3.7"),
+    ("Intel(R) MPI Library for Linux* OS, Version 2021.6 Build 20220227 (id: 28877f3f32)", "intelmpi-2021.6"),
+    ("Open MPI repo revision: v4.1.5", None),
+    ("# OSU MPI Latency Test v7.3", None),
+])
+def test_mpi_version_lines(line, expected):
+    from collat.ingest.osu import mpi_version
+
+    assert mpi_version(line) == expected
+
+
+def test_a_version_line_names_the_implementation_of_the_runs_after_it():
+    """`mpirun --version` printed by the job script is not launcher error text; it names the MPI of
+    the runs that follow it, up to the next version line."""
+    run = "# Size          Latency (us)\n1 0.25\n2 0.26\n"
+    text = ("mpirun (Open MPI) 4.1.5\n\nReport bugs to http://www.open-mpi.org/community/help/\n"
+            "# OSU MPI Latency Test v7.3\n" + run + run + "MPICH Version:      4.0.2\n" + run)
+    log = parse_osu(text, "slurm.out")
+    assert log.n_runs == 3 and log.run_markers == {}
+    assert log.run_mpi == {0: (1, {"mpi": "openmpi-4.1.5"}), 1: (1, {"mpi": "openmpi-4.1.5"}),
+                           2: (11, {"mpi": "mpich-4.0.2"})}
+    assert parse_osu("# OSU MPI Latency Test v7.3\n" + run, "plain.txt").run_mpi == {}

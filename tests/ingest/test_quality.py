@@ -1,0 +1,154 @@
+"""Outlier flags: one series by hand, and every series at once equal to one at a time."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from collat.ingest import quality as qu
+
+
+def test_a_spike_between_two_steady_sides_is_flagged_and_a_step_is_not():
+    x = np.array([1.0, 1.0, 1.0, 5.0, 1.0, 1.0, 1.0])
+    assert qu.series_flags(x, 3, 6.0, 1.0).tolist() == [False, False, False, True, False, False, False]
+    step = np.array([1.0, 1.0, 1.0, 3.0, 3.0, 3.0])  # a new socket: agrees with its right side
+    assert not qu.series_flags(step, 3, 6.0, 1.0).any()
+    assert not qu.series_flags(np.array([1.0, 9.0]), 3, 6.0, 1.0).any()  # under 3 values: nothing
+
+
+def test_values_that_are_not_measurements_are_skipped_as_neighbours():
+    # the NaN and the 0 are not values: 5.0 still has three 1.0 on each side
+    x = np.array([1.0, 1.0, np.nan, 1.0, 5.0, 0.0, 1.0, 1.0, 1.0])
+    got = qu.series_flags(x, 3, 6.0, 1.0)
+    assert got.tolist() == [False, False, False, False, True, False, False, False, False]
+
+
+@pytest.mark.parametrize("direction", ["up", "both"])
+def test_every_series_at_once_equals_one_at_a_time(direction):
+    rng = np.random.default_rng(7)
+    series = []
+    for _ in range(300):
+        n = int(rng.integers(1, 40))
+        x = np.exp(rng.normal(0, 0.05, n)) * np.geomspace(1, 50, n)
+        hit = rng.random(n)
+        x[hit < 0.08] *= rng.uniform(2, 30)  # spikes
+        x[(hit > 0.08) & (hit < 0.12)] /= 10  # dips
+        x[hit > 0.97] = np.nan
+        x[(hit > 0.95) & (hit <= 0.97)] = 0.0
+        series.append(x)
+    width = max(len(s) for s in series)
+    X = np.full((len(series), width), np.nan)
+    for i, s in enumerate(series):
+        X[i, :len(s)] = s
+    got = qu.batch_flags(X, 3, 4.0, 0.5, direction, 2.0)
+    for i, s in enumerate(series):
+        one = qu.series_flags(s, 3, 4.0, 0.5, direction, 2.0)
+        assert got[i, :len(s)].tolist() == one.tolist(), i
+        assert not got[i, len(s):].any()
+    assert got.any()
+
+
+def _plain(x, window, z, min_relative, direction, edge_factor):
+    """The rule written out for one series with Python loops (no shared code with the module)."""
+    import warnings
+
+    flags = np.zeros(len(x), dtype=bool)
+    idx = np.flatnonzero(np.isfinite(x) & (x > 0))
+    if len(idx) < 3:
+        return flags
+    lx = np.log(x[idx])
+    excluded = np.zeros(len(idx), dtype=bool)
+
+    def median(v):
+        v = v[np.isfinite(v)]
+        return float(np.median(v)) if len(v) else np.nan
+
+    for _ in range(2):
+        ref = np.where(excluded, np.nan, lx)
+        left = np.array([median(ref[max(0, i - window):i]) for i in range(len(lx))])
+        right = np.array([median(ref[i + 1:i + 1 + window]) for i in range(len(lx))])
+        rl, rr = lx - left, lx - right
+        finite = rl[np.isfinite(rl) & ~excluded]
+        scale = 1.4826 * np.median(np.abs(finite - np.median(finite))) if len(finite) else 0.0
+        thr = max(z * scale, np.log1p(min_relative))
+        new = np.zeros(len(lx), dtype=bool)
+        for i in range(len(lx)):
+            a, b = rl[i], rr[i]
+            if direction == "up":
+                a, b = (max(a, 0.0) if np.isfinite(a) else a), (max(b, 0.0) if np.isfinite(b) else b)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                if np.isfinite(a) and np.isfinite(b):
+                    new[i] = np.sign(a) == np.sign(b) and min(abs(a), abs(b)) > thr
+                elif np.isfinite(a) or np.isfinite(b):
+                    new[i] = abs(a if np.isfinite(a) else b) > edge_factor * thr
+        excluded = new
+    flags[idx] = excluded
+    return flags
+
+
+@pytest.mark.parametrize("direction", ["up", "both"])
+def test_every_series_at_once_equals_the_rule_written_out(direction):
+    rng = np.random.default_rng(11)
+    series = []
+    for _ in range(150):
+        n = int(rng.integers(1, 30))
+        x = np.exp(rng.normal(0, 0.05, n)) * np.geomspace(1, 50, n)
+        hit = rng.random(n)
+        x[hit < 0.1] *= rng.uniform(2, 30)
+        x[(hit > 0.1) & (hit < 0.15)] /= 10
+        x[hit > 0.96] = np.nan
+        series.append(x)
+    X = np.full((len(series), max(len(s) for s in series)), np.nan)
+    for i, s in enumerate(series):
+        X[i, :len(s)] = s
+    got = qu.batch_flags(X, 3, 4.0, 0.5, direction, 2.0)
+    for i, s in enumerate(series):
+        assert got[i, :len(s)].tolist() == _plain(s, 3, 4.0, 0.5, direction, 2.0).tolist(), i
+    assert got.any()
+
+
+def _reference(df, table, **options):
+    """The rule one series at a time, as a loop over groups (the definition)."""
+    flags = np.zeros(len(df), dtype=bool)
+    for keys, axis in qu.SERIES[table]:
+        keys = [k for k in keys if k in df]
+        ordered = df.sort_values([*keys, *axis], kind="stable")
+        for _, grp in ordered.groupby(keys, sort=False, dropna=False):
+            if len(grp) >= 3:
+                for col in qu.VALUES[table]:
+                    flags[grp.index.to_numpy()] |= qu.series_flags(grp[col].to_numpy(float), **options)
+    return flags
+
+
+def test_flag_outliers_equals_the_loop_over_series(monkeypatch):
+    rng = np.random.default_rng(3)
+    rows = []
+    for alg in (1, 2):
+        for P in range(2, 60, 3):
+            for size in (1, 8, 64, 1024):
+                for run in range(int(rng.integers(1, 3))):
+                    avg = (1 + 0.1 * P) * (1 + size / 512) * np.exp(rng.normal(0, 0.03))
+                    if rng.random() < 0.05:
+                        avg *= 20
+                    rows.append({"operation": "bcast", "algorithm": alg, "mapping": "core", "P": P, "size": size,
+                                 "iterations": 1000, "run": run, "source": "x", "avg": avg, "max": avg * 1.3})
+    df = pd.DataFrame(rows).sample(frac=1, random_state=1).reset_index(drop=True)
+    options = {"window": 3, "z": 6.0, "min_relative": 1.0, "direction": "up", "edge_factor": 2.0}
+    got = qu.flag_outliers(df, "collective", **options).to_numpy()
+    assert got.tolist() == _reference(df, "collective", **options).tolist() and got.sum() > 5
+    monkeypatch.setattr(qu, "CHUNK_CELLS", 7)  # a few series per batch: the same flags
+    assert qu.flag_outliers(df, "collective", **options).to_numpy().tolist() == got.tolist()
+
+
+def test_a_value_column_left_out_flags_as_if_it_held_no_value():
+    """A processed CSV with an avg column only: tidy leaves the empty max column out, and the flags
+    are those of the table whose max is all NaN (issue 15's tabular source, caught by CI)."""
+    P = np.arange(2, 12)
+    avg = 1.0 + 0.1 * P
+    avg[5] *= 30  # one spike between steady neighbours
+    df = pd.DataFrame({"operation": "bcast", "algorithm": 1, "mapping": "core", "P": P, "size": 8,
+                       "iterations": 1000, "run": 0, "source": "x", "avg": avg})
+    options = {"window": 3, "z": 6.0, "min_relative": 1.0, "direction": "up", "edge_factor": 2.0}
+    got = qu.flag_outliers(df, "collective", **options).to_numpy()
+    assert got.tolist() == [i == 5 for i in range(len(P))]
+    assert got.tolist() == qu.flag_outliers(df.assign(max=np.nan), "collective", **options).to_numpy().tolist()

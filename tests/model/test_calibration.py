@@ -1,0 +1,311 @@
+"""The calibrated mode: parametric costs by hand, recovery of known parameters, no test cell in a fit."""
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from collat.model import calibration as cal
+from collat import model as md
+from collat.model import validation as va
+from collat.model.openmpi_mode import predict_arrays
+
+# 2 nodes x 2 sockets x 2 cores, no shared L3 (as tests/test_model.py): map-by core at P = 8 puts
+# ranks 0-1 on one socket (core), 2-3 on the other (socket), 4-7 on the second node (node)
+TINY = {"nodes": 2, "sockets_per_node": 2, "cores_per_socket": 2, "cores_per_l3": 1, "numa_per_socket": 1}
+CHANNELS = ["core", "socket", "node"]
+OPTIONS = md.ModelOptions.from_config({
+    "modes": ["openmpi", "calibrated"], "unpinned_channel": "core", "grid_step": 1, "extra_sizes": [],
+    "cleanings": ["robust"],
+    "paper": {"hockney_weighting": "none", "nbft_target": "avg", "algorithms": [], "max_P": []},
+    "openmpi": {
+        "nbft_target": "max",
+        "trees": [{"operation": op, "algorithm": a, "tree": t} for op in ("bcast", "reduce")
+                  for a, t in ((1, "linear"), (2, "binary"), (3, "pipeline"))],
+        "default_rules": {"bcast": [{"P_below": None, "sizes": [[None, 2]]}],
+                          "reduce": [{"P_below": None, "sizes": [[None, 2]]}]},
+        "contention": {"links": [], "trees": []}, "link_target": None,  # as validated: the schema's defaults
+        "eager_limit": 4096, "small_limit": None, "concurrent_rendezvous": False,
+    },
+})
+TRUE = np.array([[0.3, 2e-4, 0.2, 1e-4], [0.8, 3e-4, 0.5, 2e-4], [2.0, 5e-4, 0.9, 4e-4]])
+# with the small-message gap (gap_us_small): smaller on core and socket, none on node
+TRUE5 = np.c_[TRUE, [0.1, 0.2, 0.9]]
+SMALL = replace(OPTIONS, openmpi=replace(OPTIONS.openmpi, small_limit=64.0))
+
+
+def test_parametric_costs_by_hand():
+    c = cal.parametric_costs(TRUE, CHANNELS, [1, 1000], max_receivers=3, overhead=0.25, eager_limit=64,
+                             waits=(0.1, 0.7), memory=1e-5, forward=0.15)
+    # alpha = L + G m, beta = g + g' m: node at 1000 B: 2 + 0.5 = 2.5 and 0.9 + 0.4 = 1.3
+    assert c.alpha[2, 1] == pytest.approx(2.5) and c.beta[2, 1] == pytest.approx(1.3)
+    # one message (the p2p curve) = alpha + beta; the table: 0 receivers cost 0, n cost alpha + n beta
+    assert c.curves[0](np.array([1000.0]))[0] == pytest.approx(0.3 + 0.2 + 0.2 + 0.1)
+    assert c.table_by_receivers[1, :, 1].tolist() == pytest.approx([0, 0.8 + 0.3 + 0.7, 1.1 + 2 * 0.7, 1.1 + 3 * 0.7])
+    assert (c.overhead, c.eager_limit, c.wait_eager, c.wait_rendezvous, c.memory_contention, c.forward) == (
+        0.25, 64, 0.1, 0.7, 1e-5, 0.15)
+
+
+def test_the_small_message_gap_prices_sizes_up_to_its_limit():
+    c = cal.parametric_costs(TRUE5, CHANNELS, [1, 64, 1000], max_receivers=3, small_limit=64)
+    # socket: beta = 0.2 + 2e-4 m up to 64 B, 0.5 + 2e-4 m above; alpha never steps
+    assert c.beta[1].tolist() == pytest.approx([0.2 + 2e-4, 0.2 + 64 * 2e-4, 0.5 + 0.2])
+    assert c.alpha[1].tolist() == pytest.approx([0.8 + 3e-4, 0.8 + 64 * 3e-4, 0.8 + 0.3])
+    # one message on core: L + g_small + (G + g') m at 64 B, L + g + (G + g') m at 1000 B
+    assert c.curves[0](np.array([64.0, 1000.0])).tolist() == pytest.approx([0.3 + 0.1 + 64 * 3e-4, 0.3 + 0.2 + 0.3])
+    # without a limit the small gap is never used; four columns: one gap for every size
+    assert np.array_equal(cal.parametric_costs(TRUE5, CHANNELS, [1, 1000], 3).beta,
+                          cal.parametric_costs(TRUE, CHANNELS, [1, 1000], 3).beta)
+
+
+def test_a_batch_prices_every_parameter_set_as_if_alone():
+    # two parameter sets side by side on the size axis: each column keeps its own latency, gap,
+    # overhead, memory contention, forward delay and waits (eager below 64 B, rendezvous above)
+    sizes, second = [1, 1000], TRUE * np.array([1.5, 0.5, 2.0, 3.0])
+    batch = cal.parametric_costs(np.stack([TRUE, second]), CHANNELS, sizes, 7, overhead=[0.25, 0.5],
+                                 eager_limit=64, waits=[[0.1, 0.7], [0.3, 0.9]], memory=[1e-5, 4e-5],
+                                 forward=[0.15, 0.6])
+    alone = [cal.parametric_costs(TRUE, CHANNELS, sizes, 7, 0.25, 64, (0.1, 0.7), 1e-5, 0.15),
+             cal.parametric_costs(second, CHANNELS, sizes, 7, 0.5, 64, (0.3, 0.9), 4e-5, 0.6)]
+    assert batch.sizes.tolist() == [1, 1000, 1, 1000]
+    for operation in ("bcast", "reduce"):
+        for algorithm in (1, 2, 3):
+            got = predict_arrays(operation, algorithm, "core", [2, 5, 8], batch, OPTIONS, md.Placements(TINY))[0]
+            for b, costs in enumerate(alone):
+                want = predict_arrays(operation, algorithm, "core", [2, 5, 8], costs, OPTIONS,
+                                         md.Placements(TINY))[0]
+                for target in ("avg", "max"):
+                    assert got[target][:, 2 * b:2 * b + 2] == pytest.approx(want[target], rel=1e-12)
+
+
+def test_a_problem_prices_its_planned_curves_as_predict_arrays_does():
+    """Problem.predict plans each curve once per sizes and prices the plan with every step's costs:
+    the same numbers as predict_arrays, for one parameter set and for a batch of two."""
+    cells = pd.DataFrame([{"operation": "bcast", "algorithm": a, "mapping": "core", "P": P, "size": m,
+                           "measured": 1.0} for a in (1, 2) for P in (2, 5, 8) for m in (1, 1000)])
+    problem = cal.Problem(cells, "bcast", "avg", 8, 8)
+    placements = md.Placements(TINY)
+    for params in (TRUE, np.stack([TRUE, TRUE * 1.5])):
+        B = len(params) if params.ndim == 3 else 1
+        costs = cal.parametric_costs(params, CHANNELS, problem.sizes, 7, *(
+            (np.full(B, 0.1), 64, np.tile([0.2, 0.9], (B, 1)), np.full(B, 1e-5), np.full(B, 0.05)) if B > 1
+            else (0.1, 64, (0.2, 0.9), 1e-5, 0.05)))
+        got = problem.predict(costs, OPTIONS, placements)
+        for b in range(len(got)):
+            for (a, P, m), value in zip(problem.cells[["algorithm", "P", "size"]].itertuples(index=False), got[b]):
+                want = predict_arrays("bcast", a, "core", [P], costs, OPTIONS, placements)[0]["avg"]
+                assert value == pytest.approx(want[0, b * len(problem.sizes) + list(problem.sizes).index(m)],
+                                              rel=1e-12)
+    assert len(problem._plans) == 2 and all(len(plans) == 2 for plans in problem._plans.values())  # per width
+    laid = [key for key in problem._merged if key[0] != "trees of"]
+    assert len(laid) == 1  # the two curves' forests laid out once, for both widths
+
+
+def test_per_byte_terms_are_fitted_only_beyond_their_half_performance_length():
+    start = np.array([[0.3, 2e-4, 0.2, 1e-4]])  # n_1/2: 0.3 / 2e-4 = 1500 B, 0.2 / 1e-4 = 2000 B
+    extra = (cal.OVERHEAD, cal.MEMORY)
+    assert cal.free_parameters(start, 1024, extra).tolist() == [True, False, True, False, True, False]
+    assert cal.free_parameters(start, 1800, extra).tolist() == [True, True, True, False, True, True]
+    assert cal.free_parameters(start, 2048, extra).all()
+
+
+def test_start_takes_intercepts_and_slopes_of_the_openmpi_costs():
+    sizes = np.array([1.0, 1001.0])
+    alpha = np.array([[1.0, 3.0]])
+    beta = np.array([[0.5, 0.5]])  # flat: its per-byte term floors at 1e-7
+    start = cal.start(md.ChannelCosts(["core"], sizes, alpha + beta, alpha, beta))
+    assert start[0].tolist() == pytest.approx([1.0, 2e-3, 0.5, 1e-7, 0.5])
+    # a gap that steps above 64 B: gap_us from the first size above, gap_us_small at the smallest
+    sizes = np.array([1.0, 64.0, 128.0, 1001.0])
+    beta = np.array([[0.2, 0.2, 0.6, 0.7]])  # slope (0.7 - 0.2) / 1000
+    alpha = np.ones_like(beta)
+    start = cal.start(md.ChannelCosts(["core"], sizes, alpha + beta, alpha, beta), small_limit=64)
+    assert start[0].tolist() == pytest.approx([1.0, 1e-7, 0.6 - 5e-4 * 127, 5e-4, 0.2])
+    # one message costs the point-to-point time: the flight's per-byte term is at least the
+    # point-to-point slope (2 -> 5 us over 1000 B) less the gap's (0.5 -> 1.5 us)
+    sizes = np.array([1.0, 1001.0])
+    start = cal.start(md.ChannelCosts(["core"], sizes, [[2.0, 5.0]], [[1.0, 1.0]], [[0.5, 1.5]]))
+    assert start[0].tolist() == pytest.approx([1.0, 3e-3 - 1e-3, 0.5, 1e-3, 0.5])
+
+
+def test_the_gaps_are_fitted_only_where_a_calibration_size_prices_them():
+    start = np.array([[0.3, 2e-4, 0.2, 1e-4, 0.1]])
+    extra = (cal.OVERHEAD,)
+    # sizes 1-1024 B around a 64 B limit: both gaps; only up to 64 B: the small gap alone
+    assert cal.free_parameters(start, 1024, extra, 1, 64).tolist() == [True, False, True, False, True, True]
+    assert cal.free_parameters(start, 64, extra, 1, 64).tolist() == [True, False, False, False, True, True]
+    assert cal.free_parameters(start, 1024, extra, 128, 64).tolist() == [True, False, True, False, False, True]
+    assert cal.free_parameters(start, 1024, extra).tolist() == [True, False, True, False, False, True]  # no limit
+
+
+def synthetic_cells(operation, table, algorithms=(1, 2, 3), P=(2, 3, 4, 5, 6, 7, 8), sizes=(1, 64, 8192),
+                    options=OPTIONS):
+    grid = pd.DataFrame([{"operation": operation, "algorithm": a, "mapping": "core", "P": p, "size": s}
+                         for a in algorithms for p in P for s in sizes])
+    grid["measured"] = cal.predict_cells(table, grid, "avg", CHANNELS, options, md.Placements(TINY), 7)
+    return grid
+
+
+def true_table(operation, overhead=0.4, memory=2e-5, waits=(0.05, 0.6), forward=0.05):
+    # forward at its start: on TINY (P <= 8) an inner rank's delay trades with the channels'
+    # latencies (pipeline: every hop pays both), so the weak prior holds it where it starts
+    rows = [(c, q, TRUE5[k, j]) for k, c in enumerate(CHANNELS) for j, q in enumerate(cal.PARAMETERS)]
+    rows += [("all", cal.OVERHEAD, overhead), ("all", cal.MEMORY, memory), ("all", cal.FORWARD, forward)]
+    if operation == "reduce":
+        rows += [("all", w, v) for w, v in zip(cal.WAITS, waits)]
+    return pd.DataFrame([{"operation": operation, "target": "avg", "channel": c, "parameter": q, "value": v}
+                         for c, q, v in rows])
+
+
+def start_from(table, factor, options=OPTIONS, sizes=(1, 64, 8192)):
+    """The openmpi costs a calibration starts from: the true ones off by ``factor``."""
+    costs = cal.costs_from_table(table, table["operation"].iloc[0], "avg", CHANNELS, sizes, 7, 4096)
+    off = cal.parametric_costs(TRUE5 * factor, CHANNELS, sizes, 7, small_limit=options.openmpi.small_limit)
+    off.eager_limit = costs.eager_limit
+    return off
+
+
+@pytest.mark.parametrize("operation", ["bcast", "reduce"])
+@pytest.mark.parametrize("options, sizes", [(OPTIONS, (1, 64, 8192)), (SMALL, (1, 64, 128, 8192))],
+                         ids=["one gap", "small-message gap"])
+def test_calibration_recovers_what_made_the_data(operation, options, sizes):
+    table = true_table(operation)
+    cells = synthetic_cells(operation, table, sizes=sizes, options=options)
+    opts = cal.CalibrationOptions(points_per_curve=7, sizes_per_curve=11, loss="soft_l1", f_scale=0.1,
+                                  prior_sd=10.0, max_nfev=200, tolerance=1e-8, targets=("avg",))
+    start = start_from(table, 1.6, options, sizes)
+    before = np.abs(np.log(cal.predict_cells(
+        cal.calibrate(cells, operation, "avg", start, options, md.Placements(TINY),
+                      cal.CalibrationOptions(7, 11, "soft_l1", 0.1, 10.0, 1, 1e-8, ("avg",)), 7),
+        cells, "avg", CHANNELS, options, md.Placements(TINY), 7) / cells["measured"]))
+    fit = cal.calibrate(cells, operation, "avg", start, options, md.Placements(TINY), opts, 7)
+    assert list(fit.columns) == cal.CALIBRATION_COLUMNS and (fit["cells"] == len(cells)).all()
+    after = np.abs(np.log(cal.predict_cells(fit, cells, "avg", CHANNELS, options, md.Placements(TINY), 7)
+                          / cells["measured"]))
+    assert np.median(before) > 0.1 and np.median(after) < 0.01  # the data are reproduced
+    assert fit["rms_log_residual"].iloc[0] < 0.02
+    # without a limit no cell prices the small-message gap: it keeps its start, unfitted
+    small = fit[fit["parameter"] == "gap_us_small"]
+    assert small["fitted"].all() == (options is SMALL)
+    fit = fit[fit["fitted"]]
+    value = fit.set_index(["channel", "parameter"])["value"]
+    truth = table.set_index(["channel", "parameter"])["value"]
+    # every parameter within three standard errors of the truth: the uncertainty is honest
+    err = np.abs(np.log(value / truth.loc[value.index]))
+    assert (err.to_numpy() <= 3 * fit["se_log"].to_numpy() + 0.02).all(), err
+    # the node and socket costs are pinned to 10 %; on core, the gap trades with the per-call
+    # overhead (both are paid once per message of a small tree), but their sum is pinned
+    for channel in ("socket", "node"):
+        for q in cal.PARAMETERS[:4]:
+            assert value[(channel, q)] == pytest.approx(truth[(channel, q)], rel=0.1), (channel, q)
+    if options is SMALL:  # the step: the socket's small-message gap is 0.4 of its gap (0.2 / 0.5)
+        assert value[("socket", "gap_us_small")] / value[("socket", "gap_us")] == pytest.approx(0.4, rel=0.2)
+        assert value[("node", "gap_us_small")] == pytest.approx(0.9, rel=0.1)  # no step
+    assert value[("core", "gap_us")] + value[("all", cal.OVERHEAD)] == pytest.approx(0.2 + 0.4, rel=0.05)
+    assert ((fit["low"] <= fit["value"]) & (fit["value"] <= fit["high"])).all()
+
+
+def test_fit_predict_never_sees_the_test_cells():
+    table = true_table("bcast")
+    cells = synthetic_cells("bcast", table, algorithms=(1, 2), sizes=(1, 8192))
+    start = {"bcast": start_from(table, 1.3)}
+    opts = cal.CalibrationOptions(4, 11, "soft_l1", 0.1, 2.0, 20, 1e-5, ("avg",))
+    train, test = cells[cells["algorithm"] == 1], cells[cells["algorithm"] == 2]
+
+    def run(test_cells):
+        return cal.fit_predict(train, test_cells, "avg", None, None, start, OPTIONS, md.Placements(TINY), opts, 7)["calibrated"]
+
+    first = run(test)
+    # the test part's measurements have no say: garbage there changes nothing
+    assert np.array_equal(first, run(test.assign(measured=1e6)))
+    assert np.isfinite(first).all()
+    # an operation with no training cell cannot be predicted
+    other = test.assign(operation="reduce")
+    assert np.isnan(cal.fit_predict(train, other, "avg", None, None, start, OPTIONS, md.Placements(TINY), opts, 7)["calibrated"]).all()
+    # the hybrid: the same calibration, corrected by its residuals on the train cells; a test cell
+    # equal to a train cell gets that cell's measurement, and the test part still has no say
+    both = cal.fit_predict(train, pd.concat([test, train.iloc[:3]], ignore_index=True), "avg", None, None, start, OPTIONS,
+                           md.Placements(TINY), opts, 7, hybrid_neighbours=2)
+    assert np.array_equal(both["calibrated"][:len(test)], first)
+    assert both["hybrid"][len(test):] == pytest.approx(train["measured"].to_numpy()[:3])
+    again = cal.fit_predict(train, test.assign(measured=1e6), "avg", None, None, start, OPTIONS, md.Placements(TINY), opts, 7,
+                            hybrid_neighbours=2)["hybrid"]
+    assert np.allclose(again, both["hybrid"][:len(test)]) and np.isfinite(again).all()
+
+
+def test_validate_calls_a_fitted_model_on_disjoint_parts():
+    table = true_table("bcast")
+    c = synthetic_cells("bcast", table, algorithms=(1, 2), P=tuple(range(2, 9)), sizes=(1, 8192))
+    collective = c.rename(columns={"measured": "avg"}).assign(max=lambda d: d["avg"], outlier=False, run=0)
+    seen = []
+
+    def fitted(train, test, target, trend, unfitted):
+        key = ["operation", "algorithm", "mapping", "P", "size"]
+        assert len(trend) == len(unfitted) == len(test)  # other forecasts of each test cell, or NaN
+        assert train.merge(test[test["scored"]], on=key).empty  # no calibration row in its own test part
+        seen.append(len(test))
+        return {"calibrated": test["measured"].to_numpy() * 1.1}
+
+    stage = c.assign(mode="calibrated", target="avg", predicted=np.nan)  # the all-data fit is not scored
+    options = va.ValidationOptions(sparse_every=3, extrapolation_P=5, size_max_train=1, neighbours=1,
+                                   targets=("avg",))
+    scores, table = va.validate(collective, stage, TINY, [], options, {"calibrated": fitted})
+    # sparse_P, extrapolation, two algorithms, sizes; no unseen_mapping: one mapping leaves nothing to train on
+    assert len(seen) == 1 + 1 + 2 + 1
+    cal_scores = scores[scores["model"] == "calibrated"]
+    # leave one algorithm out: the fold also priced the trained algorithm (unscored, for the selection)
+    folds = table[(table["model"] == "calibrated") & (table["split"] == "unseen_algorithm")]
+    assert set(folds.loc[~folds["scored"], "algorithm"]) == {1, 2}
+    assert (cal_scores.groupby("split")["n"].sum()["unseen_algorithm"]) == len(c)
+    assert np.allclose(cal_scores.loc[cal_scores["n"] > 0, "mape"], 0.1)  # |1.1 y - y| / y
+
+
+def test_a_calibration_on_small_sizes_keeps_the_per_byte_terms_at_their_start():
+    table = true_table("bcast")
+    cells = synthetic_cells("bcast", table, sizes=(1, 16, 256, 1024))
+    start = start_from(table, 1.3)
+    opts = cal.CalibrationOptions(7, 11, "soft_l1", 0.1, 2.0, 50, 1e-5, ("avg",))
+    fit = cal.calibrate(cells, "bcast", "avg", start, OPTIONS, md.Placements(TINY), opts, 7).set_index("parameter")
+    per_byte = fit.loc[["us_per_byte", "gap_us_per_byte", cal.MEMORY]]
+    assert not per_byte["fitted"].any() and per_byte["se_log"].isna().all()
+    assert (per_byte["value"] == per_byte["start"]).all()
+    latency = fit.loc[["latency_us", "gap_us", cal.OVERHEAD]]
+    assert latency["fitted"].all() and (latency["value"] != latency["start"]).all()
+
+
+def test_the_calibrated_mode_prices_its_targets_in_one_pass_as_each_alone():
+    """CalibratedMode.curve prices avg and max side by side (batched_costs_from_table): the same
+    rows, numbers and order as one pass per target with its own parameters."""
+    from collat.model.calibrated_mode import CalibratedMode
+    from collat.model.predict import curve_frame
+
+    table = pd.concat([true_table(op).assign(target=t, value=lambda d, f=f: d["value"] * f)
+                       for op in ("bcast", "reduce") for t, f in (("avg", 1.0), ("max", 1.7))], ignore_index=True)
+    mode = CalibratedMode.from_table(table, CHANNELS, [1, 64, 8192], 7, SMALL)
+    assert {op: targets for op, (targets, _) in mode.costs.items()} == {"bcast": ("avg", "max"),
+                                                                     "reduce": ("avg", "max")}
+    for operation in ("bcast", "reduce"):
+        for algorithm in (0, 1, 2, 3):
+            got = mode.curve(operation, algorithm, "socket", [2, 5, 8], md.Placements(TINY))
+            want = []
+            for target in ("avg", "max"):
+                costs = cal.costs_from_table(table, operation, target, CHANNELS, [1, 64, 8192], 7,
+                                             SMALL.openmpi.eager_limit, SMALL.openmpi.small_limit)
+                t, names, chosen = predict_arrays(operation, algorithm, "socket", [2, 5, 8], costs, SMALL,
+                                                  md.Placements(TINY), with_average=target != "max")
+                want.append(curve_frame(np.array([2, 5, 8]), costs.sizes, {target: t[target]}, names, 1, chosen))
+            pd.testing.assert_frame_equal(got, pd.concat(want, ignore_index=True))
+            assert (got.loc[got["target"] == "max", "predicted"].to_numpy()
+                    > got.loc[got["target"] == "avg", "predicted"].to_numpy()).all()  # each its own parameters
+
+
+def test_concurrent_bytes_are_a_bcast_s_per_byte_gaps_above_the_eager_limit():
+    c = cal.parametric_costs(TRUE, CHANNELS, [1, 4096, 8192], max_receivers=3, eager_limit=4096, concurrent=True)
+    # gap_us_per_byte x size above 4096 B only (core 1e-4, socket 2e-4, node 4e-4); node is the network
+    np.testing.assert_allclose(c.bytes_part(), [[0, 0, 0.8192], [0, 0, 1.6384], [0, 0, 3.2768]])
+    assert c.group.tolist() == [0, 0, 1]
+    assert not cal.parametric_costs(TRUE, CHANNELS, [8192], max_receivers=3, eager_limit=4096).bytes_part().any()
+    from collat.model.calibrated_mode import concurrent_bytes
+    assert concurrent_bytes("bcast", True) and not concurrent_bytes("reduce", True)
+    assert not concurrent_bytes("bcast", False)

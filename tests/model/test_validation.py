@@ -1,0 +1,178 @@
+"""Validation splits, the noise floor, the baselines and the leaderboard, on small hand-made data."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from collat.model import validation as va
+
+MACHINE = {"nodes": 2, "sockets_per_node": 2, "cores_per_socket": 64, "cores_per_l3": 4, "numa_per_socket": 4}
+OPTIONS = va.ValidationOptions(sparse_every=8, extrapolation_P=20, size_max_train=1024, neighbours=1,
+                               targets=("avg",))
+
+
+def cells(fn=lambda alg, mapping, P, size: 1.0 + 0.5 * P * alg):
+    rows = [{"operation": "bcast", "algorithm": alg, "mapping": m, "P": P, "size": s, "measured": fn(alg, m, P, s)}
+            for alg in (1, 2) for m in ("core", "node") for s in (1, 2048) for P in range(2, 42, 2)]
+    return pd.DataFrame(rows)
+
+
+def collective_of(c: pd.DataFrame) -> pd.DataFrame:
+    return c.rename(columns={"measured": "avg"}).assign(max=lambda d: 2 * d["avg"], outlier=False, run=0)
+
+
+def test_noise_floor_by_hand():
+    c = pd.DataFrame({"operation": "bcast", "algorithm": 1, "mapping": "core", "size": 1,
+                      "P": [2, 2, 4, 4, 4], "avg": [1.0, 2.0, 10.0, 11.0, 500.0],
+                      "outlier": [False, False, False, False, True]})
+    # pairs |a - b| / b: 0.5, 1.0 (P = 2) and 1/11, 1/10 (P = 4; the outlier left out): median 0.3
+    assert va.noise_floor(c, "avg") == pytest.approx(0.3)
+    assert np.isnan(va.noise_floor(c[c["P"] == 2].iloc[:1], "avg"))
+
+
+def test_splits_never_test_on_training_cells():
+    c = cells()
+    seen = {}
+    for split, fold, train, test in va.splits(c, OPTIONS):
+        assert not (train & test).any(), (split, fold)
+        seen.setdefault(split, []).append((fold, train, test))
+    assert set(seen) == set(va.SPLITS)
+    fold, train, test = seen["sparse_P"][0]
+    assert sorted(c.loc[train, "P"].unique()) == [2, 18, 34] and (train | test).all()  # every 8th P
+    _, train, test = seen["extrapolation"][0]
+    assert c.loc[train, "P"].max() == 20 and c.loc[test, "P"].min() == 22
+    _, train, test = seen["sizes"][0]
+    assert set(c.loc[train, "size"]) == {1} and set(c.loc[test, "size"]) == {2048}
+    algs = {fold: (set(c.loc[tr, "algorithm"]), set(c.loc[te, "algorithm"])) for fold, tr, te in seen["unseen_algorithm"]}
+    assert algs == {"bcast 1": ({2}, {1}), "bcast 2": ({1}, {2})}
+    maps = {fold: (set(c.loc[tr, "mapping"]), set(c.loc[te, "mapping"])) for fold, tr, te in seen["unseen_mapping"]}
+    assert maps == {"core": ({"node"}, {"core"}), "node": ({"core"}, {"node"})}
+
+
+def test_segmented_recovers_a_line_and_cannot_predict_unseen_groups():
+    c = cells()
+    train, test = c[c["P"] <= 20], c[c["P"] > 20]
+    p = va.segmented(train, test, MACHINE, [])  # form P; map-by core: one socket up to P = 64
+    assert p == pytest.approx(test["measured"].to_numpy())
+    assert np.isnan(va.segmented(c[c["algorithm"] == 1], c[c["algorithm"] == 2], MACHINE, [])).all()
+
+
+def test_measured_neighbours_interpolate_each_cell_from_the_next_measured_P_on_its_curve():
+    c = pd.DataFrame({"operation": "bcast", "algorithm": 1, "mapping": "core", "size": 1,
+                      "P": [8, 2, 4, 16, 32], "measured": [4.0, 1.0, 2.0, 32.0, 5.0]})
+    got = va.measured_neighbours(c)
+    # P = 4 between 2 and 8 (log2 1 .. 3): exp(mean of log 1, log 4) = 2; P = 8 between 4 and 16:
+    # sqrt(2 * 32) = 8; P = 16 between 8 and 32: sqrt(4 * 5); the ends (2, 32) have none
+    assert got[[2, 0, 3]] == pytest.approx([2.0, 8.0, np.sqrt(20.0)])
+    assert np.isnan(got[[1, 4]]).all()
+    two = c.iloc[:2].assign(size=[1, 2])  # one P per curve: nothing to interpolate
+    assert np.isnan(va.measured_neighbours(two)).all()
+
+
+def test_validate_scores_every_model_on_its_test_part_only():
+    c = cells()
+    collective = collective_of(c)
+    stage = pd.concat([c.assign(mode="openmpi", target="avg", predicted=2 * c["measured"])])
+    scores, table = va.validate(collective, stage, MACHINE, [], OPTIONS)
+    assert set(scores["model"]) == {"openmpi", "segmented", "nearest_neighbour", va.REFERENCE}
+    assert set(scores.loc[scores["model"] == va.REFERENCE, "split"]) == {"sparse_P"}
+    assert list(scores.columns) == va.COLUMNS
+    o = scores[(scores["model"] == "openmpi")]
+    assert np.allclose(o["mape"], 1.0) and o["floor"].isna().all()  # 2x everywhere; no repeats
+    s = scores[(scores["model"] == "segmented") & (scores["split"] == "extrapolation")]
+    assert (s["mape"] < 1e-9).all() and (s["n"] == 2 * 10).all()  # 2 sizes x P 22..40, exact line
+    cannot = scores[(scores["model"] == "segmented") & (scores["split"] == "unseen_algorithm")]
+    assert (cannot["n"] == 0).all()
+    # no test row of a split is a training row of the same split (sparse_P: P = 2, 18, 34 train)
+    sp = table[(table["split"] == "sparse_P")]
+    assert not sp["P"].isin([2, 18, 34]).any()
+    board = va.leaderboard(scores)
+    assert set(board["model"]) == {"openmpi", "segmented", "nearest_neighbour", va.REFERENCE}
+    assert not ((board["model"] == "segmented") & (board["split"] == "unseen_algorithm")).any()
+
+
+def test_gather_of_one_run_per_target_is_the_run_of_both_targets():
+    c = cells()
+    collective = collective_of(c)
+    stage = pd.concat([c.assign(mode="openmpi", target=t, predicted=f * c["measured"])
+                       for t, f in (("avg", 2.0), ("max", 3.0))])
+    both = va.ValidationOptions(**{**OPTIONS.__dict__, "targets": ("avg", "max")})
+    scores, table = va.validate(collective, stage, MACHINE, [], both)
+    runs = [va.validate(collective, stage, MACHINE, [], va.ValidationOptions(**{**OPTIONS.__dict__, "targets": (t,)}))
+            for t in ("max", "avg")]  # gathered in any order
+    g_scores, g_table = va.gather([r[0] for r in runs], [r[1] for r in runs])
+    pd.testing.assert_frame_equal(g_scores, scores)
+    key = ["model", "split", "fold", "target", "operation", "algorithm", "mapping", "P", "size"]
+    pd.testing.assert_frame_equal(g_table.sort_values(key, ignore_index=True), table.sort_values(key, ignore_index=True))
+    # each target's run scored its own target: max predicted at 3x the avg, measured at 2x: error 0.5
+    assert np.allclose(g_scores.loc[(g_scores["model"] == "openmpi") & (g_scores["target"] == "max"), "mape"], 0.5)
+    with pytest.raises(ValueError, match="a target validated twice"):
+        va.gather([runs[0][0], runs[0][0]], [runs[0][1], runs[0][1]])
+
+
+def test_extrapolation_P_null_is_half_the_machines_cores():
+    cfg = {"sparse_every": 8, "extrapolation_P": None, "size_max_train": 1024, "neighbours": 4, "targets": ["avg"]}
+    assert va.ValidationOptions.from_config(cfg, MACHINE).extrapolation_P == 128  # 2 x 2 x 64 cores / 2
+    small = {"nodes": 1, "sockets_per_node": 1, "cores_per_socket": 16, "cores_per_l3": 16, "numa_per_socket": 1}
+    assert va.ValidationOptions.from_config(cfg, small).extrapolation_P == 8
+    assert va.ValidationOptions.from_config({**cfg, "extrapolation_P": 20}, small).extrapolation_P == 20
+
+
+def test_a_split_with_an_empty_part_is_left_out():
+    """One mapping, one algorithm and no P above extrapolation_P: no unseen_mapping, no
+    unseen_algorithm and no extrapolation fold (nothing to train on, or nothing to test)."""
+    c = cells()
+    c = c[(c["mapping"] == "core") & (c["algorithm"] == 1)].reset_index(drop=True)
+    options = va.ValidationOptions(**{**OPTIONS.__dict__, "extrapolation_P": 64})
+    folds = [(split, fold) for split, fold, _, _ in va.splits(c, options)]
+    assert folds == [("sparse_P", "all"), ("sizes", "all")]
+
+
+def test_sparse_P_tests_only_curves_with_two_training_P():
+    """A sweep of powers of two (P = 2, 4, 8, 16: every 8th trains P = 2 alone) cannot be
+    interpolated: its curve leaves the test part; a curve of 20 P (trains 2, 18, 34) stays."""
+    dense = cells()[lambda d: (d["algorithm"] == 1) & (d["mapping"] == "core")]
+    sparse = dense[dense["P"].isin([2, 4, 8, 16])].assign(algorithm=2)
+    c = pd.concat([dense, sparse], ignore_index=True)
+    _, _, train, test = next(f for f in va.splits(c, OPTIONS) if f[0] == "sparse_P")
+    assert set(c.loc[test, "algorithm"]) == {1} and set(c.loc[train & (c["algorithm"] == 2), "P"]) == {2}
+    assert sorted(c.loc[train & (c["algorithm"] == 1), "P"].unique()) == [2, 18, 34]
+
+
+def test_noise_floors_per_mapping_and_nodes_spanned_by_hand():
+    """On MACHINE (128 cores per node) P = 4 spans one node under map-by core and two under map-by
+    node. Core, P = 4: runs 1 and 2: pairs 1.0, 0.5 (median 0.75); node, P = 4: runs 10 and 11:
+    1/10, 1/11 (median 0.0955); all four pairs: median (0.1 + 0.5) / 2 = 0.3, :func:`noise_floor`."""
+    c = pd.DataFrame({"operation": "bcast", "algorithm": 1, "size": 1, "P": 4, "outlier": False,
+                      "mapping": ["core", "core", "node", "node", "node"], "avg": [1.0, 2.0, 10.0, 11.0, 7.0]})
+    c.loc[4, "P"] = 6  # a cell without repeats: no pair
+    f = va.noise_floors(c, MACHINE, ["avg"]).set_index(["mapping", "nodes"])
+    assert list(f.index) == [("all", "all"), ("core", "1"), ("node", "2")]
+    assert f.loc[("all", "all"), "floor"] == pytest.approx(0.3) == va.noise_floor(c, "avg")
+    assert f.loc[("core", "1"), "floor"] == pytest.approx(0.75)
+    assert f.loc[("node", "2"), "floor"] == pytest.approx((1 / 10 + 1 / 11) / 2)
+    assert f["pairs"].tolist() == [4, 2, 2] and f["cells"].tolist() == [2, 1, 1]
+    assert va.noise_floors(c[c["P"] == 6], MACHINE, ["avg"]).empty  # no repeats: no row
+
+
+def test_another_run_floor_pairs_the_default_with_the_forced_run_of_its_tree_by_hand():
+    """The rules run the binary tree (5) below 16 B and the chain above, which the default runs as one
+    line (fan-out 1), another tree than the forced chain (fan-out 4): no pair at 32 B. Core, P = 4,
+    1 B: the default's runs 2.0 and 2.2 (median 2.1) against 3.0: 0.9 / 3 = 0.3 and 0.9 / 2.1;
+    node: 10 against 11: 1/11 and 1/10; all four: median (0.1 + 0.3) / 2 = 0.2."""
+    rules = {"bcast": [{"P_below": None, "sizes": [[16, 5], [None, 2]]}]}
+    trees = [{"operation": "bcast", "algorithm": 5, "tree": "binary"},
+             {"operation": "bcast", "algorithm": 2, "tree": "chain", "fanout": 4}]
+    c = pd.DataFrame({"operation": "bcast", "P": 4, "outlier": False,
+                      "algorithm": [0, 0, 5, 0, 5, 0, 2], "mapping": ["core"] * 3 + ["node"] * 2 + ["core"] * 2,
+                      "size": [1, 1, 1, 1, 1, 32, 32], "avg": [2.0, 2.2, 3.0, 10.0, 11.0, 5.0, 9.0]})
+    f = va.noise_floors(c, MACHINE, ["avg"], rules, trees)
+    twin = f[f["kind"] == "another_run"].set_index(["mapping", "nodes"])
+    assert list(twin.index) == [("all", "all"), ("core", "1"), ("node", "2")]
+    assert twin.loc[("all", "all"), "floor"] == pytest.approx(0.2) and twin["pairs"].tolist() == [4, 2, 2]
+    assert twin.loc[("core", "1"), "floor"] == pytest.approx((0.3 + 0.9 / 2.1) / 2)
+    assert twin.loc[("node", "2"), "floor"] == pytest.approx((1 / 10 + 1 / 11) / 2)
+    assert twin["cells"].tolist() == [2, 1, 1]
+    repeats = f[f["kind"] == "repeats"].set_index(["mapping", "nodes"])  # the default's two runs at core
+    assert list(repeats.index) == [("all", "all"), ("core", "1")]
+    assert va.noise_floors(c, MACHINE, ["avg"])["kind"].eq("repeats").all()  # without the rules: repeats only

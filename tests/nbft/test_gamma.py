@@ -1,0 +1,97 @@
+"""NBFT lines (study eq. 6) and parallelisation factors (study eq. 4, 7): by hand, then on the study's data."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from collat.pt2pt.hockney import fit_hockney
+from collat.nbft.gamma import assumed_lines, gamma_hat, median_table, nbft_factors, nbft_line
+
+
+SIZES = np.array([2**k for k in range(23)])
+
+
+def synthetic_pt2pt(breaks_at=131072):
+    lat = np.where(SIZES <= breaks_at, 0.5 + 2e-4 * SIZES, 3.0 + 1e-4 * SIZES)
+    return pd.DataFrame({"channel": "core", "size": SIZES, "avg": lat, "outlier": False})
+
+
+def test_nbft_line_and_gamma_exact():
+    P = np.arange(2, 20)
+    f = nbft_line(P, 1.0 + 0.25 * (P - 1))
+    assert (f["a"], f["b"]) == pytest.approx((1.0, 0.25))
+    assert gamma_hat([2.0, 4.0], 0.5).tolist() == [4.0, 8.0]
+
+
+def test_median_table_by_hand():
+    """Median over runs per (operation, channel, size, P), outliers and missing values left out."""
+    nbft = pd.DataFrame({
+        "operation": ["bcast"] * 6 + ["reduce"],
+        "channel": ["core"] * 7,
+        "size": [1, 1, 1, 1, 1, 8, 1],
+        "P": [4, 4, 4, 4, 8, 4, 4],
+        "avg": [1.0, 3.0, 2.0, 100.0, 5.0, 7.0, 0.5],
+        "max": [2.0, np.nan, 6.0, 200.0, 9.0, 8.0, 0.7],
+        "outlier": [False, False, False, True, False, False, False],
+    })
+    t = median_table(nbft).set_index(["operation", "size", "P", "target"])["latency"]
+    assert t[("bcast", 1, 4, "avg")] == 2.0  # 1, 3, 2 (100 is an outlier)
+    assert t[("bcast", 1, 4, "max")] == 4.0  # 2, 6 (NaN left out)
+    assert t[("bcast", 1, 8, "avg")] == 5.0 and t[("bcast", 8, 4, "max")] == 8.0
+    assert t[("reduce", 1, 4, "avg")] == 0.5 and len(t) == 8
+    assert median_table(nbft, ("avg",))["target"].unique().tolist() == ["avg"]
+
+
+def test_nbft_poor_fit_kept_as_measured_lookup():
+    hockney = pd.DataFrame({"channel": ["cache"], "regime": [0], "size_min": [1], "size_max": [8],
+                            "alpha_us": [0.1], "beta_us_per_byte": [0.0]})
+    nbft = pd.DataFrame({"operation": "bcast", "channel": "cache", "P": [2, 3, 4], "size": 1,
+                         "avg": [0.14, 0.30, 0.15], "max": [0.2, 0.3, 0.4], "outlier": False})
+    fits, gamma = nbft_factors(nbft, hockney, min_r2=0.9)
+    assert fits.set_index("target")["method"].to_dict() == {"avg": "measured", "max": "fit"}
+    g = gamma.set_index(["target", "P"])["gamma"]
+    assert g[("avg", 3)] == pytest.approx(3.0)
+    assert g[("max", 4)] == pytest.approx(4.0)
+
+
+def test_assumed_lines_only_where_nothing_was_measured_and_priced_at_every_size():
+    """cache measured for bcast max only; core never: every other (operation, target, channel) gets
+    T_p2p(m) (1 + 0.25 (P - 2)), which the model's costs scale by T_p2p to any size."""
+    from collat.model.costs import ChannelCosts
+
+    hockney = pd.DataFrame({"channel": ["cache", "core"], "regime": [0, 0], "size_min": [1, 1],
+                            "size_max": [2**20, 2**20], "alpha_us": [0.1, 0.4], "beta_us_per_byte": [1e-3, 1e-3]})
+    nbft = pd.DataFrame({"operation": "bcast", "channel": "cache", "P": [2, 3, 4], "size": 1,
+                         "avg": np.nan, "max": [0.2, 0.3, 0.4], "outlier": False})
+    fits, _ = nbft_factors(nbft, hockney, targets=("max",))
+    assumed = assumed_lines(fits, hockney, ["bcast", "reduce"], ["avg", "max"], 0.25)
+    got = {(r.operation, r.target, r.channel): (r.alpha_us, r.beta_us) for r in assumed.itertuples()}
+    t_cache, t_core = 0.1 + 1e-3, 0.4 + 1e-3  # T_p2p at 1 B
+    assert set(got) == {(op, t, ch) for op in ("bcast", "reduce") for t in ("avg", "max")
+                        for ch in ("cache", "core")} - {("bcast", "max", "cache")}
+    assert got[("reduce", "avg", "core")] == pytest.approx((0.75 * t_core, 0.25 * t_core))
+    assert got[("bcast", "avg", "cache")] == pytest.approx((0.75 * t_cache, 0.25 * t_cache))
+    assert (assumed["method"] == "assumed").all() and (assumed["size"] == 1).all() and (assumed["n"] == 0).all()
+    costs = ChannelCosts.from_stage_outputs(hockney, pd.concat([fits, assumed]), "reduce", "avg", ["core"], [1, 1000])
+    t = 0.4 + 1e-3 * np.array([1, 1000])
+    assert costs.alpha[0] == pytest.approx(0.75 * t) and costs.beta[0] == pytest.approx(0.25 * t)
+    # one receiver costs one message; each further one a quarter of one more
+    assert (costs.alpha + costs.beta)[0] == pytest.approx(t)
+
+
+@pytest.mark.parametrize("target,expected", [("avg", {"core": 15, "socket": 15, "node": 40}),
+                                             ("max", {"core": 28, "socket": 29, "node": 72})])
+def test_gamma_at_largest_p_at_1_byte(study_tables, config, target, expected):
+    """Independent check: measured NBFT at the largest P over the measured 1 B median is about
+    15/15/40 (avg) and 28/29/72 (max); eq. 7 with the fitted lines gives the same within 15 %."""
+    tables, _ = study_tables
+    fits = fit_hockney(tables["pt2pt"], config["channels"], config["pt2pt"]["breaks"])
+    _, gamma = nbft_factors(tables["nbft"], fits, [target], config["nbft"]["min_r2"])
+    g = gamma[(gamma.operation == "bcast") & (gamma["size"] == 1)]
+    top = g.loc[g.groupby("channel")["P"].idxmax()].set_index("channel")["gamma"]
+    p, n = tables["pt2pt"], tables["nbft"]
+    for ch, value in expected.items():
+        nb = n[(n.operation == "bcast") & (n.channel == ch) & (n["size"] == 1)]
+        measured = nb.loc[nb.P == nb.P.max(), target].mean() / p[(p.channel == ch) & (p["size"] == 1)]["avg"].median()
+        assert measured == pytest.approx(value, rel=0.1)
+        assert top[ch] == pytest.approx(value, rel=0.15)

@@ -1,0 +1,103 @@
+"""Hockney fits per channel (study eq. 5) and the channel ratios Q (study eq. 10): by hand, then on the study's data."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from collat.pt2pt.hockney import detect_breaks, fit_hockney, ols_line, q_ratios, regimes, t_p2p
+
+
+SIZES = np.array([2**k for k in range(23)])
+
+
+def synthetic_pt2pt(breaks_at=131072):
+    lat = np.where(SIZES <= breaks_at, 0.5 + 2e-4 * SIZES, 3.0 + 1e-4 * SIZES)
+    return pd.DataFrame({"channel": "core", "size": SIZES, "avg": lat, "outlier": False})
+
+
+@pytest.mark.parametrize("weighting", ["relative", "none"])
+def test_exact_piecewise_line_recovered(weighting):
+    fits = fit_hockney(synthetic_pt2pt(), ["core"], [131072], weighting=weighting)
+    assert fits[["size_min", "size_max"]].values.tolist() == [[1, 131072], [262144, 4194304]]
+    assert fits["alpha_us"].tolist() == pytest.approx([0.5, 3.0])
+    assert fits["beta_us_per_byte"].tolist() == pytest.approx([2e-4, 1e-4])
+    assert fits["bandwidth_GBps"].tolist() == pytest.approx([5.0, 10.0])
+    assert fits["r2"].tolist() == pytest.approx([1.0, 1.0])
+
+
+def test_t_p2p_evaluates_the_right_regime():
+    fits = fit_hockney(synthetic_pt2pt(), ["core"], [131072])
+    got = t_p2p(fits, "core", [1, 131072, 200000, 2**23])
+    assert got == pytest.approx([0.5 + 2e-4, 0.5 + 2e-4 * 131072, 3.0 + 1e-4 * 200000, 3.0 + 1e-4 * 2**23])
+    with pytest.raises(KeyError, match="no Hockney fit"):
+        t_p2p(fits, "node", [1])
+
+
+def test_regimes_break_belongs_to_lower():
+    assert regimes([1, 131072, 262144], [131072]).tolist() == [0, 0, 1]
+
+
+def test_break_detection_finds_a_planted_break():
+    d = synthetic_pt2pt(breaks_at=16384)
+    assert detect_breaks(d["size"].to_numpy(), d["avg"].to_numpy(), 1, 3) == [16384]
+
+
+def test_ols_line_standard_errors_zero_on_exact_data():
+    f = ols_line([0, 1, 2, 3], [1, 3, 5, 7])
+    assert (f["a"], f["b"]) == pytest.approx((1, 2)) and f["b_se"] == pytest.approx(0, abs=1e-12)
+
+
+def test_q_has_no_assumed_order():
+    fits = pd.DataFrame({"channel": ["a", "b"], "regime": 0, "size_min": 1, "size_max": 2**22,
+                         "alpha_us": [1.0, 2.0], "beta_us_per_byte": [2e-4, 1e-4]})
+    q = q_ratios(fits, [1, 2**20]).set_index(["channel_i", "channel_j", "size"])["q"]
+    assert q[("b", "a", 1)] == pytest.approx(2.0001 / 1.0002)
+    assert q[("b", "a", 2**20)] < 1  # the faster-at-small-sizes channel loses at large sizes
+    assert q[("a", "b", 2**20)] == pytest.approx(1 / q[("b", "a", 2**20)])
+
+
+@pytest.fixture(scope="module")
+def fitted(study_tables, config):
+    tables, _ = study_tables
+    return fit_hockney(tables["pt2pt"], config["channels"], config["pt2pt"]["breaks"])
+
+
+def test_hockney_on_orfeo(fitted, study_tables):
+    assert set(fitted["channel"]) == {"cache", "core", "socket", "node"}
+    assert (fitted.groupby("channel")["size_max"].min() == 131072).all()
+    assert (fitted.groupby("channel")["size_min"].max() == 262144).all()
+    # alpha of the small-size regime is the 1 B latency (medians 0.15, 0.40, 0.67, 1.83 us) within 20 %
+    # (one line across 1 B..128 KiB cannot follow the eager/rendezvous curvature exactly)
+    alpha = fitted[fitted.regime == 0].set_index("channel")["alpha_us"]
+    tables, _ = study_tables
+    p = tables["pt2pt"]
+    med = p[p["size"] == 1].groupby("channel")["avg"].median()
+    assert ((alpha / med[alpha.index] - 1).abs() < 0.20).all(), (alpha, med)
+    assert (fitted["r2"] > 0.85).all()
+
+
+def test_intra_node_drop_is_detected(study_tables):
+    """The data themselves put a break between 128 KiB and 256 KiB for the cache and socket channels."""
+    tables, _ = study_tables
+    p = tables["pt2pt"]
+    for ch in ("cache", "socket"):
+        d = p[(p.channel == ch) & ~p.outlier]
+        assert 131072 in detect_breaks(d["size"].to_numpy(), d["avg"].to_numpy(), 2, 3)
+
+
+def test_node_beats_intra_node_from_16kib(fitted):
+    q = q_ratios(fitted, SIZES).set_index(["channel_i", "channel_j", "size"])["q"]
+    assert q[("node", "core", 1)] > 3
+    for size in (32768, 65536, 1048576):
+        assert q[("node", "core", size)] < 1
+        assert q[("node", "socket", size)] < 1
+
+
+def test_single_size_channel_is_a_clear_error():
+    from collat import InputError
+
+    t = pd.DataFrame({"channel": "node", "size": [2, 2, 2], "avg": [1.0, 1.1, 1.0], "outlier": False,
+                      "source": "latency-node.out"})
+    with pytest.raises(InputError, match=r"latency-node.out: expected point-to-point latencies of channel 'node' "
+                                         r"at two message sizes at least.*found 'only 2 B'"):
+        fit_hockney(t, ["node"])

@@ -1,0 +1,218 @@
+"""Model-based algorithm choice, regret, and the OpenMPI dynamic-rules file."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from collat.selection import choice as sel
+
+
+def predictions():
+    rows = []
+    for P in (2, 4, 8):
+        for size in (1, 1024, 65536):
+            for alg, t in ((1, P * 1.0), (2, 3.0 + 0.001 * size), (5, 2.0 + np.log2(P))):
+                rows.append({"mode": "openmpi", "operation": "bcast", "algorithm": alg, "mapping": "core", "P": P,
+                             "size": size, "target": "max", "predicted": t})
+            rows.append({"mode": "openmpi", "operation": "bcast", "algorithm": 0, "mapping": "core", "P": P,
+                         "size": size, "target": "max", "predicted": 0.1})  # a candidate only if asked
+    return pd.DataFrame(rows)
+
+
+def collective():
+    rows = []
+    for P in (2, 4, 8):
+        for size in (1, 1024):
+            for alg, t in ((0, 2.2), (1, 2.0), (2, 4.0), (5, 3.0)):
+                for run in (0, 1):
+                    rows.append({"operation": "bcast", "algorithm": alg, "mapping": "core", "P": P, "size": size,
+                                 "avg": t + run * 0.1, "max": t, "outlier": False})
+    rows.append({"operation": "bcast", "algorithm": 1, "mapping": "core", "P": 8, "size": 65536, "avg": 1.0,
+                 "max": 1.0, "outlier": False})  # incomplete cell: only one algorithm measured
+    return pd.DataFrame(rows)
+
+
+def test_predicted_best_excludes_default_and_breaks_ties_by_id():
+    b = sel.predicted_best(predictions()).set_index(["P", "size"])["predicted_best"]
+    assert b[(2, 1)] == 1 and b[(8, 1)] == 2 and b[(8, 65536)] == 5
+    p = predictions()
+    p.loc[(p["P"] == 2) & (p["size"] == 1) & (p["algorithm"] == 5), "predicted"] = 2.0  # tie with linear
+    assert sel.predicted_best(p).set_index(["P", "size"]).loc[(2, 1), "predicted_best"] == 1
+
+
+def test_a_tie_to_rounding_goes_to_the_smaller_id():
+    """Predictions equal but for their last bits (the default priced beside the algorithm it runs,
+    a calibration refitted to rounding) tie, and the default wins either way; 1e-6 apart is no tie."""
+    p = predictions()
+    at = (p["P"] == 2) & (p["size"] == 1)
+    p.loc[at & (p["algorithm"] == 0), "predicted"] = 2.0 * (1 + 4e-15)  # linear: P * 1.0 = 2.0
+    assert sel.predicted_best(p, default=True).set_index(["P", "size"]).loc[(2, 1), "predicted_best"] == 0
+    p.loc[at & (p["algorithm"] == 0), "predicted"] = 2.0 * (1 - 4e-15)
+    assert sel.predicted_best(p, default=True).set_index(["P", "size"]).loc[(2, 1), "predicted_best"] == 0
+    p.loc[at & (p["algorithm"] == 0), "predicted"] = 2.0 * (1 + 1e-6)
+    assert sel.predicted_best(p, default=True).set_index(["P", "size"]).loc[(2, 1), "predicted_best"] == 1
+
+
+def test_the_default_is_a_candidate_when_asked():
+    p = predictions()
+    b = sel.predicted_best(p, default=True).set_index(["P", "size"])["predicted_best"]
+    assert (b == 0).all()  # predicted 0.1 everywhere
+    p.loc[(p["algorithm"] == 0) & (p["P"] == 8), "predicted"] = 99.0
+    b = sel.predicted_best(p, {"bcast": [1, 2]}, default=True).set_index(["P", "size"])["predicted_best"]
+    assert b[(2, 1)] == 0 and b[(8, 1)] == 2  # at P = 8 the default loses to the chain (3.0)
+    p.loc[p["algorithm"] == 0, "predicted"] = 1.0  # a tie with linear at P = 2 goes to the default
+    assert sel.predicted_best(p, default=True).set_index(["P", "size"]).loc[(2, 1), "predicted_best"] == 0
+    cells, summary = sel.regret(predictions(), collective(), "max", default=True)
+    c = cells.set_index(["P", "size"])
+    assert (c["predicted_best"] == 0).all() and c["regret_model"].to_numpy() == pytest.approx(1.1)
+    m = summary.set_index("chooser")
+    assert m.loc["model", "default_share"] == 1.0 and m.loc["rules_file", "default_share"] == 1.0
+    # the rules file names 0 there: OpenMPI's fixed rules
+    text = sel.write_rules({"bcast": sel.rules_blocks(sel.predicted_best(predictions(), default=True), {})})
+    assert sel.lookup(sel.parse_rules(text)[7], 4, 1024) == 0
+
+
+def test_regret_of_model_and_default():
+    cells, summary = sel.regret(predictions(), collective(), "max", default=False)
+    assert len(cells) == 6  # the incomplete cell is left out
+    c = cells.set_index(["P", "size"])
+    assert (c["measured_best"] == 1).all()
+    assert c.loc[(2, 1), "regret_model"] == pytest.approx(1.0)   # model picks linear at P = 2
+    assert c.loc[(8, 1), "regret_model"] == pytest.approx(2.0)   # picks chain: 4.0 / 2.0
+    assert c["regret_default"].to_numpy() == pytest.approx(1.1)
+    m = summary.set_index("chooser")
+    assert m.loc["default", "within_10pct"] == 1.0 and m.loc["default", "geomean_regret"] == pytest.approx(1.1)
+    r = c["regret_model"].to_numpy()
+    assert m.loc["model", "geomean_regret"] == pytest.approx(np.exp(np.log(r).mean()))
+    assert m.loc["model", "within_10pct"] == pytest.approx((r <= 1.1).mean())
+
+
+def test_rules_file_round_trip_and_lookup():
+    best = sel.predicted_best(predictions())
+    blocks = sel.rules_blocks(best, {2: 4})
+    text = sel.write_rules({"bcast": blocks, "reduce": blocks})
+    parsed = sel.parse_rules(text)
+    assert set(parsed) == {7, 11}
+    assert text.split()[:2] == ["2", "7"]
+    for row in best.itertuples():
+        for size in (row.size, row.size + 1):  # a rule holds from its size up to the next rule's
+            if size in (1025, 65537):
+                continue
+            assert sel.lookup(parsed[7], row.P, row.size) == row.predicted_best
+    # the chain is written with its fan-out of 4, every rule with segment size 0
+    rules = [r for _, rs in parsed[7] for r in rs]
+    assert all(r[2] == 4 for r in rules if r[1] == 2) and all(r[3] == 0 for r in rules)
+    assert sel.lookup(parsed[7], 1, 1) == 0  # below the smallest communicator: fixed rules
+
+
+def test_regret_under_the_unseen_algorithm_split():
+    """Fold 'bcast 1' was fitted without linear; it picks linear at P = 2, 4 and the binary tree at P = 8."""
+    rows = []
+    for P in (2, 4, 8):
+        for size in (1, 1024):
+            for alg in (1, 2, 5):
+                t = {1: 1.0 if P < 8 else 9.0, 2: 5.0, 5: 3.0}[alg]
+                rows.append({"model": "calibrated", "split": "unseen_algorithm", "fold": "bcast 1", "target": "max",
+                             "operation": "bcast", "algorithm": alg, "mapping": "core", "P": P, "size": size,
+                             "predicted": t, "scored": alg == 1})
+    folds = pd.DataFrame(rows)
+    got = sel.regret_unseen_algorithm(folds, collective(), "max", "calibrated")
+    assert list(got.columns) == sel.UNSEEN_COLUMNS and len(got) == 1
+    r = got.iloc[0]
+    # measured (max): linear 2.0 is the best of every complete cell; the binary tree costs 3.0 / 2.0
+    assert (r["left_out"], r["cells"], r["left_out_best"], r["left_out_picked"]) == (1, 6, 6, 4)
+    assert r["left_out_found"] == pytest.approx(4 / 6) and r["within_10pct"] == pytest.approx(4 / 6)
+    assert r["geomean_regret"] == pytest.approx(1.5 ** (2 / 6))
+    assert sel.regret_unseen_algorithm(folds, collective(), "max", "openmpi").empty  # not a fitted mode
+
+
+def test_regret_at_unmeasured_P_under_the_sparse_P_split():
+    """The fold priced every algorithm at P = 4 and 8 (held out); it picks linear at P = 4 and the
+    binary tree at P = 8, size 1; at size 1024 it lacks the default, so with the default as a
+    candidate that size is not scored."""
+    rows = []
+    for P in (4, 8):
+        for size in (1, 1024):
+            for alg in (0, 1, 2, 5):
+                if alg == 0 and size == 1024:
+                    continue
+                t = {0: 4.0, 1: 1.0 if P < 8 else 9.0, 2: 5.0, 5: 3.0}[alg]
+                rows.append({"model": "hybrid", "split": "sparse_P", "fold": "all", "target": "max",
+                             "operation": "bcast", "algorithm": alg, "mapping": "core", "P": P, "size": size,
+                             "predicted": t, "scored": True})
+    folds = pd.DataFrame(rows)
+    got = sel.regret_sparse_P(folds, collective(), "max", "hybrid")
+    assert list(got.columns) == sel.SPARSE_COLUMNS and len(got) == 1
+    r = got.iloc[0]
+    # measured (max): linear 2.0 is best everywhere; the default 2.2 (within 10 %), binary 3.0
+    assert r["cells"] == 2 and r["within_10pct"] == pytest.approx(0.5)
+    assert r["geomean_regret"] == pytest.approx(np.sqrt(1.5))
+    assert r["default_within_10pct"] == 1.0 and r["default_geomean_regret"] == pytest.approx(1.1)
+    # without the default as a candidate, size 1024 counts too: linear at P = 4, binary at P = 8
+    r = sel.regret_sparse_P(folds, collective(), "max", "hybrid", default=False).iloc[0]
+    assert r["cells"] == 4 and r["geomean_regret"] == pytest.approx(1.5 ** 0.5)
+    assert sel.regret_sparse_P(folds, collective(), "max", "openmpi").empty
+
+
+def test_best_validated_mode_has_the_smallest_mean_error_over_the_splits():
+    def rows(model, split, mapes, target="avg"):
+        return [{"model": model, "split": split, "operation": "bcast", "algorithm": a, "mapping": "core",
+                 "target": target, "cleaning": "robust", "n": 10, "r2": 0.5, "mape": m, "floor": 0.03}
+                for a, m in enumerate(mapes, start=1)]
+    scores = pd.DataFrame(
+        rows("openmpi", "sparse_P", [0.4, 0.5, 0.6]) + rows("openmpi", "sizes", [0.2])        # medians 0.5, 0.2: 0.35
+        + rows("hybrid", "sparse_P", [0.1, 0.3, 0.9]) + rows("hybrid", "sizes", [0.5])        # 0.3, 0.5: 0.40
+        + rows("paper", "sparse_P", [0.01]) + rows("paper", "sizes", [0.01])                  # in sample: never
+        + rows("calibrated", "sparse_P", [0.01])                                               # not on every split
+        + rows("hybrid", "sparse_P", [0.01], "max") + rows("hybrid", "sizes", [0.01], "max"))  # another target
+    modes = ["paper", "openmpi", "calibrated", "hybrid"]
+    assert sel.best_validated_mode(scores, modes, "avg") == "openmpi"
+    assert sel.best_validated_mode(scores, ["paper", "calibrated", "hybrid"], "avg") == "hybrid"
+    assert sel.best_validated_mode(scores, modes, "max") == "hybrid"
+    with pytest.raises(ValueError, match="no mode"):
+        sel.best_validated_mode(scores, ["paper", "calibrated"], "avg")
+
+
+def varying():
+    """Measured latency (max) whose best algorithm changes with P; P = 10 lacks the default."""
+    table = {2: {1: 1.0, 2: 2.0, 0: 3.0}, 4: {1: 2.0, 2: 1.0, 0: 3.0}, 6: {1: 1.0, 2: 3.0, 0: 3.0},
+             8: {1: 5.0, 2: 1.0, 0: 0.5}, 10: {1: 1.0, 2: 2.0}}
+    return pd.DataFrame([{"operation": "bcast", "algorithm": a, "mapping": "core", "P": P, "size": 1, "avg": t,
+                          "max": t, "outlier": False} for P, row in table.items() for a, t in row.items()])
+
+
+def test_neighbour_picks_take_the_best_measured_at_the_nearest_other_P():
+    measured = sel.measured_table(varying(), "max")
+    cells = pd.DataFrame({"operation": "bcast", "mapping": "core", "P": [2, 4, 6, 8, 10], "size": 1})
+    # with the default a candidate, P = 10 is incomplete: P = 4 and 6 take the lower of two
+    # neighbours as near (2, 4); P = 10 takes P = 8, where the default (0.5) is fastest
+    assert sel.neighbour_picks(measured, cells).tolist() == [2, 1, 2, 1, 0]
+    # forced algorithms only: P = 8 sits between 6 and 10 and takes 6; P = 10 takes 8's best forced (2)
+    assert sel.neighbour_picks(measured, cells, default=False).tolist() == [2, 1, 2, 1, 2]
+    other = cells.assign(size=1024)  # no measurement at that size: no pick
+    assert sel.neighbour_picks(measured, other).tolist() == [-1] * 5
+
+
+def test_regret_at_unmeasured_P_beside_the_neighbour_pick():
+    rows = [{"model": "hybrid", "split": "sparse_P", "fold": "all", "target": "max", "operation": "bcast",
+             "algorithm": a, "mapping": "core", "P": P, "size": 1, "predicted": {1: 1.0, 2: 2.0, 0: 3.0}[a],
+             "scored": True} for P in (4, 6) for a in (0, 1, 2)]
+    r = sel.regret_sparse_P(pd.DataFrame(rows), varying(), "max", "hybrid").iloc[0]
+    # the model picks linear (1): regret 2.0 / 1.0 at P = 4, 1.0 at P = 6; the neighbour's picks
+    # (linear from P = 2, the lower of 2 and 6; then the chain from P = 4) cost 2.0 and 3.0
+    assert r["cells"] == 2 and r["within_10pct"] == 0.5 and r["geomean_regret"] == pytest.approx(np.sqrt(2.0))
+    assert r["neighbour_within_10pct"] == 0.0 and r["neighbour_geomean_regret"] == pytest.approx(np.sqrt(6.0))
+    assert r["default_within_10pct"] == 0.0 and r["default_geomean_regret"] == pytest.approx(3.0)
+
+
+def test_what_if_mode_prefers_the_selection_s_mode_then_the_most_corrected():
+    from collat.selection.choice import what_if_mode
+
+    pred = pd.DataFrame({"mode": ["openmpi", "calibrated", "hybrid", "openmpi", "calibrated"],
+                         "mapping": ["core", "core", "core", "node", "node"]})
+    assert what_if_mode(pred, "core") == "hybrid" and what_if_mode(pred, "node") == "calibrated"
+    assert what_if_mode(pred, "core", "calibrated") == "calibrated"
+    assert what_if_mode(pred, "node", "hybrid") == "calibrated"  # no hybrid where places differ
+    assert what_if_mode(pred[pred["mode"] == "openmpi"], "node", "hybrid") == "openmpi"
+    with pytest.raises(ValueError, match="no mode priced map-by socket"):
+        what_if_mode(pred, "socket")
