@@ -21,7 +21,7 @@ run: install
 	$(VENV)/bin/snakemake --cores $(CORES) --profile profiles/default
 
 test: install
-	$(VENV)/bin/python -m pytest -q
+	$(VENV)/bin/python -m pytest -q -rs
 
 # the whole pipeline through profiles/slurm-like settings on a real local SLURM (installs slurm-wlm; root)
 test-slurm: $(VENV)/.slurm
