@@ -65,6 +65,9 @@ def test_the_default_is_a_candidate_when_asked():
     cells, summary = sel.regret(predictions(), collective(), "max", default=True)
     c = cells.set_index(["P", "size"])
     assert (c["predicted_best"] == 0).all() and c["regret_model"].to_numpy() == pytest.approx(1.1)
+    # what compares with the measured best: the pick among the forced algorithms alone. Linear P,
+    # chain 3 + size / 1000, binary 2 + log2 P: at P = 4, 1 KiB linear and binary tie at 4 (the smaller id)
+    assert c["forced_pick"].to_dict() == {(2, 1): 1, (2, 1024): 1, (4, 1): 2, (4, 1024): 1, (8, 1): 2, (8, 1024): 2}
     m = summary.set_index("chooser")
     assert m.loc["model", "default_share"] == 1.0 and m.loc["rules_file", "default_share"] == 1.0
     # the rules file names 0 there: OpenMPI's fixed rules

@@ -22,8 +22,8 @@ def r2_heatmaps(model_scores: pd.DataFrame, regression_scores: pd.DataFrame, ope
         panels.append((f"segmented, {target}, in-sample", g, "r2"))
         panels.append((f"segmented, {target}, 5-fold CV", g, "r2_cv"))
     names = {a["id"]: f"{a['name']} ({a['id']})" for a in algorithms}
-    ncols = min(4, len(panels))
-    nrows = -(-len(panels) // ncols)
+    ncols = min((3, 4), key=lambda c: (-len(panels) % c, -c)) if len(panels) > 4 else max(len(panels), 1)
+    nrows = -(-len(panels) // ncols)  # as few empty panels as 3 or 4 columns allow
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols + 1.2, 3.3 * nrows), squeeze=False,
                              layout="constrained")
     flat = axes.ravel()
@@ -33,7 +33,7 @@ def r2_heatmaps(model_scores: pd.DataFrame, regression_scores: pd.DataFrame, ope
         pivot = pivot.reindex(index=rows, columns=mappings)  # same rows in every panel; blank = not modelled
         pivot.index = [names.get(i, str(i)) for i in pivot.index]
         annotated_cells(ax, pivot, "RdYlGn", -1.0, 1.0)
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title, fontsize=11)
         ax.set_xlabel("mapping" if k // ncols == nrows - 1 else "")
         ax.set_ylabel("")
         ax.tick_params(axis="y", labelrotation=0, labelleft=k % ncols == 0)
@@ -44,8 +44,8 @@ def r2_heatmaps(model_scores: pd.DataFrame, regression_scores: pd.DataFrame, ope
 
     fig.colorbar(ScalarMappable(Normalize(-1, 1), cmap="RdYlGn"), ax=axes, shrink=0.7,
                  label="R² (colour clipped to [−1, 1]; the numbers are the true R²)")
-    fig.suptitle(f"MPI_{operation.capitalize()}: R² at {size} B, robust cleaning; blank: not modelled or not measured",
-                 fontsize=10)
+    fig.suptitle(f"MPI_{operation.capitalize()}: R² at {size} B (the size of the study's tables; error_vs_size covers "
+                 "every size), robust cleaning; blank: not modelled or not measured", fontsize=12)
     return fig
 
 

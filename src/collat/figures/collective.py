@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 from matplotlib.ticker import NullLocator
+import numpy as np
 import pandas as pd
 
 from collat.figures.style import MODEL_COLOURS, p_ticks, positive, same_limits
@@ -13,10 +14,11 @@ def collective_grid(collective: pd.DataFrame, model_pred: pd.DataFrame, reg_pred
                     size: int, mappings: list[str], algorithms: list[dict], boundaries: dict, machine: str):
     """The study's Figures 3 and 4, per operation: latency against P, rows algorithms, columns mappings.
 
-    Points: measured avg (median over runs); band: min..max over ranks (OSU -f); lines: the
-    point-to-point model in paper mode (avg), openmpi mode (completion time, compare with the top
-    of the band) and calibrated mode (avg), and the segmented model (study eq. 12, avg). Dotted verticals: a new socket or node
-    starts to fill under that mapping.
+    Points: measured avg (median over runs); band: min..max over ranks (OSU -f); lines: every model's
+    avg, as the points: the point-to-point model in paper mode (the study modelled only some
+    algorithms), openmpi mode and calibrated mode, and the segmented model (study eq. 12). Dotted
+    verticals: a new socket or node starts to fill under that mapping. Each panel's latency axis spans
+    the measurements (band included) with a factor of 2 either side: a model far off leaves the panel.
     """
     c = collective[(collective["operation"] == operation) & (collective["size"] == size) & ~collective["outlier"]]
     algs = [a for a in algorithms if a["id"] in set(c["algorithm"])]
@@ -33,8 +35,9 @@ def collective_grid(collective: pd.DataFrame, model_pred: pd.DataFrame, reg_pred
                 ax.plot(med.index, med["avg"], "o", ms=2.2, color=MODEL_COLOURS["measured"], label="measured avg")
             m = model_pred[(model_pred["operation"] == operation) & (model_pred["algorithm"] == alg["id"])
                            & (model_pred["mapping"] == mapping) & (model_pred["size"] == size)]
-            for mode, target, style, label in (("paper", "avg", "-", "p2p model, paper mode (avg)"),
-                                               ("openmpi", "max", "-", "p2p model, openmpi mode (completion)"),
+            for mode, target, style, label in (("paper", "avg", "-", "p2p model, paper mode (avg; only the "
+                                                "algorithms the study modelled)"),
+                                               ("openmpi", "avg", "-", "p2p model, openmpi mode (avg)"),
                                                ("calibrated", "avg", "-.", "p2p model, calibrated mode (avg; fitted "
                                                 "on every collective cell)")):
                 line = m[(m["mode"] == mode) & (m["target"] == target)].sort_values("P")
@@ -50,6 +53,10 @@ def collective_grid(collective: pd.DataFrame, model_pred: pd.DataFrame, reg_pred
             for b in boundaries.get(mapping, []):
                 ax.axvline(b, ls=":", lw=0.8, color="grey")
             ax.set_yscale("log")
+            if len(med):  # the measurements set the scale, not a model that dives or soars
+                low = np.nanmin(med[["avg", "min"]].to_numpy())
+                high = np.nanmax(med[["avg", "max"]].to_numpy())
+                ax.set_ylim(low / 2, high * 2)
             ax.yaxis.set_minor_locator(NullLocator())  # decades only: minor log ticks cost most of the drawing
             ax.grid(alpha=0.3)
             if i == 0:

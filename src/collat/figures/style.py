@@ -51,7 +51,9 @@ def save(fig, png_path) -> None:
         atomic_write(png, lambda tmp: plt.imsave(tmp, _cut(fig, box), format="png", dpi=DPI))
     else:
         atomic_write(png, lambda tmp: fig.savefig(tmp, format="png", dpi=DPI, bbox_inches=box))
-    atomic_write(pdf, lambda tmp: fig.savefig(tmp, format="pdf", dpi=DPI, bbox_inches=box))
+    # no creation date: two runs of the same data write the same bytes
+    atomic_write(pdf, lambda tmp: fig.savefig(tmp, format="pdf", dpi=DPI, bbox_inches=box,
+                                              metadata={"CreationDate": None}))
     plt.close(fig)
 
 

@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from collat.figures.style import round_ticks
+from collat.figures.style import bytes_label, round_ticks
 
 
 def gamma_heatmaps(gamma: pd.DataFrame, operation: str, channels: list[str]):
@@ -38,12 +38,12 @@ def gamma_heatmaps(gamma: pd.DataFrame, operation: str, channels: list[str]):
             xt = round_ticks(piv.columns.to_numpy())
             ax.set_xticks(xt + 0.5, piv.columns[xt])
             yt = np.arange(0, piv.shape[0], 4)
-            ax.set_yticks(yt + 0.5, [f"{int(s)}" for s in piv.index[yt]])
+            ax.set_yticks(yt + 0.5, [bytes_label(s) for s in piv.index[yt]])
             ax.set_xlabel("P [processes]")
             if j == 0:
-                ax.set_ylabel("message size [B]")
+                ax.set_ylabel("message size")
             ax.set_title(f"{ch} channel, {target}")
-    fig.colorbar(mesh, ax=axes, label="γ̂(P, m) = T_NBFT / T_p2p [1]", shrink=0.8)
+    fig.colorbar(mesh, ax=axes, label="γ̂(P, m) = T_NBFT / T_p2p [1]", shrink=0.8, pad=0.01, aspect=30)
     fig.supxlabel("white: P not measured, or every row at that P flagged as an outlier", fontsize=8, x=0.01,
                   ha="left")
     fig.suptitle(f"NBFT parallelisation factor, {operation} (study eq. 7)")

@@ -54,7 +54,8 @@ def partitioned_vs_size(gain: pd.DataFrame, crossover: pd.DataFrame, threads: in
             x = c[(c["link"] == link) & (c["theta"] == th)]["crossover_size"]
             if len(x) and np.isfinite(x.iloc[0]) and x.iloc[0] > 0:
                 ax.plot([x.iloc[0]], [1.0], "o", color=col, ms=6, mec="k")
-        params = "" if d.empty else f"\nα = {d['alpha_us'].iloc[0]:.2f} µs, β = {d['bandwidth_GBps'].iloc[0]:.1f} GB/s"
+        params = "" if d.empty else (f"\nα = {d['alpha_us'].iloc[0]:.2f} µs, 1/β = {d['bandwidth_GBps'].iloc[0]:.1f} GB/s"
+                                     + (" (α: smallest sizes, 1/β: largest)" if d["source"].iloc[0] == "pt2pt" else ""))
         _finish_gain_panel(ax, link + params, "total message size [B]")
     axes[0].set_ylabel("gain η = T_bulk / T_pipelined")
     from matplotlib.lines import Line2D
@@ -66,7 +67,9 @@ def partitioned_vs_size(gain: pd.DataFrame, crossover: pd.DataFrame, threads: in
     labels = [f"θ = {th} partitions per thread" for th in thetas] + [
         "with latency and delay (unified)", "Gillis eq. 4 (no latency)", "Gillis eq. 5 (no delay)", "break-even, η = 1"]
     fig.legend(handles, labels, loc="outside lower center", ncol=4, fontsize=9)
-    fig.suptitle(f"Partitioned-communication gain, N = {threads} threads, delay model '{delay}'")
+    fig.suptitle(f"Partitioned-communication gain, N = {threads} threads, delay model '{delay}'\n"
+                 "steps: a partition (or the whole message) crosses a regime break of the channel's Hockney fit",
+                 fontsize=10)
     return fig
 
 
@@ -97,14 +100,16 @@ def partitioned_vs_theta(gain: pd.DataFrame, threads: int, delay: str, sizes: li
 
 
 def partitioned_heatmap(gain: pd.DataFrame, crossover: pd.DataFrame, threads: int, delay: str):
-    """eta over (theta, total size) per link on a log colour scale centred on 1; break-even sizes marked."""
-    from matplotlib.colors import TwoSlopeNorm
+    """eta over (theta, total size) per link on a log colour scale centred on 1, symmetric (a gain of 2 and
+    a loss of 2 take colours equally strong); break-even sizes marked."""
+    from matplotlib.colors import Normalize
 
     g = gain[(gain["threads"] == threads) & (gain["delay"] == delay)]
     c = crossover[(crossover["threads"] == threads) & (crossover["delay"] == delay)]
     names = _link_order(g)
     log_eta = np.log10(g["eta"].to_numpy())
-    norm = TwoSlopeNorm(vcenter=0.0, vmin=min(float(np.nanmin(log_eta)), -1e-3), vmax=max(float(np.nanmax(log_eta)), 1e-3))
+    reach = max(float(np.nanmax(np.abs(log_eta))), 1e-3)  # decades from 1, the same on both sides
+    norm = Normalize(vmin=-reach, vmax=reach)
     fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 4.0), sharey=True, squeeze=False,
                              layout="constrained")
     for ax, link in zip(axes[0], names):
@@ -122,8 +127,8 @@ def partitioned_heatmap(gain: pd.DataFrame, crossover: pd.DataFrame, threads: in
         ax.set_xlabel("total message size [B]")
     axes[0][0].set_ylabel("partitions per thread θ")
     axes[0][0].legend(loc="upper left", fontsize=8)
-    bar = fig.colorbar(mesh, ax=axes[0].tolist(), label="gain η (blue: pipelining pays)")
-    ticks = [t for t in (0.01, 0.03, 0.1, 0.3, 1, 1.5, 2, 3, 5, 10, 30, 100)
+    bar = fig.colorbar(mesh, ax=axes[0].tolist(), label="gain η, log scale (blue: pipelining pays; red: it costs)")
+    ticks = [t for t in (0.001, 0.01, 0.1, 0.5, 1, 2, 10, 100, 1000)
              if norm.vmin <= np.log10(t) <= norm.vmax]
     bar.set_ticks(np.log10(ticks), labels=[f"{t:g}" for t in ticks])
     fig.suptitle(f"Partitioned-communication gain over (θ, size), N = {threads} threads, delay model '{delay}'")

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from collat.pt2pt.hockney import t_p2p
-from collat.figures.style import CHANNEL_PALETTE
+from collat.figures.style import CHANNEL_PALETTE, bytes_label
 
 
 def latency_per_receiver(pt2pt: pd.DataFrame, size: int, machine: str):
@@ -28,7 +28,8 @@ def latency_per_receiver(pt2pt: pd.DataFrame, size: int, machine: str):
     ax.set_xlabel("receiving core (sender on core 0; node channel: core id on the other node)" if by_receiver
                   else "run (receiving core not recorded)")
     ax.set_ylabel(f"osu_latency at {size} B [µs]")
-    ax.set_title(f"Point-to-point latency per receiving core, {machine}")
+    ax.set_title(f"Point-to-point latency per receiving core, {machine}" if by_receiver
+                 else f"Point-to-point latency per run, {machine}")
     ax.legend(title="channel", loc="upper left", bbox_to_anchor=(1.01, 1))
     ax.grid(alpha=0.3)
     return fig
@@ -45,16 +46,29 @@ def hockney_fits(pt2pt: pd.DataFrame, fits: pd.DataFrame):
         ax.fill_between(med.index, med["min"], med["max"], color=CHANNEL_PALETTE.get(ch, "grey"), alpha=0.2,
                         label="measured min-max")
         ax.plot(med.index, med["median"], "o", ms=3, color=CHANNEL_PALETTE.get(ch, "grey"), label="measured median")
-        grid = np.unique(np.geomspace(max(1, d["size"].min()), d["size"].max(), 200).round())
-        ax.plot(grid, t_p2p(fits, ch, grid), "-", color="k", lw=1, label="Hockney fit")
-        for b in fits.loc[fits["channel"] == ch, "size_max"].to_numpy()[:-1]:
+        regimes = fits[fits["channel"] == ch].sort_values("regime")
+        for k, (_, r) in enumerate(regimes.iterrows()):  # each line over its own regime's sizes: no jump drawn
+            lo, hi = max(1, r["size_min"], d["size"].min()), min(r["size_max"], d["size"].max())
+            grid = np.unique(np.geomspace(lo, hi, 100).round())
+            ax.plot(grid, t_p2p(fits, ch, grid), "-", color="k", lw=1, label="Hockney fit" if k == 0 else None)
+        for b in regimes["size_max"].to_numpy()[:-1]:
             ax.axvline(b, ls=":", color="grey", lw=0.8)
+        ax.set_title(ch + "".join(f"\n{_regime_label(r)}" for _, r in regimes.iterrows()), fontsize=9)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        ax.set_title(ch)
         ax.set_xlabel("message size [B]")
         ax.grid(alpha=0.3, which="both")
     axes[0][0].set_ylabel("latency [µs]")
     axes[0][0].legend(loc="upper left", fontsize=8)
-    fig.suptitle("Hockney model T = α + β·m per channel and regime (dotted: regime breaks)")
+    fig.suptitle("Hockney model T = α + β·m per channel and regime (β: time per byte; 1/β: bandwidth; dotted: "
+                 "regime breaks; each line drawn over its regime's sizes)"
+                 + ("\nα < 0: the regime's line crosses zero below its sizes; it is an intercept there, not a latency"
+                    if (fits["alpha_us"] < 0).any() else ""), fontsize=10)
     return fig
+
+
+def _regime_label(r) -> str:
+    """One regime's line in words: its sizes, α and bandwidth 1/β; a negative α is named as what it is."""
+    sizes = f"{bytes_label(r['size_min'])}-{bytes_label(r['size_max'])}"
+    alpha = f"α = {r['alpha_us']:.2f} µs" + (" (< 0)" if r["alpha_us"] < 0 else "")
+    return f"{sizes}: {alpha}, 1/β = {r['bandwidth_GBps']:.1f} GB/s"

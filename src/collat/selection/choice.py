@@ -135,6 +135,10 @@ def regret(predictions: pd.DataFrame, collective: pd.DataFrame, target: str = "a
     cells = best.merge(pick, on=CELL, how="inner")
     cells = cells.merge(predicted_best(predictions, None, mode, target, default)[CELL + ["predicted_best"]]
                         .rename(columns={"predicted_best": "file_pick"}), on=CELL, how="left")
+    # the pick among the forced algorithms alone: what compares with the measured best (a forced one)
+    cells = cells.merge(predicted_best(predictions, {op: list(ids) for op, ids in forced.items()}, mode, target,
+                                       False)[CELL + ["predicted_best"]]
+                        .rename(columns={"predicted_best": "forced_pick"}), on=CELL, how="left")
     lat = measured.set_index(CELL + ["algorithm"])["measured"]
 
     cells["mode"] = mode

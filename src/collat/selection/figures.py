@@ -10,19 +10,21 @@ from collat.figures.style import edges, p_ticks
 
 
 def best_algorithm_maps(cells: pd.DataFrame, operation: str, mappings: list[str], algorithms: list[dict]):
-    """Best algorithm over (P, size): the model's pick (among the measured algorithms and, if it was
-    a candidate, OpenMPI's default) beside the measured best, one row per mapping; cells where not
-    every algorithm was measured are blank. Colours: Set2 (seaborn's palette of that name is
-    matplotlib's colours in turn; taken from matplotlib, this job, the run's last, does not import
+    """Best algorithm over (P, size): the model's pick among the forced algorithms (``forced_pick``)
+    beside the measured best forced algorithm, one row per mapping, so that the two columns choose
+    among the same algorithms; cells where not every algorithm was measured are blank. How often the
+    model would hand a cell to OpenMPI's default instead is in each left title. Colours: matplotlib's
+    tab10, one clearly distinct colour per algorithm (this job, the run's last, does not import
     seaborn and the scipy.stats it loads: a second)."""
     from matplotlib.colors import BoundaryNorm, ListedColormap
 
     c = cells[cells["operation"] == operation]
-    ids = sorted({a["id"] for a in algorithms} & (set(c["measured_best"]) | set(c["predicted_best"])))
+    pick = "forced_pick" if "forced_pick" in c else "predicted_best"
+    ids = sorted({a["id"] for a in algorithms} & (set(c["measured_best"]) | set(c[pick])))
     picked_by = (f"{c['mode'].iloc[0]} mode, its {c['target'].iloc[0]} prediction"
                  if {"mode", "target"} <= set(c.columns) and len(c) else "the model")
-    set2 = plt.get_cmap("Set2").colors
-    colours = [set2[i % len(set2)] for i in range(len(ids))]
+    tab10 = plt.get_cmap("tab10").colors
+    colours = [tab10[i % len(tab10)] for i in range(len(ids))]
     cmap = ListedColormap(colours)
     norm = BoundaryNorm(np.arange(len(ids) + 1) - 0.5, len(ids))
     code = {a: i for i, a in enumerate(ids)}
@@ -31,8 +33,10 @@ def best_algorithm_maps(cells: pd.DataFrame, operation: str, mappings: list[str]
                              squeeze=False, layout="constrained")
     for i, mapping in enumerate(mappings):
         d = c[c["mapping"] == mapping]
-        for j, (col, title) in enumerate((("predicted_best", f"model's pick ({picked_by})"),
-                                          ("measured_best", "measured best forced algorithm (median over runs)"))):
+        default_share = (f"; OpenMPI's default as a candidate too: picked in {(d['predicted_best'] == 0).mean():.0%}"
+                         if pick == "forced_pick" and len(d) else "")
+        for j, (col, title) in enumerate(((pick, f"model's pick of a forced algorithm\n({picked_by}{default_share})"),
+                                          ("measured_best", "measured best forced algorithm\n(median over runs)"))):
             ax = axes[i][j]
             if d.empty:
                 ax.set_axis_off()
