@@ -151,6 +151,9 @@ def test_tables_and_summary(study_run):
                    "results/partitioned/crossover.csv"):
         assert f"`{source}`" in summary
     assert "| node | 2.08 |" in summary
+    # a reader's summary: an opening of at most 80 words, no paragraph (tables aside) over 120
+    paragraphs = [p for p in summary.split("\n\n")[1:] if not p.startswith("|")]
+    assert len(paragraphs[0].split()) <= 80 and max(len(p.split()) for p in paragraphs) <= 120
 
 
 def test_selection_outputs(study_run):

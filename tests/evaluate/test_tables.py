@@ -75,7 +75,9 @@ def test_summary_names_its_sources():
                             {"threads": 4, "theta": 1, "delay": "gamma100"})
     for path in paths.values():
         assert f"`{path}`" in text
-    assert "| core | 0.44 | 7.9 | 2 |" in text and "| MeluXina | 146 |" in text
+    # one row per regime: its alpha and its bandwidth 1/beta, not the small messages' alpha beside the large ones'
+    assert "| core | 0.44 | 5.0 | regime 0 |" in text and "| core | 3.00 | 7.9 | regime 1 |" in text
+    assert "| MeluXina | 146 |" in text
     assert "0.950 (bcast linear, map-by core)" in text
     assert "Fan-outs not measured" not in text
     fits = pd.DataFrame({"operation": ["bcast", "bcast", "reduce"], "target": ["avg", "avg", "max"],
@@ -138,3 +140,20 @@ def test_noise_floor_line_names_each_mapping_and_node_span():
     text = "\n".join(noise_floor_markdown(floors, {"noise_floor": "n.csv"}))
     assert "(`n.csv`): avg: core on 1 node 0.020 (20 cells), socket on 2 nodes 0.100 (10 cells)." in text
     assert noise_floor_markdown(floors.iloc[:1], {}) == [] and noise_floor_markdown(None, {}) == []
+
+
+def test_the_summary_opens_with_its_headline_in_few_words():
+    """The opening names each split's best fitted model's error beside the floor (the paper mode, tuned
+    on all the data, and the measured neighbours, no model, do not count), then the selection's range."""
+    from collat.evaluate.tables import headline
+
+    board = pd.DataFrame({"split": ["sparse_P", "sparse_P", "sparse_P", "unseen_algorithm"],
+                          "target": "avg", "model": ["measured_neighbours", "paper", "hybrid", "hybrid"],
+                          "median_mape": [0.01, 0.02, 0.05, 0.2], "floor": 0.03})
+    unseen_P = pd.DataFrame({"target": ["avg", "avg", "max"], "within_10pct": [0.82, 0.97, 0.5]})
+    text = headline(board, unseen_P)
+    assert text == ("Predicting what was not measured, the hybrid mode is off by a median relative error of 0.050 "
+                    "at P held out, 0.200 for an algorithm nobody measured (avg target; the noise floor of repeated "
+                    "runs is 0.030). At P held out, its choice of algorithm is within 10 % of the fastest measured "
+                    "in 82%-97% of cells, per operation and mapping.")
+    assert len(text.split()) <= 80

@@ -42,6 +42,7 @@ rule evaluate_summary:
     params:
         size=config["evaluate"]["size"],
         setting=config["evaluate"]["summary_crossover"],
+        figure=config["partitioned"]["figure"],
     priority: 3  # short, ready before the figures: not left to end the run alone (common.smk)
     log:
         "logs/evaluate/summary.log",

@@ -22,6 +22,7 @@ paths["what_if"] = {Path(f).stem: f for f in i.what_if}
 text = summary_markdown(pd.read_csv(i.hockney), pd.read_csv(i.model), pd.read_csv(i.regression),
                         [pd.read_csv(t) for t in i.tables], pd.read_csv(i.crossover), paths,
                         snakemake.params.size, snakemake.params.setting, pd.read_csv(i.validation), selection,
-                        pd.read_csv(i.nbft_fits), what_if, pd.read_csv(i.noise_floor, dtype={"nodes": str}))
+                        pd.read_csv(i.nbft_fits), what_if, pd.read_csv(i.noise_floor, dtype={"nodes": str}),
+                        figure_setting=snakemake.params.figure)
 atomic_write(snakemake.output[0], lambda tmp: Path(tmp).write_text(text))
 log.info("summary written")

@@ -101,16 +101,22 @@ def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
     mode = regret["mode"].iloc[0]
     out = [f"## Choosing the algorithm — `{paths['regret']}`", "",
            f"The {mode} mode's pick per (P, size) against OpenMPI's default, scored where every forced algorithm "
-           "was measured (regret = measured latency of the choice / the best forced algorithm's). Out of sample "
-           "first: at the P values the sparse_P split held out, each pick made by a fit that saw every "
-           "`validation.sparse_every`-th measured P only, beside the default on the same cells "
-           f"(`{paths.get('unseen_P', 'regret_unseen_P.csv')}`) and beside the pick of the measurements at the nearest "
-           "other measured P (a reference the model cannot be expected to beat: every candidate measured a few P "
-           "away, where the fit saw them `sparse_every` times farther apart), and without each algorithm: the pick among the "
-           "forced algorithms by the folds that never saw one of them, median over the folds "
-           f"(`{paths['unseen']}`; where the default ran the left-out algorithm's tree, its measurement, another run "
-           "of that tree, stands for the left-out one's). In-sample last: the pick of the fit on every cell scored (the hybrid mode "
-           "returns the measurement at a measured cell, so its in-sample pick is the measured best).", "",
+           "was measured. The regret of a choice is its measured latency over that of the best forced algorithm "
+           "at the cell: 1 is the best, 1.1 is 10 % slower. It can fall below 1: OpenMPI's default, and a pick "
+           "of it, can run shapes no forced run had (k-nomial and in-order binomial trees, pipelines, "
+           "scatter-allgather; none segmented: the fixed rules pass segment size 0).", "",
+           "Columns, out of sample first:", "",
+           "- *unmeasured P*: the pick at the P the sparse_P split held out, made by a fit that saw every "
+           f"`validation.sparse_every`-th measured P (`{paths.get('unseen_P', 'regret_unseen_P.csv')}`): the share "
+           "of cells within 10 % of the best, and the geometric mean of the regret;",
+           "- *default*: OpenMPI's default on the same cells;",
+           "- *nearest measured P*: the pick of the measurements at the nearest other measured P, a reference "
+           "the model cannot be expected to beat;",
+           f"- *unseen algorithm*: the pick by folds that never saw one of the algorithms, median over the folds "
+           f"(`{paths['unseen']}`);",
+           "- *in-sample*: the fit on every cell (the hybrid mode returns the measurement at a measured cell, so "
+           "its in-sample pick is the measured best);",
+           "- *picks the default*: the share of cells where the in-sample pick is OpenMPI's default.", "",
            "| operation | mapping | target | unmeasured P: within 10 % | geomean regret | default within 10 % | "
            "default geomean regret | nearest measured P: within 10 % | unseen algorithm: within 10 % | "
            "in-sample: within 10 % | picks the default |",
@@ -130,9 +136,7 @@ def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
             cols = [np.nan] * 5
         out.append(f"| {op} | {mapping} | {target} | {cols[0]:.2f} | {cols[1]:.3f} | {cols[2]:.2f} | {cols[3]:.3f} | "
                    f"{cols[4]:.2f} | {fold:.2f} | {m['within_10pct']:.2f} | {m.get('default_share', np.nan):.2f} |")
-    return out + ["", "A default regret below 1: OpenMPI's fixed rules run shapes no forced run of the data had "
-                  "(k-nomial and in-order binomial trees, pipelines, scatter-allgather; none segmented: the rules "
-                  "pass segment size 0).", ""]
+    return out + [""]
 
 
 def what_if_markdown(what_if: dict[str, pd.DataFrame], paths: dict, sizes=(1, 1048576),
@@ -217,58 +221,94 @@ def noise_floor_markdown(floors: pd.DataFrame | None, paths: dict) -> list[str]:
     return out
 
 
+SPLIT_WORDS = {"sparse_P": "at P held out", "extrapolation": "beyond the largest measured P",
+               "unseen_algorithm": "for an algorithm nobody measured", "unseen_mapping": "under a mapping nobody measured",
+               "sizes": "at sizes nobody measured"}
+NOT_A_FITTED_MODEL = ("measured_neighbours", "paper", "hybrid_carried")  # no model, tuned on all data, a variant
+
+
+def headline(board: pd.DataFrame, unseen_P: pd.DataFrame | None, target: str = "avg") -> str:
+    """The summary's opening: per split, the best fitted model's median relative error on ``target``
+    beside the noise floor, and the share of held-out-P cells whose pick is within 10 % of the best."""
+    b = board[(board["target"] == target) & ~board["model"].isin(NOT_A_FITTED_MODEL)]
+    best = b.sort_values("median_mape").drop_duplicates("split").set_index("split")
+    parts = [f"{best.loc[split, 'median_mape']:.3f} {words}" + ("" if len(set(best["model"])) == 1
+                                                                 else f" ({best.loc[split, 'model']})")
+             for split, words in SPLIT_WORDS.items() if split in best.index]
+    if not parts:
+        return ""
+    who = f"the {best['model'].iloc[0]} mode" if len(set(best["model"])) == 1 else "the best fitted model"
+    text = (f"Predicting what was not measured, {who} is off by a median relative error of " + ", ".join(parts)
+            + f" ({target} target; the noise floor of repeated runs is {b['floor'].iloc[0]:.3f}).")
+    if unseen_P is not None and len(unseen_P):
+        u = unseen_P[unseen_P["target"] == target]["within_10pct"]
+        if len(u):
+            text += (f" At P held out, its choice of algorithm is within 10 % of the fastest measured in "
+                     f"{u.min():.0%}-{u.max():.0%} of cells, per operation and mapping.")
+    return text
+
+
 def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regression_scores: pd.DataFrame,
                      tables: list[pd.DataFrame], crossover: pd.DataFrame | None, paths: dict, size: int,
                      setting: dict | None = None, validation: pd.DataFrame | None = None,
                      selection: tuple[pd.DataFrame, pd.DataFrame] | None = None,
                      nbft_fits: pd.DataFrame | None = None, what_if: dict | None = None,
-                     noise_floors: pd.DataFrame | None = None) -> str:
+                     noise_floors: pd.DataFrame | None = None, figure_setting: dict | None = None) -> str:
     """results/summary.md: the headline numbers, each with the file it comes from; ``selection`` is
     (regret.csv, regret_unseen_algorithm.csv, regret_unseen_P.csv) of the selection stage;
-    ``nbft_fits`` (results/nbft/fits.csv) names the fan-outs priced by assumption, not measurement."""
-    out = ["# Summary", "", "Every number below is read from the file named beside it; sizes in bytes, times in µs.", ""]
+    ``nbft_fits`` (results/nbft/fits.csv) names the fan-outs priced by assumption, not measurement;
+    ``figure_setting`` (config ``partitioned.figure``) adds the figures' break-even beside ``setting``'s."""
+    out = ["# Summary", ""]
+    board = None
+    if validation is not None and len(validation):
+        from collat.model.validation import leaderboard
+
+        board = leaderboard(validation)
+        unseen_P = selection[2] if selection is not None and len(selection) > 2 else None
+        opening = headline(board, unseen_P)
+        if opening:
+            out += [opening, ""]
+    out += ["Sizes are in bytes, times in µs. Every number below is read from the file named in its section's "
+            "title.", ""]
     assumed = None if nbft_fits is None else nbft_fits[nbft_fits["method"] == "assumed"]
     if assumed is not None and len(assumed):
         which = "; ".join(f"{op} {target} on {', '.join(sorted(g['channel']))}"
                           for (op, target), g in assumed.groupby(["operation", "target"]))
         out += [f"**Fan-outs not measured** — `{paths.get('nbft_fits', 'results/nbft/fits.csv')}`: {which}. The "
                 "model prices them with the line `nbft.unmeasured_slope` assumes (method `assumed`), not with an NBFT "
-                "measurement: the openmpi and paper modes rest on it, the calibrated mode only starts from it. On the "
-                "study's data without its NBFT files (slope 0.5, `benchmarks/nbft_ablation.py`), the calibrated and "
-                "hybrid modes' median errors moved by at most 0.03 on the P, algorithm and mapping splits and grew "
-                "by 0.15-0.18 on the sizes split; the openmpi mode's grew by 0.06-0.19 outside the sizes split; the "
-                "selection's share within 10 % of the best moved by at most 0.011.",
-                ""]
-    if validation is not None and len(validation):
-        from collat.model.validation import leaderboard
-
-        board = leaderboard(validation)
+                "measurement. The openmpi and paper modes rest on it; the calibrated mode only starts from it. "
+                "`benchmarks/nbft_ablation.py` measures what the NBFT files are worth on the study's data "
+                "(benchmarks/README.md gives its latest figures).", ""]
+    if board is not None:
         out += [f"## Predicting what was not measured — `{paths['validation']}`", "",
-                "Median over (operation, algorithm, mapping) cells of the median relative error on the test part "
-                "of each split (robust cleaning, all sizes), beside the noise floor (repeated measurements of one "
-                "cell). The calibrated mode is recalibrated on the training part of every split and fold, and the hybrid "
-                "mode (the calibration times its own log residuals, interpolated along P; beyond the training P "
-                "averaged in log with the segmented fit of the same part where the two go the same way with P, "
-                "and with the openmpi mode where no "
-                "algorithm was measured at the operation and mapping; for an algorithm nobody measured, the other "
-                "algorithms' residuals weighted by how alike the model prices their runs and its own, times the "
-                "share of them the measured algorithms share with each other, both found by leaving out one "
-                "training algorithm at a time; on a curve with no training cell, a training "
-                "cell of another algorithm that the model prices as the same run, such as OpenMPI's default running "
-                "the left-out algorithm's tree, lends its measurement, so that under unseen_algorithm part of the "
-                "left-out algorithm's cells are measurements of the default) on the same part (`hybrid_carried`, extrapolation "
-                "only: the same without the segmented fit, as a what-if machine's P beyond the measured ones are "
-                "priced); the hybrid's rules (interpolate along P, carry beyond it, average with the segmented fit "
-                "or the openmpi mode where they say; for an algorithm nobody measured, the scales tried, the squared "
-                "error that picks one and the choice per operation rather than per mapping) were chosen by "
-                "comparing variants on these same splits: its "
-                "scores are out of sample for its fit, not for that choice; so were some of the calibrated mode's "
-                "terms (model.openmpi.concurrent_rendezvous: the shared rendezvous bytes of a bcast were kept "
-                "among four variants). The paper "
-                "mode's segment counts were tuned on all of this data: it is not out of sample. `measured_neighbours` "
-                "(sparse_P only) is no model: each test cell interpolated in log from the measurements at the "
-                "nearest measured P on either side, which the split held out; it shows what measurements a few P "
-                "apart, instead of `validation.sparse_every` times farther, tell about the P between them.", "",
+                "Each split divides the measured cells into a training part and a test part. Every model is fitted "
+                "on the training part and scored on the test part (robust cleaning, all sizes).", "",
+                "Columns: *cells*, the (operation, algorithm, mapping) cells scored; *median relative error*, "
+                "|predicted − measured| / measured, the median over a cell's test points, then over cells; "
+                "*× floor*, that error over the noise floor (the median difference between repeated "
+                "measurements of one cell); *median R²*, over cells.", "",
+                "Models:", "",
+                "- *calibrated*: OpenMPI's shapes with channel costs fitted on the training part of every split and "
+                "fold;",
+                "- *hybrid*: the calibrated mode times its own log residuals, interpolated along P. Beyond the "
+                "training P it is averaged with the segmented fit; where no algorithm was measured at the operation "
+                "and mapping, with the openmpi mode;",
+                "- the hybrid, for an algorithm nobody measured: the other algorithms' residuals, weighted by how "
+                "alike the model prices their runs, times the share the measured algorithms share with each other. "
+                "A training cell the model prices as the same run (OpenMPI's default running that tree) lends its "
+                "measurement;",
+                "- *hybrid_carried* (extrapolation only): the same without the segmented fit, as a what-if machine "
+                "is priced;",
+                "- *openmpi*: what OpenMPI runs, priced from the point-to-point and NBFT stages alone (nothing "
+                "fitted on collectives);",
+                "- *segmented*: study eq. 12 on the training part; *nearest_neighbour*: the nearest training cells;",
+                "- *measured_neighbours* (sparse_P only): no model, each test cell interpolated from the "
+                "measurements at the nearest measured P on either side;",
+                "- *paper*: its segment counts were tuned on all of this data, so it is not out of sample.", "",
+                "Not out of sample for their choice: the hybrid's rules (for an unseen algorithm, the scales tried, "
+                "the error that picks one, the choice per operation) and the calibrated mode's shared rendezvous "
+                "bytes (`model.openmpi.concurrent_rendezvous`) were chosen by comparing variants on these same "
+                "splits.", "",
                 "| split | target | model | cells | median relative error | × floor | median R² |",
                 "|---|---|---|---|---|---|---|"]
         for _, r in board.sort_values(["split", "target", "median_mape"]).iterrows():
@@ -282,11 +322,20 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
     if what_if:
         out += what_if_markdown(what_if, paths, validation=validation)
     out += [f"## Point-to-point channels (Hockney T = α + β·m) — `{paths['hockney']}`", "",
-            "| channel | α small messages [µs] | bandwidth, largest regime [GB/s] | regimes |", "|---|---|---|---|"]
+            "One row per channel and regime: *α*, the line's latency at zero bytes (negative: the line crosses "
+            "zero below the regime's sizes, an intercept, not a latency); *1/β*, its bandwidth (β is the time per "
+            "byte); *sizes*, the message sizes the regime covers.", "",
+            "| channel | α [µs] | 1/β [GB/s] | sizes |", "|---|---|---|---|"]
     for ch, g in hockney.groupby("channel", sort=False):
-        g = g.sort_values("regime")
-        out.append(f"| {ch} | {g['alpha_us'].iloc[0]:.2f} | {g['bandwidth_GBps'].iloc[-1]:.1f} | {len(g)} |")
+        for _, r in g.sort_values("regime").iterrows():
+            sizes = (f"{int(r['size_min'])}-{int(r['size_max'])} B" if {"size_min", "size_max"} <= set(r.index)
+                     else f"regime {int(r['regime'])}")
+            out.append(f"| {ch} | {r['alpha_us']:.2f} | {r['bandwidth_GBps']:.1f} | {sizes} |")
     out += ["", f"## Best R² at {size} B per model — `{paths['model_scores']}`, `{paths['regression_scores']}`", "",
+            f"*Best R² (cell)*: the highest R² over the (operation, algorithm, mapping) cells at {size} B, and its "
+            "cell; *median R² over cells*, with, for the segmented model, the median of its 5-fold cross-validated "
+            "and extrapolated R². These are in-sample scores; the calibrated mode's costs were fitted on the cells "
+            "it is scored on. Out-of-sample errors are in the first section.", "",
             "| model | mode / target | cleaning | best R² (cell) | median R² over cells |", "|---|---|---|---|---|"]
     ms = model_scores[model_scores["size"] == size]
     for (mode, target, cleaning), g in ms.groupby(["mode", "target", "cleaning"]):
@@ -309,6 +358,8 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                    f"{b['algorithm_name']}, map-by {b['mapping']}) | {g['r2'].median():.3f} "
                    f"(cross-validated {g['r2_cv'].median():.3f}, extrapolated {g['r2_extrapolation'].median():.3f}) |")
     out += ["", f"## The study's tables — `{paths['tables']}`", "",
+            "*Cells*: the table's (algorithm, mapping) rows; *largest difference*: our R² as the study printed it "
+            "minus the published one, the largest in absolute value, with its row (`tables.md` has every row).", "",
             "| table | cells | largest difference from the published R² (ours as printed − published) |", "|---|---|---|"]
     for t in tables:
         d = t["difference"].abs()
@@ -316,12 +367,31 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
         out.append(f"| {int(t['table'].iloc[0])} | {len(t)} | {worst['difference']:+.3f} "
                    f"(algorithm {int(worst['algorithm'])}, map-by {worst['mapping']}) |")
     if crossover is not None and len(crossover) and setting:
+        def break_even(threads, theta, delay) -> dict:
+            c = crossover[(crossover["threads"] == threads) & (crossover["theta"] == theta)
+                          & (crossover["delay"] == delay)]
+            return dict(zip(c["link"], c["crossover_size"]))
+
+        here = break_even(setting["threads"], setting["theta"], setting["delay"])
+        columns = [f"N = {setting['threads']}, θ = {setting['theta']}, '{setting['delay']}' [kB]"]
+        values = [here]
+        why = f" ({setting['note']})" if setting.get("note") else ""
+        text = (f"The total message size above which pipelining the partitions pays (η = 1), first for N = "
+                f"{setting['threads']} threads, θ = {setting['theta']} partition per thread and delay model "
+                f"'{setting['delay']}'{why}.")
+        if figure_setting and (figure_setting["threads"], figure_setting["workload"]) != (setting["threads"],
+                                                                                         setting["delay"]):
+            values.append(break_even(figure_setting["threads"], setting["theta"], figure_setting["workload"]))
+            columns.append(f"N = {figure_setting['threads']}, θ = {setting['theta']}, "
+                           f"'{figure_setting['workload']}' (the figures) [kB]")
+            text += " Then the figures' setting, for comparison with them."
         out += ["", f"## Partitioned communication: where pipelining starts to pay — `{paths['crossover']}`", "",
-                f"Break-even total message size for N = {setting['threads']} threads, θ = {setting['theta']}, delay "
-                f"model '{setting['delay']}' ({setting.get('note', '')}):", "",
-                "| link | break-even size [kB] |", "|---|---|"]
-        c = crossover[(crossover["threads"] == setting["threads"]) & (crossover["theta"] == setting["theta"])
-                      & (crossover["delay"] == setting["delay"])]
-        for _, r in c.iterrows():
-            out.append(f"| {r['link']} | {r['crossover_size'] / 1e3:.0f} |")
-    return "\n".join(out) + "\n"
+                text, "", "| link | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
+        for link in here:
+            out.append(f"| {link} | " + " | ".join(f"{v.get(link, np.nan) / 1e3:.0f}" for v in values) + " |")
+    spaced = []  # list items apart: each a paragraph of its own
+    for line in out:
+        if line.startswith("- ") and spaced and spaced[-1].startswith("- "):
+            spaced.append("")
+        spaced.append(line)
+    return "\n".join(spaced) + "\n"
