@@ -58,6 +58,10 @@ def test_segmented_table_and_formats():
     assert (t["r2_cv"] == 0.97).all() and (t["r2_extrapolation"] == -0.5).all() and (t["max_target_robust"] == 0.99).all()
     md = to_markdown(t, SPEC_SEG["title"], {1: "linear"})
     assert "| linear (1) | socket | 0.980 | 0.990 |" in md
+    # every column explained beside the table
+    legend = md.strip().splitlines()[-1]
+    for column in t.columns.drop(["table", "operation", "model", "algorithm", "mapping"]):
+        assert f"`{column}`: " in legend
     tex = to_latex(t, SPEC_SEG["title"], {1: "linear"})
     assert r"\begin{tabular}" in tex and "linear (1) & node & 0.970 & 0.990 & +0.020" in tex
 

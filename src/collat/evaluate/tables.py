@@ -66,14 +66,33 @@ def algorithm_label(algorithm: int, names: dict) -> str:
     return f"{names.get(algorithm, 'alg')} ({algorithm})"
 
 
+# what each column of a table holds, said beside the table (R² at the tables' size throughout)
+COLUMN_MEANINGS = {
+    "published": "the study's R²",
+    "ours": "ours with the study's recipe (paper mode or study eq. 12, paper cleaning, avg target)",
+    "ours_as_printed": "the same with a negative R² printed as 0, as the study did",
+    "difference": "ours_as_printed − published",
+    "openmpi_max_robust": "the openmpi mode against the slowest rank's time (robust cleaning)",
+    "openmpi_avg_robust": "the openmpi mode against the average over ranks (robust cleaning)",
+    "paper_mode_robust": "the paper mode with the robust cleaning",
+    "r2_adj": "R² adjusted for the number of coefficients",
+    "r2_cv": "R² of K-fold out-of-fold predictions, folds over P",
+    "r2_extrapolation": "R² at the larger P of a fit on the smaller ones",
+    "max_target_robust": "the segmented model of the slowest rank's time (robust cleaning)",
+}
+
+
 def to_markdown(table: pd.DataFrame, title: str, names: dict) -> str:
-    """A reader's table: one line per algorithm x mapping, published | ours | difference | extras."""
+    """A reader's table: one line per algorithm x mapping, published | ours | difference | extras,
+    then a line saying what each column holds."""
     cols = [c for c in table.columns if c not in ("table", "operation", "model", "algorithm", "mapping")]
     head = "| algorithm | mapping | " + " | ".join(cols) + " |"
     lines = [f"### Table {int(table['table'].iloc[0])}: {title}", "", head, "|" + "---|" * (len(cols) + 2)]
     for _, r in table.iterrows():
         cells = [f"{r[c]:.3f}" if isinstance(r[c], float) and np.isfinite(r[c]) else "–" for c in cols]
         lines.append(f"| {algorithm_label(int(r['algorithm']), names)} | {r['mapping']} | " + " | ".join(cells) + " |")
+    legend = "; ".join(f"`{c}`: {COLUMN_MEANINGS[c]}" for c in cols if c in COLUMN_MEANINGS)
+    lines += ["", f"Columns: {legend}; –: not measured or not modelled."]
     return "\n".join(lines) + "\n"
 
 
