@@ -1,7 +1,12 @@
 # Collective-latency study: from raw OSU logs to Hockney fits, NBFT factors, models and figures.
 # Usage: snakemake --cores N   (README.md; config keys in config/README.md)
 
-from snakemake.utils import min_version, validate
+import sys
+from pathlib import Path
+
+from snakemake.utils import min_version
+
+from collat.config.schema import ConfigSchemaError, validate_config
 
 min_version("9.0")
 
@@ -13,8 +18,12 @@ if not workflow.overwrite_configfiles:
     configfile: "config/config.yaml"
 
 
-
-validate(config, "workflow/schemas/config.schema.yaml")
+# the schema's defaults filled in; a refused config stops with one line: file, key, found, expected
+try:
+    validate_config(config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml",
+                    ", ".join(map(str, workflow.overwrite_configfiles or ["config/config.yaml"])))
+except ConfigSchemaError as exc:
+    sys.exit(f"{exc}")  # the one line, last: no traceback for a user's mistake
 
 
 include: "workflow/rules/common.smk"

@@ -1,0 +1,93 @@
+"""The config checked against its schema once, a mistake said in one line.
+
+Snakemake's ``validate`` checks the config and fills the schema's defaults; when it refuses the
+config, :func:`first_mistake` runs the same schema through jsonschema to name the one mistake a
+user should fix first: the file, the key path, the value found and what was expected (an unknown
+key names the nearest known one), instead of Snakemake's dump of the whole schema.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+TYPE_WORDS = {"integer": "an integer", "number": "a number", "string": "a string", "boolean": "true or false",
+              "object": "a mapping of keys", "array": "a list", "null": "nothing (null)"}
+
+
+class ConfigSchemaError(ValueError):
+    """A config the schema refuses; the message is one line: file, key path, found, expected."""
+
+
+def _path(parts) -> str:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "(top level)"
+
+
+def _expected(error) -> str:
+    """What the schema asked for at the failing key, in words."""
+    v, value = error.validator, error.validator_value
+    bounds = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
+    if v == "type":
+        types = [value] if isinstance(value, str) else list(value)
+        limits = [f"{sign} {error.schema[k]}" for k, sign in bounds.items() if k in error.schema]
+        return " or ".join(TYPE_WORDS.get(t, t) for t in types) + "".join(f" {x}" for x in limits)
+    if v == "enum":
+        return "one of " + ", ".join(repr(x) for x in value)
+    if v == "const":
+        return repr(value)
+    if v in bounds:
+        return f"a number {bounds[v]} {value}"
+    if v in ("minItems", "maxItems"):
+        return f"a list of {'at least' if v == 'minItems' else 'at most'} {value} entries"
+    if v == "minLength":
+        return f"a string of at least {value} characters"
+    if v == "pattern":
+        return f"a string matching {value}"
+    if v == "uniqueItems":
+        return "a list without repeated entries"
+    description = error.schema.get("description") if isinstance(error.schema, dict) else None
+    return description or error.message
+
+
+def first_mistake(config: dict, schema: dict, source: str) -> str | None:
+    """The one line naming the config's most relevant schema error (jsonschema's ``best_match``),
+    or None when the schema accepts the config."""
+    import jsonschema
+
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(config))
+    if error is None:
+        return None
+    where = list(error.absolute_path)
+    if error.validator == "required":
+        known = error.schema.get("properties", {})
+        missing = [k for k in error.validator_value if k not in error.instance]
+        key = missing[0] if missing else "?"
+        what = known.get(key, {}).get("description") if isinstance(known.get(key), dict) else None
+        return f"{source}: {_path(where + [key])}: missing; expected {what or 'this key'}"
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        known = list(error.schema.get("properties", {}))
+        unknown = [k for k in error.instance if k not in known]
+        key = unknown[0] if unknown else "?"
+        near = difflib.get_close_matches(str(key), known, n=1)
+        hint = f"did you mean '{near[0]}'?" if near else "expected one of " + ", ".join(known)
+        return f"{source}: {_path(where + [key])}: unknown key; {hint}"
+    return f"{source}: {_path(where)}: expected {_expected(error)}, found {error.instance!r}"
+
+
+def validate_config(config: dict, schema_path: str | Path, source: str) -> None:
+    """Snakemake's ``validate`` (which fills the schema's defaults into ``config``); a refused config
+    raises :class:`ConfigSchemaError` with :func:`first_mistake`'s line."""
+    import yaml
+    from snakemake.exceptions import WorkflowError
+    from snakemake.utils import validate
+
+    try:
+        validate(config, str(schema_path))
+    except WorkflowError:
+        schema = yaml.safe_load(Path(schema_path).read_text())
+        line = first_mistake(config, schema, source)
+        raise ConfigSchemaError(line or f"{source}: refused by {schema_path}") from None
