@@ -2,6 +2,7 @@
 # Usage: snakemake --cores N   (README.md; config keys in config/README.md)
 
 import sys
+import time
 from pathlib import Path
 
 from snakemake.utils import min_version
@@ -36,6 +37,17 @@ include: "workflow/rules/partitioned.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/selection.smk"
+
+
+STARTED = time.time()
+
+
+onerror:
+    # a user's mistake, said last: the one line each failed job logged (collat.runner.setup_log)
+    from collat.runner import user_errors
+
+    for line in user_errors("logs", STARTED - 1):
+        print(line, file=sys.stderr)
 
 
 rule all:

@@ -729,3 +729,41 @@ def test_logs_without_the_max_column_stop_at_tidy_until_the_config_asks_for_avg_
     assert len(fits) == 2 and (fits["method"] == "assumed").all() and set(fits["operation"]) == {"bcast", "reduce"}
     assert "bcast avg on cache; reduce avg on cache" in (wd / "results/summary.md").read_text()
     assert pd.read_csv(wd / "results/model/calibration.csv")["value"].notna().all()
+
+
+def test_skip_passes_over_junk_files_and_an_error_is_said_last(tmp_path):
+    """A log directory as a cluster leaves it: good logs beside an empty file, a launcher's error, a
+    cancelled job and a file that is no log at all. With on_bad_run: skip and data.raw.exclude the
+    Hockney fits come out and quality.csv names each skipped file; with on_bad_run: error the run
+    stops, and the file's one line is among the last five printed (Snakemake's own tail after it)."""
+    import yaml
+
+    raw = tmp_path / "raw"
+    (raw / "old").mkdir(parents=True)
+    for ch in ("core", "socket", "node"):
+        shutil.copy(SYNTHETIC_RAW / f"synthetic-osu_latency-{ch}.txt", raw)
+    (raw / "synthetic-osu_latency-core-empty.txt").write_text("")
+    (raw / "synthetic-osu_latency-node-launch.txt").write_text("mpirun noticed that process rank 3 exited on signal 9\n")
+    (raw / "synthetic-osu_latency-socket-cancel.txt").write_text("slurmstepd: error: *** JOB 7 CANCELLED ***\n")
+    (raw / "old" / "notes.txt").write_text("what I ran last week\n")
+    cfg = thin_config(raw)
+    cfg["data"]["raw"].update(glob="**/*.txt", on_bad_run="skip", exclude=["old/*"],
+                              patterns=["{_source}-{benchmark}-{channel}.txt", "{_source}-{benchmark}-{channel}-{_why}.txt"])
+    cfg["stages"] = ["pt2pt"]
+    wd = make_workdir(tmp_path / "wd", cfg)
+    run_snakemake(wd, "results/pt2pt/hockney.csv", "--cores", "2")
+    q = pd.read_csv(wd / "results/tidy/quality.csv").set_index("source")
+    assert "old/notes.txt" not in q.index
+    skipped = q["skipped_file"].dropna()
+    assert set(skipped.index) == {"synthetic-osu_latency-core-empty.txt", "synthetic-osu_latency-node-launch.txt",
+                                  "synthetic-osu_latency-socket-cancel.txt"}
+    assert (q.loc[skipped.index, "rows"] == 0).all() and "an empty file" in skipped.iloc[0]
+    assert set(pd.read_csv(wd / "results/pt2pt/hockney.csv")["channel"]) == {"core", "socket", "node"}
+
+    cfg["data"]["raw"]["on_bad_run"] = "error"
+    wd = make_workdir(tmp_path / "wd-error", cfg)
+    res = run_snakemake(wd, "results/pt2pt/hockney.csv", "--cores", "1", check=False)
+    lines = (res.stdout + res.stderr).strip().splitlines()
+    assert res.returncode != 0
+    said = [line for line in lines[-5:] if line.startswith(str(raw))]
+    assert len(said) == 1 and "expected" in said[0], lines[-8:]

@@ -31,6 +31,20 @@ def setup_log(log_paths) -> logging.Logger:
     return logger
 
 
+def user_errors(log_dir, since: float) -> list[str]:
+    """The one-line user errors (:func:`setup_log`'s "error: ..." records) of the rule logs under
+    ``log_dir`` written since ``since`` (seconds since the epoch): what a failed run says last."""
+    out = []
+    for path in sorted(Path(log_dir).rglob("*.log")) if Path(log_dir).is_dir() else []:
+        if path.stat().st_mtime < since:
+            continue
+        for line in path.read_text(errors="replace").splitlines():
+            _, sep, message = line.partition(" ERROR error: ")
+            if sep and message not in out:
+                out.append(message)
+    return out
+
+
 _TASK = None
 
 

@@ -445,3 +445,32 @@ def test_a_channel_the_trees_use_without_a_point_to_point_log_is_one_line(vocab,
     assert str(err.value).startswith("results/tidy/pt2pt.parquet: expected an osu_latency log of every channel the "
                                      "model's trees use, 'cache' too (ranks 0 and 1 of P = 2 under --map-by core")
     assert str(err.value).endswith("found \"point-to-point logs of ['core']\"")
+
+
+@pytest.mark.parametrize("text,found", [
+    ("", "an empty file"),
+    ("--------------------------------------------------------------------------\n"
+     "mpirun was unable to launch the specified application\n", "------"),
+    ("slurmstepd: error: *** JOB 1234 ON node01 CANCELLED AT 2026-01-01T00:00:00 ***\n", "CANCELLED"),
+    ("bash: osu_latency: command not found\n", "command not found"),
+    ("# OSU MPI Broadcast Persistent Latency Test v7.4\n# Size  Avg Latency(us)\n1  0.5\n", "persistent"),
+])
+def test_with_skip_a_file_without_a_readable_run_is_passed_over_with_its_reason(tmp_path, text, found):
+    """on_bad_run: skip, for a whole file: no rows, its table from the metadata, the reason kept for
+    quality.csv; on_bad_run: error stops with the same line."""
+    from collat.ingest.read import Vocabulary
+
+    vocab = Vocabulary(("core", "node"), ("core",), {"bcast": {0: "default"}})
+    (tmp_path / "lat-core.txt").write_text(text)
+    args = (tmp_path / "lat-core.txt", "lat-core.txt", ["lat-{channel}.txt"], None, vocab)
+    table, df, quality = ingest_raw_log(*args, on_bad_run="skip")
+    assert table == "pt2pt" and len(df) == 0 and quality["rows"] == 0
+    assert quality["skipped_file"].startswith(str(tmp_path / "lat-core.txt")) and found in quality["skipped_file"]
+    with pytest.raises(InputError) as err:
+        ingest_raw_log(*args, on_bad_run="error")
+    assert str(err.value).startswith(str(tmp_path / "lat-core.txt"))  # the file and, where it has one, the line
+    # a collective log's skipped file goes to the collective table (its metadata say so)
+    (tmp_path / "bcast-core-0-8.txt").write_text(text)
+    table, _, _ = ingest_raw_log(tmp_path / "bcast-core-0-8.txt", "bcast-core-0-8.txt",
+                                 ["{operation}-{mapping}-{algorithm}-{P}.txt"], None, vocab, on_bad_run="skip")
+    assert table == "collective"

@@ -64,6 +64,7 @@ def raw_logs():
     if not root.is_dir():
         return []
     extensions = RAW.get("extensions")
+    excluded = {p for pattern in RAW["exclude"] for p in root.glob(pattern)}
     return sorted(
         p.relative_to(root).as_posix()
         for p in root.glob(RAW["glob"])
@@ -71,6 +72,7 @@ def raw_logs():
         and p.name not in ("README.md", RAW["manifest"])
         and not p.name.startswith(".")
         and (extensions is None or p.suffix in extensions)
+        and p not in excluded
     )
 
 

@@ -19,5 +19,7 @@ table, df, quality = ingest_raw_log(
 write_parquet(df, snakemake.output.table, table)
 write_json(quality, snakemake.output.quality)
 log.info("%s", quality)
+if quality.get("skipped_file"):  # on_bad_run: skip, and the file holds no readable run
+    log.warning("skipped, no readable run: %s", quality["skipped_file"])
 if quality["pooled_runs"]:
     log.warning("%s: %s", snakemake.wildcards.log, quality["pooled_runs"])

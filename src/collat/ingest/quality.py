@@ -164,14 +164,14 @@ def quality_table(records: list[dict], tables: dict[str, pd.DataFrame]) -> pd.Da
         [t.groupby("source")["outlier"].agg(["sum", "size"]) for t in tables.values() if len(t)]
         or [pd.DataFrame(columns=["sum", "size"])]
     )
-    for column, empty in (("marker_runs", 0), ("pooled_runs", ""), ("mpi", "")):
+    for column, empty in (("marker_runs", 0), ("pooled_runs", ""), ("mpi", ""), ("skipped_file", "")):
         q[column] = q[column].fillna(empty) if column in q else empty
     q["marker_runs"] = q["marker_runs"].astype(int)
     q["outliers_flagged"] = q["source"].map(flagged["sum"]).fillna(0).astype(int)
     q["outlier_share"] = (q["outliers_flagged"] / q["rows"].where(q["rows"] > 0)).round(4)
     order = ["source", "table", "rows_read", "duplicates_collapsed", "rows", "runs", "outliers_flagged",
              "outlier_share", "skipped_lines", "skipped_runs", "marker_runs", "pooled_runs", "benchmark",
-             "osu_version", "datatype", "mpi"]
+             "osu_version", "datatype", "mpi", "skipped_file"]
     return q[order].sort_values("source").reset_index(drop=True)
 
 

@@ -366,8 +366,29 @@ def ingest_raw_log(path, relpath: str, patterns: list[str], manifest_path, vocab
     per_run = runs.get(relpath)
     rules = compile_rules(markers or [])
     meta = resolve(relpath, patterns, manifest, str(path), allow_partial=bool(rules) or bool(per_run))
-    log = read_osu(path, on_bad_run=on_bad_run, markers=rules, machine=machine)
+    try:
+        log = read_osu(path, on_bad_run=on_bad_run, markers=rules, machine=machine)
+    except InputError as err:  # no readable run: an empty file, a launcher's error, a cancelled job
+        if on_bad_run != "skip":
+            raise
+        return skipped_file(relpath, meta, str(err))
     return from_osu_log(log, meta, vocab, relpath, pooled_factor, per_run, str(manifest_path))
+
+
+def skipped_file(source: str, meta: dict, reason: str) -> tuple[str, pd.DataFrame, dict]:
+    """The part of a log that holds no readable run, under ``on_bad_run: skip``: no rows, and a
+    quality record whose ``skipped_file`` says why (the table is the metadata's, else pt2pt)."""
+    from collat.ingest.tidy import empty
+
+    bench = meta.get("benchmark") or (f"osu_{meta['operation']}" if "operation" in meta else None)
+    if BENCHMARK_OPERATION.get(bench) is not None:
+        table = "nbft" if "channel" in meta else "collective"
+    else:
+        table = "pt2pt"
+    quality = {"source": source, "table": table, "benchmark": bench, "osu_version": None, "datatype": None,
+               "rows_read": 0, "duplicates_collapsed": 0, "rows": 0, "runs": 0, "skipped_lines": 0,
+               "skipped_runs": "", "marker_runs": 0, "pooled_runs": "", "mpi": "", "skipped_file": reason}
+    return table, empty(table), quality
 
 
 def check_one_mpi(named: list[tuple[str, list[str]]], mpi: str | None = None, where: str = "data.mpi") -> None:
