@@ -109,3 +109,34 @@ def test_pooled_runs_reports_each_group():
                        "run": [0, 0, 1, 1] * 2, "avg": [1.0, 1.0, 1.1, 1.2, 1.0, 2.0, 5.0, 8.0]})
     # node: ratios 5 and 4 at sizes 1 and 2 -> median 4.5; core: 1.1, 1.2 -> below the factor
     assert pooled_runs(df, "pt2pt", 2.0) == "channel=node: runs differ x4.5 at the same size (pooled placements?)"
+
+
+LATENCY = "# OSU MPI Latency Test v7.3\n# Size          Latency (us)\n1                       {a}\n2                       {b}\n"
+
+
+def test_every_rule_that_matches_a_line_applies_and_two_that_disagree_are_an_error():
+    rules = mk.compile_rules([{"regex": r"on (?P<_host>thin\d+) to (?P<channel>node|core)"},
+                              {"regex": r"receiver (?P<receiver>\d+)"}])
+    assert mk.match(rules, "latency on thin006 to node, receiver 3", MACHINE) == {"channel": "node", "receiver": 3}
+    rules = mk.compile_rules([{"regex": r"to (?P<channel>node|core)"}, CORES[0]])
+    # the second rule places cores 0 and 17 on one node's two sockets: channel socket, not node
+    with pytest.raises(ValueError, match=r"one channel from the marker rules that match this line, found 'node' "
+                                         r"\(data.raw.markers\[0\]\) and 'socket' \(data.raw.markers\[1\]\)"):
+        mk.match(rules, "to node between core 0 and core 17", MACHINE)
+
+
+def test_a_run_after_text_no_rule_matches_is_not_labelled_by_the_previous_marker():
+    """The docs' regex matches 'Testing Same socket', not the line a later job step printed: its runs
+    would have been the same-socket runs silently. Now an error naming that run's line and the text;
+    data.raw.marker_carry_over lets the marker carry over; runs with nothing between them do."""
+    text = ("Testing Same socket\n" + LATENCY.format(a=0.4, b=0.41) + LATENCY.format(a=0.42, b=0.43)
+            + "Running latency between core 0 on thin006 and core 3 on thin007\n" + LATENCY.format(a=1.8, b=1.9))
+    rules = mk.compile_rules(PLACEMENTS)
+    with pytest.raises(InputError, match=r"log.txt, line 13: expected a marker line before this run .*"
+                                         r"line 10: 'Running latency between core 0 on thin006"):
+        parse_osu(text, "log.txt", markers=rules, machine=MACHINE)
+    log = parse_osu(text, "log.txt", markers=rules, machine=MACHINE, carry_over=True)
+    assert [m for _, m in log.run_markers.values()] == [{"channel": "core"}] * 3
+    log = parse_osu(text.replace("Running latency between core 0 on thin006 and core 3 on thin007",
+                                 "Testing Different node"), "log.txt", markers=rules, machine=MACHINE)
+    assert [m for _, m in log.run_markers.values()] == [{"channel": "core"}] * 2 + [{"channel": "node"}]

@@ -50,6 +50,7 @@ rule ingest_raw:
         on_bad_run=RAW["on_bad_run"],
         markers=RAW["markers"],
         pooled_factor=RAW["pooled_factor"],
+        carry_over=RAW["marker_carry_over"],
         machine=config["machine"],
         vocab=VOCAB,
     log:

@@ -15,6 +15,7 @@ table, df, quality = ingest_raw_log(
     snakemake.params.markers,
     snakemake.params.machine,
     snakemake.params.pooled_factor,
+    snakemake.params.carry_over,
 )
 write_parquet(df, snakemake.output.table, table)
 write_json(quality, snakemake.output.quality)

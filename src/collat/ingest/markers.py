@@ -7,7 +7,9 @@ named groups are metadata fields (:data:`collat.ingest.metadata.FIELDS`), search
 not OSU output, with optional lookup tables from the matched text to the value (``Same CCX`` ->
 ``cache``). A rule with groups ``sender`` and ``receiver`` (core numbers on one node) gives the
 channel between the two cores from the machine description, when it names no channel itself.
-The values apply to every run after the marker line, up to the next marker.
+Every rule that matches a line applies. The values apply to every run after the marker line, up to
+the next marker; a run preceded by text that matches no rule, after a marker labelled the runs
+before it, is an error (:func:`collat.ingest.osu.parse_osu`), unless ``data.raw.marker_carry_over``.
 """
 
 from __future__ import annotations
@@ -64,36 +66,50 @@ def core_channel(sender: int, receiver: int, machine: dict) -> str:
     return "cache" if sender // per_l3 == receiver // per_l3 else "core"
 
 
+def _values(rule: MarkerRule, m: re.Match, machine: dict | None) -> dict:
+    """The metadata one rule's match sets. A matched text with no entry in the rule's lookup table is
+    a ValueError saying what was expected."""
+    out = {}
+    for name, text in m.groupdict().items():
+        if text is None or name.startswith("_"):
+            continue
+        text = text.strip()
+        if name in rule.lookup:
+            if text not in rule.lookup[name]:
+                raise ValueError(f"a {name} among the marker's values {sorted(rule.lookup[name])}, "
+                                 f"found {text!r}")
+            value = rule.lookup[name][text]
+        else:
+            value = text
+        if name in INT_FIELDS or name in MARKER_ONLY:
+            if not str(value).isdigit():
+                raise ValueError(f"an integer for marker field {name}, found {value!r}")
+            value = int(value)
+        elif name == "benchmark":
+            value = normalise_benchmark(str(value))
+        out[name] = value
+    sender = out.pop("sender", None)
+    if sender is not None and "channel" not in out:
+        if machine is None:
+            raise ValueError("a machine description to place the cores of a sender/receiver marker")
+        out["channel"] = core_channel(sender, out["receiver"], machine)
+    return out
+
+
 def match(rules: tuple[MarkerRule, ...], line: str, machine: dict | None) -> dict | None:
-    """The metadata a marker line sets (first rule that matches), or None. A matched text with no
-    entry in the rule's lookup table is a ValueError saying what was expected."""
-    for rule in rules:
+    """The metadata a marker line sets, or None when no rule matches it. Every rule that matches
+    applies (one may give the channel, another the receiver); two rules that give one field
+    different values are a ValueError naming both."""
+    out: dict = {}
+    matched = False
+    for i, rule in enumerate(rules):
         m = rule.regex.search(line)
         if m is None:
             continue
-        out = {}
-        for name, text in m.groupdict().items():
-            if text is None or name.startswith("_"):
-                continue
-            text = text.strip()
-            if name in rule.lookup:
-                if text not in rule.lookup[name]:
-                    raise ValueError(f"a {name} among the marker's values {sorted(rule.lookup[name])}, "
-                                     f"found {text!r}")
-                value = rule.lookup[name][text]
-            else:
-                value = text
-            if name in INT_FIELDS or name in MARKER_ONLY:
-                if not str(value).isdigit():
-                    raise ValueError(f"an integer for marker field {name}, found {value!r}")
-                value = int(value)
-            elif name == "benchmark":
-                value = normalise_benchmark(str(value))
-            out[name] = value
-        sender = out.pop("sender", None)
-        if sender is not None and "channel" not in out:
-            if machine is None:
-                raise ValueError("a machine description to place the cores of a sender/receiver marker")
-            out["channel"] = core_channel(sender, out["receiver"], machine)
-        return out
-    return None
+        matched = True
+        for name, value in _values(rule, m, machine).items():
+            if name in out and out[name][0] != value:
+                raise ValueError(f"one {name} from the marker rules that match this line, found {out[name][0]!r} "
+                                 f"(data.raw.markers[{out[name][1]}]) and {value!r} (data.raw.markers[{i}])")
+            out.setdefault(name, (value, i))
+    return {name: value for name, (value, _) in out.items()} if matched else None

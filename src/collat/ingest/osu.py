@@ -135,7 +135,7 @@ def _is_number(cell: str) -> bool:
 
 
 def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
-              machine: dict | None = None) -> OsuLog:
+              machine: dict | None = None, carry_over: bool = False) -> OsuLog:
     """Parse OSU stdout. ``on_bad_run='skip'`` drops (and reports) truncated runs instead of failing,
     and takes launcher or scheduler text (a job killed at its time limit, an aborted step) as the end of
     the run it interrupts; ``error`` refuses both with the file and line. ``text`` is the whole
@@ -143,7 +143,9 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
     a time, the values as float arrays). ``markers``
     (:func:`collat.ingest.markers.compile_rules`) read the lines between runs as the metadata of the runs
     that follow (``run_markers``); an MPI version line (:func:`mpi_version`) names the implementation
-    of the runs that follow (``run_mpi``)."""
+    of the runs that follow (``run_mpi``). Once a marker has labelled a run, a later run preceded
+    by text that matches no marker rule, and by no marker, is an error naming both (the previous
+    marker would label it silently), unless ``carry_over``."""
     from collat.ingest import markers as mk
 
     benchmark = version = datatype = None
@@ -160,6 +162,8 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
     variants: dict[int, tuple[int, str]] = {}  # run index -> (line, title) of a variant's block, not read
     in_variant = False  # inside such a block: every line up to the next OSU title is passed over
     last_line = 0
+    unmatched: list[tuple[int, str]] = []  # text lines since the last run that no marker rule matched
+    marker_since_run = False  # a marker matched since the last run began
 
     def close_run():
         nonlocal current
@@ -180,7 +184,7 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
         """An MPI version line (e.g. 'mpirun (Open MPI) 4.1.5') or a marker the job script printed:
         it ends the run before it and names the implementation (the metadata) of the runs that
         follow. False for any other line."""
-        nonlocal mpi, marker
+        nonlocal mpi, marker, marker_since_run
         version_line = mpi_version(line)
         if version_line is not None:
             close_run()
@@ -190,6 +194,7 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
         if found is not None:
             close_run()
             marker = (lineno, found)
+            marker_since_run = True
             return True
         return False
 
@@ -281,7 +286,15 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
                     else:
                         raise InputError(path, lineno, f"sizes in increasing order (previous size {prev})", line)
             if not current:
+                if markers and marker is not None and unmatched and not marker_since_run and not carry_over:
+                    texts = "; ".join(f"line {n}: {t[:60]!r}" for n, t in unmatched[:3])
+                    raise InputError(path, lineno, f"a marker line before this run (data.raw.markers): the "
+                                     f"text since the previous run matches no marker rule ({texts}), so the "
+                                     f"marker of line {marker[0]} would label it; add a rule for that text, or "
+                                     "set data.raw.marker_carry_over: true", line)
                 current_marker, current_mpi = marker, mpi
+                unmatched.clear()
+                marker_since_run = False
             current.append((lineno, *values))
             continue
         if context_line(line, lineno):
@@ -301,6 +314,8 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
             skipped.append(lineno)
             continue
         skipped.append(lineno)  # a banner or marker line: it cannot be data
+        if markers:
+            unmatched.append((lineno, line))
     if current and not last_raw.endswith(("\n", "\r")) and current[-1][0] == last_line:
         # OSU ends every row with a newline: a file ending inside a data row was cut while writing
         if on_bad_run != "skip":
@@ -366,11 +381,13 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
     return OsuLog(path, benchmark, version, datatype, data, skipped, skipped_runs, kept_markers, kept_mpi)
 
 
-def read_osu(path, on_bad_run: str = "error", markers: tuple = (), machine: dict | None = None) -> OsuLog:
+def read_osu(path, on_bad_run: str = "error", markers: tuple = (), machine: dict | None = None,
+             carry_over: bool = False) -> OsuLog:
     """Parse the OSU log at ``path``, read line by line."""
     try:
         with open(path, encoding="utf-8", errors="strict", newline="") as fh:
-            return parse_osu(fh, str(path), on_bad_run=on_bad_run, markers=markers, machine=machine)
+            return parse_osu(fh, str(path), on_bad_run=on_bad_run, markers=markers, machine=machine,
+                             carry_over=carry_over)
     except UnicodeDecodeError as exc:
         raise InputError(path, None, "a UTF-8 text file of OSU output",
                          f"undecodable byte {exc.object[exc.start:exc.start + 1]!r}") from None

@@ -355,9 +355,10 @@ def from_table_csv(path, source: TableSource, vocab: Vocabulary, name: str) -> t
 
 def ingest_raw_log(path, relpath: str, patterns: list[str], manifest_path, vocab: Vocabulary,
                    on_bad_run: str = "error", markers: list | None = None, machine: dict | None = None,
-                   pooled_factor: float = np.inf) -> tuple[str, pd.DataFrame, dict]:
+                   pooled_factor: float = np.inf, carry_over: bool = False) -> tuple[str, pd.DataFrame, dict]:
     """Parse one raw OSU log, attach its metadata (path pattern and/or manifest, marker lines per
-    run: config ``data.raw.markers``), tidy it."""
+    run: config ``data.raw.markers``; ``carry_over``: a marker may label runs after text no rule
+    matches, config ``data.raw.marker_carry_over``), tidy it."""
     from collat.ingest.markers import compile_rules
     from collat.ingest.metadata import read_manifest_rows, resolve
     from collat.ingest.osu import read_osu
@@ -367,7 +368,7 @@ def ingest_raw_log(path, relpath: str, patterns: list[str], manifest_path, vocab
     rules = compile_rules(markers or [])
     meta = resolve(relpath, patterns, manifest, str(path), allow_partial=bool(rules) or bool(per_run))
     try:
-        log = read_osu(path, on_bad_run=on_bad_run, markers=rules, machine=machine)
+        log = read_osu(path, on_bad_run=on_bad_run, markers=rules, machine=machine, carry_over=carry_over)
     except InputError as err:  # no readable run: an empty file, a launcher's error, a cancelled job
         if on_bad_run != "skip":
             raise
