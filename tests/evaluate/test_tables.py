@@ -105,9 +105,12 @@ def test_selection_section_of_the_summary():
     text = "\n".join(selection_markdown(pd.DataFrame(rows), unseen, paths, sparse))
     assert "The calibrated mode's pick" in text and "`r.csv`" in text and "`u.csv`" in text and "`p.csv`" in text
     # the nearest measured P's pick; folds: median 0.7; then the in-sample model and its default share
-    assert "| bcast | core | avg | 0.95 | 1.010 | 0.60 | 1.200 | 0.90 | 0.70 | 0.80 | 0.40 |" in text
+    assert "| bcast | core | avg | 0.95 | 1.010 | 0.60 | 1.200 | 0.90 | 0.70 | 0.80 | 0.40 |  |" in text
     text = "\n".join(selection_markdown(pd.DataFrame(rows), unseen, paths))
-    assert "| bcast | core | avg | nan | nan | nan | nan | nan | 0.70 | 0.80 | 0.40 |" in text
+    assert "| bcast | core | avg | nan | nan | nan | nan | nan | 0.70 | 0.80 | 0.40 |  |" in text
+    rows[0].update(cells=120, algorithms=4, complete_share=0.75)
+    text = "\n".join(selection_markdown(pd.DataFrame(rows), unseen, paths))
+    assert "| 0.70 | 0.80 | 0.40 | 120, 4 (75% all) |" in text
     assert selection_markdown(pd.DataFrame(rows).iloc[:0], unseen, {}) == []
 
 

@@ -219,3 +219,34 @@ def test_what_if_mode_prefers_the_selection_s_mode_then_the_most_corrected():
     assert what_if_mode(pred[pred["mode"] == "openmpi"], "node", "hybrid") == "openmpi"
     with pytest.raises(ValueError, match="no mode priced map-by socket"):
         what_if_mode(pred, "socket")
+
+
+def test_an_algorithm_measured_at_one_cell_competes_there_and_takes_no_cell_out():
+    """A new log of an algorithm nobody measured before (bcast 3 at P = 4, 1 B only): every cell is
+    still scored, the new algorithm is compared at its cell alone, and the summary says how many
+    algorithms it compared and in what share of cells all of them were."""
+    c = collective()
+    c = pd.concat([c, pd.DataFrame([{"operation": "bcast", "algorithm": 3, "mapping": "core", "P": 4, "size": 1,
+                                     "avg": 0.5, "max": 0.5, "outlier": False}])], ignore_index=True)
+    p = predictions()
+    p = pd.concat([p, p[p["algorithm"] == 1].assign(algorithm=3, predicted=0.05)], ignore_index=True)
+    before, _ = sel.regret(predictions(), collective(), "max", default=False)
+    cells, summary = sel.regret(p, c, "max", default=False)
+    assert len(cells) == len(before) == 6  # no cell left out
+    c4 = cells.set_index(["P", "size"])
+    assert c4.loc[(4, 1), "measured_best"] == 3 and c4.loc[(4, 1), "algorithms"] == 4
+    # priced cheapest everywhere, it is picked only where it was measured
+    assert c4.loc[(4, 1), "predicted_best"] == 3 and (c4.drop(index=(4, 1))["predicted_best"] != 3).all()
+    m = summary.set_index("chooser").loc["model"]
+    assert m["cells"] == 6 and m["algorithms"] == 4 and m["complete_share"] == pytest.approx(1 / 6)
+
+
+def test_the_best_algorithm_map_of_an_operation_with_nothing_to_compare_says_so():
+    import matplotlib.pyplot as plt
+
+    from collat.selection.figures import best_algorithm_maps
+
+    cells, _ = sel.regret(predictions(), collective(), "max", default=True)
+    fig = best_algorithm_maps(cells, "reduce", ["core"], [{"id": 0, "name": "default"}])
+    assert "no cell" in fig.texts[0].get_text()
+    plt.close(fig)

@@ -135,11 +135,14 @@ def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
            f"(`{paths['unseen']}`);",
            "- *in-sample*: the fit on every cell (the hybrid mode returns the measurement at a measured cell, so "
            "its in-sample pick is the measured best);",
-           "- *picks the default*: the share of cells where the in-sample pick is OpenMPI's default.", "",
+           "- *picks the default*: the share of cells where the in-sample pick is OpenMPI's default;",
+           "- *cells, algorithms*: the cells scored in-sample (two forced algorithms or more measured there, each "
+           "pick made among those) and how many forced algorithms they hold, with the share of cells that "
+           "hold every one.", "",
            "| operation | mapping | target | unmeasured P: within 10 % | geomean regret | default within 10 % | "
            "default geomean regret | nearest measured P: within 10 % | unseen algorithm: within 10 % | "
-           "in-sample: within 10 % | picks the default |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
+           "in-sample: within 10 % | picks the default | cells, algorithms |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     r = regret.set_index(["operation", "mapping", "target", "chooser"])
     folds = unseen.groupby(["operation", "mapping", "target"])["within_10pct"].median() if len(unseen) else None
     sparse = (unseen_P.set_index(["operation", "mapping", "target"]) if unseen_P is not None and len(unseen_P)
@@ -153,8 +156,11 @@ def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
                     q.get("neighbour_within_10pct", np.nan)]
         else:
             cols = [np.nan] * 5
+        compared = (f"{int(m['cells'])}, {int(m['algorithms'])} ({m['complete_share']:.0%} all)"
+                    if {"cells", "algorithms", "complete_share"} <= set(m.index) else "")
         out.append(f"| {op} | {mapping} | {target} | {cols[0]:.2f} | {cols[1]:.3f} | {cols[2]:.2f} | {cols[3]:.3f} | "
-                   f"{cols[4]:.2f} | {fold:.2f} | {m['within_10pct']:.2f} | {m.get('default_share', np.nan):.2f} |")
+                   f"{cols[4]:.2f} | {fold:.2f} | {m['within_10pct']:.2f} | {m.get('default_share', np.nan):.2f} | "
+                   f"{compared} |")
     return out + [""]
 
 

@@ -3,11 +3,12 @@
 For every (operation, mapping, P, size) the model's pick is the modelled algorithm with the
 smallest prediction (mode ``selection.mode``, on the target scored), OpenMPI's default (algorithm
 0, priced through its fixed rules) included unless ``selection.default_candidate`` is off: a rules
-file that names 0 hands that cell back to the fixed rules. Where the data has every
-forced algorithm of the operation at that cell, the measured best is the one with the smallest
-measured latency (median over runs, flagged outliers left out), and the regret of a choice is its
-measured latency over the measured best: for the model (its pick among the measured algorithms)
-and for OpenMPI's default (algorithm 0, measured as such).
+file that names 0 hands that cell back to the fixed rules. Where the data has two forced
+algorithms or more at that cell, the measured best is the one of them with the smallest measured
+latency (median over runs, flagged outliers left out), and the regret of a choice is its measured
+latency over the measured best: for the model (its pick among the algorithms measured at that
+cell) and for OpenMPI's default (algorithm 0, measured as such). An algorithm measured at a few
+cells only competes at those cells: it never takes the other cells out of the score.
 
 The rules file (:mod:`collat.selection.rulesfile`) gives OpenMPI 4.1, per communicator and message size, the
 model's pick among every modelled algorithm, measured or not; :func:`regret` scores it too.
@@ -106,15 +107,24 @@ def measured_table(collective: pd.DataFrame, target: str = "avg") -> pd.DataFram
 
 
 def measured_best(measured: pd.DataFrame) -> pd.DataFrame:
-    """Per cell where every forced algorithm of the operation was measured: the fastest one."""
+    """Per cell where two forced algorithms or more were measured: the fastest of them
+    (``measured_best``, ``best_latency``) and how many were compared (``algorithms``)."""
     forced = measured[measured["algorithm"] > 0]
-    everything = forced.groupby("operation")["algorithm"].nunique()
-    # a cell's algorithms are a subset of its operation's: complete when there are as many
-    have = forced.groupby(CELL)["algorithm"].nunique().rename("have").reset_index()
-    complete = have[have["have"].to_numpy() == have["operation"].map(everything).to_numpy()][CELL]
-    f = forced.merge(complete, on=CELL).sort_values(CELL + ["measured", "algorithm"], kind="stable")
+    have = forced.groupby(CELL)["algorithm"].nunique().rename("algorithms").reset_index()
+    compared = have[have["algorithms"] >= 2]
+    f = forced.merge(compared, on=CELL).sort_values(CELL + ["measured", "algorithm"], kind="stable")
     best = f.drop_duplicates(CELL, keep="first")
     return best.rename(columns={"algorithm": "measured_best", "measured": "best_latency"}).reset_index(drop=True)
+
+
+def measured_candidates(predictions: pd.DataFrame, measured: pd.DataFrame, default: bool) -> pd.DataFrame:
+    """The rows of ``predictions`` whose (cell, algorithm) was measured as a forced algorithm, and
+    OpenMPI's default wherever ``default``: what a pick scored against the measured best may choose."""
+    forced = measured.loc[measured["algorithm"] > 0, CELL + ["algorithm"]]
+    keep = predictions.merge(forced, on=CELL + ["algorithm"], how="inner")
+    if default:
+        keep = pd.concat([keep, predictions[predictions["algorithm"] == 0]], ignore_index=True)
+    return keep
 
 
 def regret(predictions: pd.DataFrame, collective: pd.DataFrame, target: str = "avg",
@@ -122,21 +132,23 @@ def regret(predictions: pd.DataFrame, collective: pd.DataFrame, target: str = "a
     """(per-cell choices and regrets, summary per operation x mapping x chooser), the model's picks
     made by ``mode`` on its prediction of ``target``, the measured column scored.
 
-    Choosers: ``model`` (the model's pick among the algorithms that were measured, and the default
+    Choosers: ``model`` (the model's pick among the algorithms measured at the cell, and the default
     when ``default``), ``rules_file`` (its pick among every modelled algorithm: what the rules file
     tells OpenMPI; scored where that algorithm was measured, ``unmeasured_share`` says how often it
-    was not) and ``default``. The measured best is the best forced algorithm: OpenMPI's default can
-    beat it where it runs a shape no forced run of the data had (regret below 1).
+    was not) and ``default``. The measured best is the best forced algorithm measured at the cell:
+    OpenMPI's default can beat it where it runs a shape no forced run of the data had (regret below
+    1). Each summary row says how many cells it scored, how many algorithms were measured in them
+    (``algorithms``) and in what share of its cells all of them were (``complete_share``).
     """
     measured = measured_table(collective, target)
     best = measured_best(measured)
-    forced = measured[measured["algorithm"] > 0].groupby("operation")["algorithm"].unique()
-    pick = predicted_best(predictions, {op: list(ids) for op, ids in forced.items()}, mode, target, default)
+    candidates = measured_candidates(predictions, measured, default)
+    pick = predicted_best(candidates, None, mode, target, default)
     cells = best.merge(pick, on=CELL, how="inner")
     cells = cells.merge(predicted_best(predictions, None, mode, target, default)[CELL + ["predicted_best"]]
                         .rename(columns={"predicted_best": "file_pick"}), on=CELL, how="left")
     # the pick among the forced algorithms alone: what compares with the measured best (a forced one)
-    cells = cells.merge(predicted_best(predictions, {op: list(ids) for op, ids in forced.items()}, mode, target,
+    cells = cells.merge(predicted_best(measured_candidates(predictions, measured, False), None, mode, target,
                                        False)[CELL + ["predicted_best"]]
                         .rename(columns={"predicted_best": "forced_pick"}), on=CELL, how="left")
     lat = measured.set_index(CELL + ["algorithm"])["measured"]
@@ -149,13 +161,17 @@ def regret(predictions: pd.DataFrame, collective: pd.DataFrame, target: str = "a
         cells[f"regret_{chooser}"] = cells[f"{chooser}_latency"] / cells["best_latency"]
     rows = []
     picks = {"model": "predicted_best", "rules_file": "file_pick"}
+    forced = measured[measured["algorithm"] > 0]
     for (op, mapping), g in cells.groupby(["operation", "mapping"]):
+        algorithms = forced.merge(g[CELL], on=CELL)["algorithm"].nunique()
         for chooser in CHOOSERS:
             r = g[f"regret_{chooser}"].dropna()
             chose_default = (g[picks[chooser]] == 0).mean() if chooser in picks else 1.0
             within, geomean = _within_and_geomean(r)
             rows.append({"operation": op, "mapping": mapping, "chooser": chooser, "target": target, "mode": mode,
-                         "cells": len(r), "unmeasured_share": float(1 - len(r) / len(g)),
+                         "cells": len(r), "algorithms": algorithms,
+                         "complete_share": float((g["algorithms"] == algorithms).mean()),
+                         "unmeasured_share": float(1 - len(r) / len(g)),
                          "default_share": float(chose_default), "within_10pct": within, "geomean_regret": geomean,
                          "median_regret": float(r.median()) if len(r) else np.nan,
                          "max_regret": float(r.max()) if len(r) else np.nan})
@@ -189,7 +205,7 @@ def regret_unseen_algorithm(folds: pd.DataFrame, collective: pd.DataFrame, targe
                             model: str = "calibrated") -> pd.DataFrame:
     """The selection under the validation's unseen_algorithm split: in each fold the model was
     fitted without one algorithm and priced every algorithm of the operation; its pick among the
-    forced algorithms is scored against the measured best of the cells where all were measured.
+    algorithms measured at a cell is scored against their measured best, where two or more were.
 
     ``folds`` is results/model/validation_predictions.parquet. Per operation x mapping x left-out
     algorithm: cells, within_10pct, geomean_regret, left_out_best (cells where the left-out
@@ -206,7 +222,7 @@ def regret_unseen_algorithm(folds: pd.DataFrame, collective: pd.DataFrame, targe
     rows = []
     for fold, g in f.groupby("fold", sort=True):
         op, left_out = fold.split()[0], int(fold.split()[1])
-        pick = _ranked(g).drop_duplicates(CELL)
+        pick = _ranked(measured_candidates(g, measured, False)).drop_duplicates(CELL)
         cells = best.merge(pick[CELL + ["algorithm"]].rename(columns={"algorithm": "pick"}), on=CELL)
         cells["regret"] = _latency(lat, cells, cells["pick"]) / cells["best_latency"]
         for mapping, c in cells.groupby("mapping", sort=True):
@@ -265,7 +281,7 @@ def regret_sparse_P(folds: pd.DataFrame, collective: pd.DataFrame, target: str =
                     default: bool = True) -> pd.DataFrame:
     """The selection at communicator sizes nobody measured: the validation's sparse_P split, whose
     model saw every ``sparse_every``-th measured P only. At each test cell (operation, mapping, P,
-    size) where the fold priced every forced algorithm (and the default when ``default``), the pick
+    size) where the fold priced every forced algorithm measured there (and the default when ``default``), the pick
     is the smallest prediction; its regret is scored against the measured best forced algorithm,
     beside OpenMPI's default on the same cells and the pick of the measurements at the nearest other
     measured P (:func:`neighbour_picks`).
@@ -279,12 +295,15 @@ def regret_sparse_P(folds: pd.DataFrame, collective: pd.DataFrame, target: str =
         return pd.DataFrame(columns=SPARSE_COLUMNS)
     measured = measured_table(collective, target)
     best = measured_best(measured)
-    forced = measured[measured["algorithm"] > 0].groupby("operation")["algorithm"].nunique()
-    priced = f[f["algorithm"] > 0].groupby(CELL)["algorithm"].nunique().rename("priced").reset_index()
-    complete = priced[priced["priced"].to_numpy() == forced.reindex(priced["operation"]).to_numpy()][CELL]
+    # the fold must have priced every algorithm measured at the cell (and the default when asked)
+    candidates = measured_candidates(f, measured, default)
+    wanted = measured[measured["algorithm"] > 0].groupby(CELL)["algorithm"].nunique().rename("wanted")
+    priced = candidates[candidates["algorithm"] > 0].groupby(CELL)["algorithm"].nunique().rename("priced")
+    both = pd.concat([wanted, priced], axis=1, join="inner").reset_index()
+    complete = both.loc[both["wanted"] == both["priced"], CELL]
     if default:
         complete = complete.merge(f.loc[f["algorithm"] == 0, CELL], on=CELL)
-    pick = (_ranked(f.merge(complete, on=CELL))
+    pick = (_ranked(candidates.merge(complete, on=CELL))
             .drop_duplicates(CELL)[CELL + ["algorithm"]].rename(columns={"algorithm": "pick"}))
     cells = best.merge(pick, on=CELL)
     lat = measured.set_index(CELL + ["algorithm"])["measured"]

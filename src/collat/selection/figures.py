@@ -12,7 +12,8 @@ from collat.figures.style import edges, p_ticks
 def best_algorithm_maps(cells: pd.DataFrame, operation: str, mappings: list[str], algorithms: list[dict]):
     """Best algorithm over (P, size): the model's pick among the forced algorithms (``forced_pick``)
     beside the measured best forced algorithm, one row per mapping, so that the two columns choose
-    among the same algorithms; cells where not every algorithm was measured are blank. How often the
+    among the same algorithms (those measured at the cell); cells where fewer than two were measured
+    are blank. How often the
     model would hand a cell to OpenMPI's default instead is in each left title. Colours: matplotlib's
     tab10, one clearly distinct colour per algorithm (this job, the run's last, does not import
     seaborn and the scipy.stats it loads: a second)."""
@@ -21,6 +22,11 @@ def best_algorithm_maps(cells: pd.DataFrame, operation: str, mappings: list[str]
     c = cells[cells["operation"] == operation]
     pick = "forced_pick" if "forced_pick" in c else "predicted_best"
     ids = sorted({a["id"] for a in algorithms} & (set(c["measured_best"]) | set(c[pick])))
+    if not ids:  # nothing to compare: say so instead of an empty map
+        fig = plt.figure(figsize=(6, 1.2))
+        fig.text(0.5, 0.5, f"MPI_{operation.capitalize()}: no cell where two forced algorithms were measured",
+                 ha="center", va="center")
+        return fig
     picked_by = (f"{c['mode'].iloc[0]} mode, its {c['target'].iloc[0]} prediction"
                  if {"mode", "target"} <= set(c.columns) and len(c) else "the model")
     tab10 = plt.get_cmap("tab10").colors
@@ -55,7 +61,7 @@ def best_algorithm_maps(cells: pd.DataFrame, operation: str, mappings: list[str]
     from matplotlib.patches import Patch
 
     handles = [Patch(color=colours[code[a]]) for a in ids] + [Patch(facecolor="white", edgecolor="grey")]
-    labels = [names.get(a, str(a)) for a in ids] + ["not every forced algorithm measured (not scored)"]
+    labels = [names.get(a, str(a)) for a in ids] + ["fewer than two forced algorithms measured (not scored)"]
     fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 4), fontsize=8)
     fig.suptitle(f"MPI_{operation.capitalize()}: fastest algorithm over (P, size)", fontsize=10)
     return fig
