@@ -101,3 +101,18 @@ def test_single_size_channel_is_a_clear_error():
     with pytest.raises(InputError, match=r"latency-node.out: expected point-to-point latencies of channel 'node' "
                                          r"at two message sizes at least.*found 'only 2 B'"):
         fit_hockney(t, ["node"])
+
+
+def test_a_negative_alpha_is_held_at_zero_and_flagged():
+    """Above a protocol switch a free line can cross zero below its sizes (alpha < 0: a latency
+    below zero). By default it is fitted again through the origin, weighted alike, and flagged;
+    the study's own fit (nonnegative=False) keeps the free line."""
+    sizes = np.array([2**k for k in range(18, 23)], dtype=float)
+    lat = -4.0 + 1.3e-4 * sizes  # 30 us at 256 KiB, a free intercept of -4 us
+    d = pd.DataFrame({"channel": "core", "size": sizes.astype(int), "avg": lat, "outlier": False})
+    held = fit_hockney(d, ["core"], [], weighting="none").iloc[0]
+    assert held["alpha_at_bound"] and held["alpha_us"] == 0.0 and held["alpha_se"] == 0.0
+    assert held["beta_us_per_byte"] == pytest.approx(np.sum(sizes * lat) / np.sum(sizes ** 2))  # through the origin
+    free = fit_hockney(d, ["core"], [], weighting="none", nonnegative=False).iloc[0]
+    assert not free["alpha_at_bound"] and free["alpha_us"] == pytest.approx(-4.0)
+    assert not fit_hockney(synthetic_pt2pt(), ["core"], [131072]).loc[:, "alpha_at_bound"].any()

@@ -14,7 +14,11 @@ if fits.empty:
     raise ValueError(f"{snakemake.input[0]}: no point-to-point latency rows for the channels {snakemake.params.channels}")
 atomic_write(snakemake.output.csv, lambda tmp: fits.to_csv(tmp, index=False))
 atomic_write(snakemake.output.parquet, lambda tmp: fits.to_parquet(tmp, index=False))
-study = fit_hockney(pt2pt, snakemake.params.channels, opt["breaks"], weighting=snakemake.params.study_weighting)
+for _, r in fits[fits["alpha_at_bound"]].iterrows():
+    log.warning("channel %s, %d-%d B: the free line's latency alpha was negative; held at 0 (alpha_at_bound)",
+                r["channel"], r["size_min"], r["size_max"])
+study = fit_hockney(pt2pt, snakemake.params.channels, opt["breaks"], weighting=snakemake.params.study_weighting,
+                    nonnegative=False)  # as the study ran it
 atomic_write(snakemake.output.study, lambda tmp: study.to_parquet(tmp, index=False))
 q = q_ratios(fits, pt2pt["size"].unique())
 atomic_write(snakemake.output.q, lambda tmp: q.to_parquet(tmp, index=False))

@@ -63,12 +63,15 @@ def hockney_fits(pt2pt: pd.DataFrame, fits: pd.DataFrame):
     fig.suptitle("Hockney model T = α + β·m per channel and regime (β: time per byte; 1/β: bandwidth; dotted: "
                  "regime breaks; each line drawn over its regime's sizes)"
                  + ("\nα < 0: the regime's line crosses zero below its sizes; it is an intercept there, not a latency"
-                    if (fits["alpha_us"] < 0).any() else ""), fontsize=10)
+                    if (fits["alpha_us"] < 0).any() else "")
+                 + ("\nheld at 0: the free line's α was negative, so the line was fitted through the origin"
+                    if fits.get("alpha_at_bound", pd.Series(False)).any() else ""), fontsize=10)
     return fig
 
 
 def _regime_label(r) -> str:
     """One regime's line in words: its sizes, α and bandwidth 1/β; a negative α is named as what it is."""
     sizes = f"{bytes_label(r['size_min'])}-{bytes_label(r['size_max'])}"
-    alpha = f"α = {r['alpha_us']:.2f} µs" + (" (< 0)" if r["alpha_us"] < 0 else "")
+    alpha = f"α = {r['alpha_us']:.2f} µs" + (" (< 0)" if r["alpha_us"] < 0 else
+                                             " (held at 0)" if r.get("alpha_at_bound", False) else "")
     return f"{sizes}: {alpha}, 1/β = {r['bandwidth_GBps']:.1f} GB/s"

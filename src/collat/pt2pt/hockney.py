@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 FIT_COLUMNS = ["channel", "regime", "size_min", "size_max", "alpha_us", "alpha_se", "beta_us_per_byte",
-               "beta_se", "bandwidth_GBps", "r2", "n"]
+               "beta_se", "bandwidth_GBps", "r2", "n", "alpha_at_bound"]
 
 
 def ols_line(x: np.ndarray, y: np.ndarray, relative: bool = False) -> dict:
@@ -39,23 +39,45 @@ def ols_line(x: np.ndarray, y: np.ndarray, relative: bool = False) -> dict:
     return {"a": float(a), "b": float(b), "a_se": float(sa), "b_se": float(sb), "r2": r2, "n": int(len(x))}
 
 
+def origin_line(x: np.ndarray, y: np.ndarray, relative: bool = False) -> dict:
+    """Least squares of y = b x (the intercept held at 0), with the same weights and outputs as
+    :func:`ols_line` (``a`` = 0 and its standard error 0: it sits at its bound)."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    w = 1.0 / np.maximum(y, 1e-12) ** 2 if relative else np.ones_like(y)
+    b = float(np.sum(w * x * y) / np.sum(w * x * x))
+    dof = max(len(x) - 1, 1)
+    sb = float(np.sqrt(np.sum(w * (y - b * x) ** 2) / dof / np.sum(w * x * x)))
+    pred = b * x
+    r2 = float(1 - np.sum((y - pred) ** 2) / np.sum((y - y.mean()) ** 2)) if np.var(y) > 0 else 1.0
+    return {"a": 0.0, "b": b, "a_se": 0.0, "b_se": sb, "r2": r2, "n": int(len(x))}
+
+
 def regimes(sizes: np.ndarray, breaks: list[int]) -> np.ndarray:
     """Regime index of each size: the number of breaks strictly below it."""
     return np.searchsorted(np.sort(np.asarray(breaks)), np.asarray(sizes), side="left")
 
 
-def fit_channel(size: np.ndarray, latency: np.ndarray, breaks: list[int], relative: bool = False) -> list[dict]:
-    """Hockney fit (study eq. 5) of one channel, one OLS line per regime."""
+def fit_channel(size: np.ndarray, latency: np.ndarray, breaks: list[int], relative: bool = False,
+                nonnegative: bool = True) -> list[dict]:
+    """Hockney fit (study eq. 5) of one channel, one least-squares line per regime. With
+    ``nonnegative`` a regime whose free line has a negative α (a latency below zero: the line of a
+    regime above a protocol switch crosses zero below its sizes) is fitted again with α held at 0,
+    and flagged (``alpha_at_bound``)."""
     size = np.asarray(size)
     reg = regimes(size, breaks)
     rows = []
     for r in np.unique(reg):
         sel = reg == r
         f = ols_line(size[sel], latency[sel], relative)
+        at_bound = nonnegative and f["a"] < 0
+        if at_bound:
+            f = origin_line(size[sel], latency[sel], relative)
         rows.append({
             "regime": int(r), "size_min": int(size[sel].min()), "size_max": int(size[sel].max()),
             "alpha_us": f["a"], "alpha_se": f["a_se"], "beta_us_per_byte": f["b"], "beta_se": f["b_se"],
             "bandwidth_GBps": 1e-3 / f["b"] if f["b"] > 0 else np.nan, "r2": f["r2"], "n": f["n"],
+            "alpha_at_bound": bool(at_bound),
         })
     return rows
 
@@ -96,11 +118,13 @@ def detect_breaks(size: np.ndarray, latency: np.ndarray, max_breaks: int, min_po
 
 def fit_hockney(pt2pt: pd.DataFrame, channels: list[str], breaks: list[int] | None = None,
                 detect: bool = False, max_breaks: int = 2, min_points: int = 3,
-                weighting: str = "relative") -> pd.DataFrame:
+                weighting: str = "relative", nonnegative: bool = True) -> pd.DataFrame:
     """Hockney fits of every channel from the tidy point-to-point table (outliers left out).
 
     ``r2`` is the ordinary (unweighted) R^2 of the line on the regime's points.
-    ``weighting`` is ``relative`` (WLS, 1/T^2) or ``none`` (the study's OLS).
+    ``weighting`` is ``relative`` (WLS, 1/T^2) or ``none`` (the study's OLS); ``nonnegative``
+    holds a negative α at 0 and flags it (:func:`fit_channel`; off for the study's own fit, which
+    the paper mode reproduces as the study ran it).
     """
     data = pt2pt[~pt2pt["outlier"] & pt2pt["avg"].notna()]
     rows = []
@@ -118,7 +142,7 @@ def fit_hockney(pt2pt: pd.DataFrame, channels: list[str], breaks: list[int] | No
                              "at least, for a Hockney line", f"only {int(size[0])} B")
         brk = detect_breaks(size, lat, max_breaks, min_points) if detect else list(breaks or [])
         brk = [b for b in brk if size.min() <= b < size.max()]
-        for row in fit_channel(size, lat, brk, relative=weighting == "relative"):
+        for row in fit_channel(size, lat, brk, relative=weighting == "relative", nonnegative=nonnegative):
             rows.append({"channel": channel, **row})
     return pd.DataFrame(rows, columns=FIT_COLUMNS)
 
