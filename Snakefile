@@ -7,6 +7,7 @@ from pathlib import Path
 
 from snakemake.utils import min_version
 
+from collat.config.defaults import complete
 from collat.config.schema import ConfigSchemaError, validate_config
 
 min_version("9.0")
@@ -25,6 +26,11 @@ try:
                     ", ".join(map(str, workflow.overwrite_configfiles or ["config/config.yaml"])))
 except ConfigSchemaError as exc:
     sys.exit(f"{exc}")  # the one line, last: no traceback for a user's mistake
+# what the config left out and the package (the MPI version's facts) or the machine knows
+try:
+    complete(config)
+except ValueError as exc:
+    sys.exit(f"{exc}")
 
 
 include: "workflow/rules/common.smk"

@@ -34,7 +34,10 @@ needs_samples = pytest.mark.skipif(not RAW_SAMPLES.is_dir(),
 
 
 def load_config() -> dict:
-    return yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    """The study's config with what it leaves to the package filled in, as the workflow does."""
+    from collat.config.defaults import complete
+
+    return complete(yaml.safe_load((REPO / "config" / "config.yaml").read_text()))
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,69 @@
+"""What a config may leave out because the package or the machine description knows it.
+
+Applied once, after the schema has filled its own defaults (:func:`collat.config.schema.validate_config`):
+
+* ``algorithms``, ``model.openmpi.trees`` and ``model.openmpi.default_rules``: facts of the MPI
+  version (``model.openmpi.version``), kept in the package (``collat/model/shapes/openmpi-<version>.yaml``);
+  a config that lists fewer algorithms gets the trees of those only;
+* ``channels``: the channels the machine has (:func:`machine_channels`).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+FACTS_DIR = Path(__file__).resolve().parents[1] / "model" / "shapes"
+
+
+@lru_cache(maxsize=None)
+def _facts_text(version: str) -> str:
+    path = FACTS_DIR / f"openmpi-{version}.yaml"
+    if not path.is_file():
+        known = sorted(p.stem.removeprefix("openmpi-") for p in FACTS_DIR.glob("openmpi-*.yaml"))
+        raise ValueError(f"model.openmpi.version: found {version!r}, expected one of {known}")
+    return path.read_text()
+
+
+def openmpi_facts(version: str = "4.1") -> dict:
+    """OpenMPI's algorithm numbers and names, the shape each runs and its fixed decision rules (a
+    fresh copy: the caller may change it)."""
+    import yaml
+
+    return yaml.safe_load(_facts_text(version))
+
+
+def machine_channels(machine: dict) -> list[str]:
+    """The channels two ranks of this machine can talk over, fastest first: ``cache`` (one L3 shared
+    by several cores), ``core`` (one socket, another L3), ``socket`` (one node, another socket),
+    ``node``."""
+    l3, per_socket = int(machine["cores_per_l3"]), int(machine["cores_per_socket"])
+    channels = []
+    if l3 > 1:
+        channels.append("cache")
+    if per_socket > l3:
+        channels.append("core")
+    if int(machine["sockets_per_node"]) > 1:
+        channels.append("socket")
+    if int(machine["nodes"]) > 1:
+        channels.append("node")
+    return channels
+
+
+def complete(config: dict) -> dict:
+    """Fill, in place, what the config left out and the package or the machine knows (see the
+    module's docstring); returns the config."""
+    openmpi = config.setdefault("model", {}).setdefault("openmpi", {})
+    facts = None
+    if config.get("algorithms") is None or openmpi.get("trees") is None or openmpi.get("default_rules") is None:
+        facts = openmpi_facts(str(openmpi.get("version", "4.1")))
+    if config.get("algorithms") is None:
+        config["algorithms"] = facts["algorithms"]
+    if openmpi.get("trees") is None:
+        ids = {(op, int(a["id"])) for op, entries in config["algorithms"].items() for a in entries}
+        openmpi["trees"] = [t for t in facts["trees"] if (t["operation"], int(t["algorithm"])) in ids]
+    if openmpi.get("default_rules") is None:
+        openmpi["default_rules"] = facts["default_rules"]
+    if config.get("channels") is None and "machine" in config:
+        config["channels"] = machine_channels(config["machine"])
+    return config

@@ -1,0 +1,41 @@
+"""What a config may leave out: the MPI version's facts from the package, the channels from the machine."""
+
+import pytest
+
+from collat.config.defaults import complete, machine_channels, openmpi_facts
+
+EPYC = {"nodes": 2, "sockets_per_node": 2, "cores_per_socket": 64, "cores_per_l3": 4}
+
+
+def test_the_channels_a_machine_has():
+    assert machine_channels(EPYC) == ["cache", "core", "socket", "node"]
+    # one node, one socket, one L3 for every 16 cores: ranks share the L3 or nothing else
+    assert machine_channels({"nodes": 1, "sockets_per_node": 1, "cores_per_socket": 16, "cores_per_l3": 16}) == \
+        ["cache"]
+    # a socket per L3 of one core each, two nodes
+    assert machine_channels({"nodes": 2, "sockets_per_node": 2, "cores_per_socket": 12, "cores_per_l3": 1}) == \
+        ["core", "socket", "node"]
+
+
+def test_a_config_without_the_mpi_facts_gets_openmpi_4_1s():
+    config = complete({"machine": EPYC, "model": {"openmpi": {"nbft_target": "max"}}})
+    facts = openmpi_facts("4.1")
+    assert config["algorithms"] == facts["algorithms"] and len(config["algorithms"]["bcast"]) == 10
+    assert config["model"]["openmpi"]["trees"] == facts["trees"]
+    assert config["model"]["openmpi"]["default_rules"]["reduce"][0] == \
+        {"P_below": 4, "sizes": [[8, 7], [16, 4], [32, 3], [262144, 1], [524288, 3], [1048576, 2], [None, 3]]}
+    assert config["channels"] == ["cache", "core", "socket", "node"]
+
+
+def test_fewer_algorithms_get_the_trees_of_those_only_and_a_stated_fact_stays():
+    algorithms = {"bcast": [{"id": 0, "name": "default"}, {"id": 6, "name": "binomial"}],
+                  "reduce": [{"id": 0, "name": "default"}]}
+    config = complete({"machine": EPYC, "channels": ["core"], "algorithms": algorithms,
+                       "model": {"openmpi": {"default_rules": {}}}})
+    assert config["model"]["openmpi"]["trees"] == [{"operation": "bcast", "algorithm": 6, "tree": "binomial"}]
+    assert config["model"]["openmpi"]["default_rules"] == {} and config["channels"] == ["core"]
+
+
+def test_an_unknown_version_names_the_known_ones():
+    with pytest.raises(ValueError, match=r"model.openmpi.version: found '3.0', expected one of \['4.1'\]"):
+        complete({"machine": EPYC, "model": {"openmpi": {"version": "3.0"}}})
