@@ -7,7 +7,7 @@ from pathlib import Path
 
 from snakemake.utils import min_version
 
-from collat.config.defaults import complete
+from collat.config.defaults import complete, left_out_stages
 from collat.config.schema import ConfigSchemaError, validate_config
 
 min_version("9.0")
@@ -31,6 +31,8 @@ try:
     complete(config)
 except ValueError as exc:
     sys.exit(f"{exc}")
+for note in left_out_stages(config):
+    print(note, file=sys.stderr)
 
 
 include: "workflow/rules/common.smk"

@@ -117,6 +117,11 @@ def what_if_hybrid_input(wildcards):
     return {**hybrid_input(wildcards), "predictions": "results/model/predictions.parquet"}
 
 
+def crossover_summary_input(wildcards):
+    """The partitioned stage's break-even sizes, for the summary, when that stage runs."""
+    return {"crossover": "results/partitioned/crossover.csv"} if "partitioned" in config["stages"] else {}
+
+
 def selection_summary_input(wildcards):
     """The selection stage's regret tables, for the summary, when that stage runs."""
     if "selection" not in config["stages"]:

@@ -28,11 +28,11 @@ rule evaluate_tables:
 rule evaluate_summary:
     input:
         unpack(selection_summary_input),
+        unpack(crossover_summary_input),
         hockney="results/pt2pt/hockney.csv",
         model="results/model/scores.csv",
         regression="results/regression/scores.csv",
         tables=expand("results/tables/table{n}.csv", n=TABLE_NUMBERS),
-        crossover="results/partitioned/crossover.csv",
         validation="results/model/validation.csv",
         noise_floor="results/model/noise_floor.csv",
         nbft_fits="results/nbft/fits.csv",

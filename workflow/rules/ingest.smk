@@ -103,6 +103,7 @@ rule tidy:
         raw_dir=RAW["dir"],
         raw_glob=RAW["glob"],
         raw_logs=raw_logs(),
+        stages=config["stages"],
     log:
         "logs/ingest/tidy.log",
     benchmark:

@@ -11,8 +11,12 @@ from collat.ingest.tidy import atomic_write
 log = setup_log(snakemake.log)
 i = snakemake.input
 paths = {"hockney": i.hockney, "model_scores": i.model, "regression_scores": i.regression,
-         "tables": "results/tables/", "crossover": i.crossover, "validation": i.validation, "nbft_fits": i.nbft_fits,
+         "tables": "results/tables/", "validation": i.validation, "nbft_fits": i.nbft_fits,
          "noise_floor": i.noise_floor}
+crossover = None
+if "crossover" in i.keys():  # the partitioned stage runs
+    paths["crossover"] = i.crossover
+    crossover = pd.read_csv(i.crossover)
 selection = None
 if "regret" in i.keys():
     paths.update(regret=i.regret, unseen=i.unseen, unseen_P=i.unseen_P)
@@ -20,7 +24,7 @@ if "regret" in i.keys():
 what_if = {Path(f).stem: pd.read_parquet(f) for f in i.what_if}
 paths["what_if"] = {Path(f).stem: f for f in i.what_if}
 text = summary_markdown(pd.read_csv(i.hockney), pd.read_csv(i.model), pd.read_csv(i.regression),
-                        [pd.read_csv(t) for t in i.tables], pd.read_csv(i.crossover), paths,
+                        [pd.read_csv(t) for t in i.tables], crossover, paths,
                         snakemake.params.size, snakemake.params.setting, pd.read_csv(i.validation), selection,
                         pd.read_csv(i.nbft_fits), what_if, pd.read_csv(i.noise_floor, dtype={"nodes": str}),
                         figure_setting=snakemake.params.figure)

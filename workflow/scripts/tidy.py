@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 from collat import InputError
-from collat.ingest.read import check_channels_measured, check_measured_targets, merge_files
+from collat.ingest.read import check_channels_measured, check_measured_targets, check_stages_have_data, merge_files
 from collat.ingest.metadata import check_manifest_files
 from collat.runner import setup_log
 from collat.ingest.tidy import atomic_write
@@ -21,6 +21,7 @@ for path in snakemake.input.parts:
     parts.append((quality["table"], path, quality))
 outputs = {name: snakemake.output[name] for name in ("pt2pt", "nbft", "collective")}
 # what the stages that run need of the logs, before anything is written
+check_stages_have_data(parts, snakemake.params.stages, snakemake.params.raw_dir)
 for note in check_measured_targets(parts, snakemake.params.asks):
     log.warning("%s", note)
 check_channels_measured(parts, snakemake.params.channels)

@@ -5,7 +5,11 @@ Applied once, after the schema has filled its own defaults (:func:`collat.config
 * ``algorithms``, ``model.openmpi.trees`` and ``model.openmpi.default_rules``: facts of the MPI
   version (``model.openmpi.version``), kept in the package (``collat/model/shapes/openmpi-<version>.yaml``);
   a config that lists fewer algorithms gets the trees of those only;
-* ``channels``: the channels the machine has (:func:`machine_channels`).
+* ``channels``: the channels the machine has (:func:`machine_channels`);
+* ``partitioned.channels``: every channel; ``partitioned.figure.workload``: the first workload.
+
+:func:`left_out_stages` then takes out of ``stages`` a stage whose inputs the config lacks, each
+with the line that says why.
 """
 
 from __future__ import annotations
@@ -66,4 +70,28 @@ def complete(config: dict) -> dict:
         openmpi["default_rules"] = facts["default_rules"]
     if config.get("channels") is None and "machine" in config:
         config["channels"] = machine_channels(config["machine"])
+    part = config.get("partitioned")
+    if part is not None:
+        if part.get("channels") is None:
+            part["channels"] = list(config.get("channels") or [])
+        figure = part.get("figure")
+        if figure is not None and figure.get("workload") is None and part.get("workloads"):
+            figure["workload"] = next(iter(part["workloads"]))
+        evaluate = config.get("evaluate")
+        if evaluate is not None and evaluate.get("summary_crossover") is None and figure and figure.get("workload"):
+            evaluate["summary_crossover"] = {"threads": figure["threads"], "theta": min(figure["thetas"]),
+                                             "delay": figure["workload"], "note": "the figures' setting"}
     return config
+
+
+def left_out_stages(config: dict) -> list[str]:
+    """Take out of ``config["stages"]`` (in place) each stage whose inputs the config lacks; one line
+    per stage left out, saying why."""
+    notes = []
+    stages = config.get("stages", [])
+    part = config.get("partitioned") or {}
+    if "partitioned" in stages and not part.get("workloads"):
+        notes.append("stage partitioned left out: partitioned.workloads names no delay model (e.g. "
+                     "{gamma100: {gamma: 100}}, a fixed delay of 100 us/MB)")
+        stages.remove("partitioned")
+    return notes

@@ -141,7 +141,11 @@ def check(config: dict) -> None:
         if part["figure"]["workload"] not in workloads:
             raise ConfigError("partitioned.figure.workload", part["figure"]["workload"],
                               f"one of partitioned.workloads {sorted(workloads)}")
-        delay = config.get("evaluate", {}).get("summary_crossover", {}).get("delay")
+        delay = (config.get("evaluate", {}).get("summary_crossover") or {}).get("delay")
+        for name, w in workloads.items():
+            if "ai" in w and not part.get("cpu"):
+                raise ConfigError(f"partitioned.workloads.{name}", w, "a delay rate gamma, or partitioned.cpu "
+                                  "(frequency_GHz, flops_per_cycle) for a workload given by ai, ci, delta, eps")
         if delay is not None and "evaluate" in stages and delay not in workloads:
             raise ConfigError("evaluate.summary_crossover.delay", delay,
                               f"one of partitioned.workloads {sorted(workloads)}")

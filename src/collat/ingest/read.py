@@ -557,6 +557,27 @@ def check_measured_targets(parts: list[tuple[str, str, dict]], asks: dict[str, d
     return notes
 
 
+# the tidy table each stage cannot run without (the nbft stage assumes lines where nothing was measured)
+STAGE_NEEDS = {"model": "collective", "regression": "collective", "evaluate": "collective", "figures": "collective",
+               "selection": "collective", "pt2pt": "pt2pt", "partitioned": "pt2pt"}
+TABLE_BENCHMARKS = {"pt2pt": "osu_latency", "nbft": "flat-tree osu_bcast/osu_reduce", "collective": "osu_bcast/osu_reduce"}
+
+
+def check_stages_have_data(parts: list[tuple[str, str, dict]], stages: list[str], where: str) -> None:
+    """Every stage of ``stages`` has rows of the table it needs among the ingested ``parts`` (table,
+    path, quality record); else one line naming the stages that lack them and the stages that can run."""
+    rows = {}
+    for table, _, quality in parts:
+        rows[table] = rows.get(table, 0) + int(quality.get("rows", 0) or 0)
+    lacking = {s: STAGE_NEEDS[s] for s in stages if s in STAGE_NEEDS and not rows.get(STAGE_NEEDS[s])}
+    if lacking:
+        tables = sorted(set(lacking.values()))
+        can = [s for s in stages if s not in lacking]
+        raise InputError(where, None, f"{' and '.join(TABLE_BENCHMARKS[t] for t in tables)} logs for the stages "
+                         f"{', '.join(lacking)} (or leave them out: stages: [{', '.join(can)}])",
+                         f"no {' or '.join(tables)} rows in {len(parts)} input file(s)")
+
+
 def check_channels_measured(parts: list[tuple[str, str, dict]], needed: dict[str, str]) -> None:
     """The point-to-point parts measure every channel in ``needed`` (channel -> a pair of ranks that
     talks over it: :func:`collat.config.settings.needed_channels`); else one line naming the channel, the
