@@ -474,3 +474,32 @@ def test_with_skip_a_file_without_a_readable_run_is_passed_over_with_its_reason(
     table, _, _ = ingest_raw_log(tmp_path / "bcast-core-0-8.txt", "bcast-core-0-8.txt",
                                  ["{operation}-{mapping}-{algorithm}-{P}.txt"], None, vocab, on_bad_run="skip")
     assert table == "collective"
+
+
+TABS = REPO / "tests" / "fixtures" / "tables" / "collectives_tabs.tsv"
+
+
+@pytest.mark.parametrize("delimiter,convert", [("auto", lambda t: t), ("\t", lambda t: t),
+                                               ("auto", lambda t: t.replace("Avg Latency(us)", "Avg_Latency")
+                                                .replace("\t", "   ")),
+                                               ("whitespace", lambda t: t.replace("Avg Latency(us)", "Avg_Latency")
+                                                .replace("\t", " \t "))])
+def test_a_table_with_tabs_comments_and_another_collective_keeps_every_repetition(tmp_path, delimiter, convert):
+    """Tab- or space-separated, '#' comment rows, a scatter row the row filter passes over: the four
+    bcast rows stay four rows (two repetitions of each size: runs 0 and 1), none collapsed, and a
+    bad cell still names its line in the file."""
+    from collat.ingest.read import from_table_csv
+
+    path = tmp_path / "t.tsv"
+    path.write_text(convert(TABS.read_text()))
+    latency = "Avg_Latency" if "Avg_Latency" in path.read_text() else "Avg Latency(us)"
+    source = awk_source(columns={"Algorithm": "algorithm", "Allocation": "mapping", "Processes": "P",
+                                 "MessageSize": "size", latency: "avg"},
+                        delimiter=delimiter, where={"collective": ["bcast"]})
+    df, quality = from_table_csv(path, source, vocab(), "t.tsv")
+    assert len(df) == 4 and quality["duplicates_collapsed"] == 0 and quality["skipped_lines"] == 1
+    assert df.sort_values(["size", "run"])[["size", "run", "avg"]].values.tolist() == \
+        [[1, 0, 1.5], [1, 1, 1.5], [2, 0, 1.6], [2, 1, 1.7]]
+    path.write_text(path.read_text().replace("1.70", "fast"))
+    with pytest.raises(InputError, match=r"t.tsv, line 8: expected a non-negative number"):
+        from_table_csv(path, source, vocab(), "t.tsv")

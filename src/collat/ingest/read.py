@@ -7,7 +7,7 @@ frame and a quality record for ``results/tidy/quality.csv``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -24,17 +24,23 @@ KEYS = {
 }
 
 
-def finalise(df: pd.DataFrame, table: str, source: str, run_given: bool) -> tuple[pd.DataFrame, int]:
-    """Collapse exact duplicate rows, number runs in file order, conform to the table.
+def finalise(df: pd.DataFrame, table: str, source: str, run_given: bool,
+             collapse: bool = True) -> tuple[pd.DataFrame, int]:
+    """Collapse exact duplicate rows (with ``collapse``: the study's published files repeat whole
+    blocks byte for byte), number runs in file order, conform to the table.
 
     Returns the frame and the number of rows collapsed away.
     """
-    measured = [c for c in df.columns if c not in ("line",)]
-    grouped = df.groupby(measured, sort=False, dropna=False)
-    copies = grouped["line"].transform("size")
-    first = ~df.duplicated(measured, keep="first")
-    out = df[first].copy()
-    out["copies"] = copies[first].astype("int64")
+    if collapse:
+        measured = [c for c in df.columns if c not in ("line",)]
+        grouped = df.groupby(measured, sort=False, dropna=False)
+        copies = grouped["line"].transform("size")
+        first = ~df.duplicated(measured, keep="first")
+        out = df[first].copy()
+        out["copies"] = copies[first].astype("int64")
+    else:  # every row of the input stays a row: a repetition is data
+        out = df.copy()
+        out["copies"] = np.ones(len(out), dtype="int64")
     collapsed = int(len(df) - len(out))
     for key in KEYS[table]:
         if key not in out:
@@ -275,6 +281,23 @@ def from_published_csv(path, table: str, meta: dict, vocab: Vocabulary, source: 
 TEXT_KEYS = ("operation", "mapping", "channel", "mpi")
 
 
+DELIMITERS = {",": ",", "\t": "\t", ";": ";", "whitespace": r"\s+"}
+
+
+def _delimiter(header: str, option: str, path) -> str:
+    """The separator of a table's cells: ``option`` (config ``data.tables[i].delimiter``), or with
+    ``auto`` the first of a tab, a comma and a semicolon the header line holds, else runs of spaces."""
+    if option != "auto":
+        return DELIMITERS[option]
+    for sep in ("\t", ",", ";"):
+        if sep in header:
+            return sep
+    if len(header.split()) > 1:
+        return DELIMITERS["whitespace"]
+    raise InputError(path, None, "a header line of several column names (separated by tabs, commas, semicolons or "
+                     "spaces)", header.strip())
+
+
 @dataclass(frozen=True)
 class TableSource:
     """Config ``data.tables[i]``: CSV files of processed results (one row per measurement) with the
@@ -286,32 +309,51 @@ class TableSource:
     columns: dict  # CSV column -> tidy key
     values: dict  # tidy key -> {text in the file: value}
     metadata: dict  # tidy key -> value of every row
+    delimiter: str = "auto"  # ",", "\t", ";", "whitespace" or auto
+    comment: str | None = "#"  # a line starting with it is a comment
+    where: dict = field(default_factory=dict)  # column -> the texts a kept row holds there
 
     @classmethod
     def from_config(cls, entry: dict, index: int) -> "TableSource":
         return cls(f"data.tables[{index}]", entry["table"], dict(entry["columns"]),
                    {k: {str(t): v for t, v in m.items()} for k, m in entry.get("values", {}).items()},
-                   dict(entry.get("metadata", {})))
+                   dict(entry.get("metadata", {})), entry.get("delimiter", "auto"), entry.get("comment", "#"),
+                   {c: [str(v) for v in vs] for c, vs in entry.get("where", {}).items()})
 
 
 def from_table_csv(path, source: TableSource, vocab: Vocabulary, name: str) -> tuple[pd.DataFrame, dict]:
-    """Read a CSV of processed results (``source`` says how) into the tidy schema; every bad cell is an
-    error naming the file, its line and what was expected (the config key that says so)."""
+    """Read a table of processed results (``source`` says how: its columns, values, delimiter,
+    comment lines and row filter) into the tidy schema. Every row stays a row (repetitions are
+    data); every bad cell is an error naming the file, its line and what was expected (the config
+    key that says so)."""
+    import io
+
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        numbered = [(n, line) for n, line in enumerate(fh, start=1)
+                    if line.strip() and not (source.comment and line.lstrip().startswith(source.comment))]
+    if not numbered:
+        raise InputError(path, 1, "a header line naming the columns", "an empty file")
+    sep = _delimiter(numbered[0][1], source.delimiter, path)
     try:
-        raw = pd.read_csv(path, dtype=str, keep_default_na=False, skip_blank_lines=False, skipinitialspace=True)
-    except pd.errors.EmptyDataError:
-        raise InputError(path, 1, "a header line naming the columns", "an empty file") from None
+        raw = pd.read_csv(io.StringIO("".join(line for _, line in numbered)), sep=sep, dtype=str,
+                          keep_default_na=False, skipinitialspace=True, engine="python" if len(sep) > 1 else "c")
     except pd.errors.ParserError as exc:  # e.g. a row with more cells than the header
         raise InputError(path, None, "one cell per header column in every row", str(exc).strip()) from None
     raw.columns = [str(c).strip() for c in raw.columns]
-    missing = [c for c in source.columns if c not in raw.columns]
-    if missing:
-        raise InputError(path, 1, f"the column {missing[0]!r} ({source.key}.columns)", ",".join(raw.columns))
-    lines = np.arange(2, len(raw) + 2, dtype="int64")
-    blank = (raw == "").all(axis=1).to_numpy()
-    raw, lines = raw[~blank].reset_index(drop=True), lines[~blank]
+    for key, wanted in (("columns", source.columns), ("where", source.where)):
+        missing = [c for c in wanted if c not in raw.columns]
+        if missing:
+            raise InputError(path, numbered[0][0], f"the column {missing[0]!r} ({source.key}.{key})",
+                             ",".join(raw.columns))
+    lines = np.array([n for n, _ in numbered[1:]], dtype="int64")
+    keep = np.ones(len(raw), dtype=bool)
+    for col, texts in source.where.items():  # rows of what the config does not read: passed over
+        keep &= raw[col].str.strip().isin(texts).to_numpy()
+    filtered = int((~keep).sum())
+    raw, lines = raw[keep].reset_index(drop=True), lines[keep]
     if raw.empty:
-        raise InputError(path, 2, "data rows after the header", "end of file")
+        raise InputError(path, numbered[0][0] + 1, f"data rows after the header{' that ' + source.key + '.where keeps' if source.where else ''}",
+                         "none")
     df = pd.DataFrame({"line": lines})
     for col, key in source.columns.items():
         text = raw[col].str.strip()
@@ -342,11 +384,11 @@ def from_table_csv(path, source: TableSource, vocab: Vocabulary, name: str) -> t
             raise InputError(path, int(lines[i]), f"a {op} algorithm among {sorted(vocab.algorithms[op])}",
                              int(df["algorithm"].iloc[i]))
         df["algorithm_name"] = [vocab.algorithms[op][a] for op, a in zip(df["operation"], df["algorithm"])]
-    out, collapsed = finalise(df, source.table, name, run_given=False)
+    out, collapsed = finalise(df, source.table, name, run_given=False, collapse=False)
     quality = {
         "source": name, "table": source.table, "benchmark": None, "osu_version": None, "datatype": None,
         "rows_read": len(raw), "duplicates_collapsed": collapsed, "rows": len(out),
-        "runs": int(out["run"].max()) + 1, "skipped_lines": 0, "skipped_runs": "", "mpi": mpi_names(out),
+        "runs": int(out["run"].max()) + 1, "skipped_lines": filtered, "skipped_runs": "", "mpi": mpi_names(out),
     }
     return out, quality
 
