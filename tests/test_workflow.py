@@ -164,7 +164,10 @@ def test_selection_outputs(study_run):
     assert set(regret["chooser"]) == {"model", "rules_file", "default"} and set(regret["mapping"]) == {"core", "socket", "node"}
     scored = regret[regret["chooser"] != "rules_file"]
     assert (scored["cells"] > 1000).all()
-    assert (regret.loc[regret["chooser"] == "default", "unmeasured_share"] < 0.05).all()  # a few default gaps
+    # a few default gaps: at most 6 % of the cells scored (reduce map-by socket 5.7 %, since cells with two or
+    # three of its forced algorithms count too: 4.2 % when only complete cells did)
+    assert (regret.loc[regret["chooser"] == "default", "unmeasured_share"] < 0.06).all()
+    assert (regret["algorithms"] >= 3).all() and (regret["complete_share"] > 0.8).all()
     # the model picks among measured algorithms and the default: unmeasured only where it picked a default gap
     share = regret.set_index(["operation", "mapping", "target", "chooser"])["unmeasured_share"].unstack("chooser")
     assert (share["model"] <= share["default"]).all()
@@ -733,7 +736,7 @@ def test_logs_without_the_max_column_stop_at_tidy_until_the_config_asks_for_avg_
 
 def test_skip_passes_over_junk_files_and_an_error_is_said_last(tmp_path):
     """A log directory as a cluster leaves it: good logs beside an empty file, a launcher's error, a
-    cancelled job and a file that is no log at all. With on_bad_run: skip and data.raw.exclude the
+    cancelled job, a log whose header lines were cut away and a file that is no log at all. With on_bad_run: skip and data.raw.exclude the
     Hockney fits come out and quality.csv names each skipped file; with on_bad_run: error the run
     stops, and the file's one line is among the last five printed (Snakemake's own tail after it)."""
     import yaml
@@ -746,9 +749,13 @@ def test_skip_passes_over_junk_files_and_an_error_is_said_last(tmp_path):
     (raw / "synthetic-osu_latency-node-launch.txt").write_text("mpirun noticed that process rank 3 exited on signal 9\n")
     (raw / "synthetic-osu_latency-socket-cancel.txt").write_text("slurmstepd: error: *** JOB 7 CANCELLED ***\n")
     (raw / "old" / "notes.txt").write_text("what I ran last week\n")
+    # the core log's repetitions with their header lines cut away (grep -v '#'): read all the same
+    core = (SYNTHETIC_RAW / "synthetic-osu_latency-core.txt").read_text()
+    (raw / "synthetic-osu_latency-core-cut.txt").write_text(
+        "".join(line for line in core.splitlines(keepends=True) if not line.startswith("#")))
     cfg = thin_config(raw)
     cfg["data"]["raw"].update(glob="**/*.txt", on_bad_run="skip", exclude=["old/*"],
-                              patterns=["{_source}-{benchmark}-{channel}.txt", "{_source}-{benchmark}-{channel}-{_why}.txt"])
+                              patterns=["{_source}-{benchmark}-{channel}-{_why}.txt", "{_source}-{benchmark}-{channel}.txt"])
     cfg["stages"] = ["pt2pt"]
     wd = make_workdir(tmp_path / "wd", cfg)
     run_snakemake(wd, "results/pt2pt/hockney.csv", "--cores", "2")
@@ -758,6 +765,8 @@ def test_skip_passes_over_junk_files_and_an_error_is_said_last(tmp_path):
     assert set(skipped.index) == {"synthetic-osu_latency-core-empty.txt", "synthetic-osu_latency-node-launch.txt",
                                   "synthetic-osu_latency-socket-cancel.txt"}
     assert (q.loc[skipped.index, "rows"] == 0).all() and "an empty file" in skipped.iloc[0]
+    assert q.loc["synthetic-osu_latency-core-cut.txt", "rows"] == q.loc["synthetic-osu_latency-core.txt", "rows"] > 0
+    assert q.loc["synthetic-osu_latency-core-cut.txt", "runs"] == q.loc["synthetic-osu_latency-core.txt", "runs"]
     assert set(pd.read_csv(wd / "results/pt2pt/hockney.csv")["channel"]) == {"core", "socket", "node"}
 
     cfg["data"]["raw"]["on_bad_run"] = "error"

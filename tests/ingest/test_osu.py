@@ -217,3 +217,21 @@ def test_a_version_line_names_the_implementation_of_the_runs_after_it():
     assert log.run_mpi == {0: (1, {"mpi": "openmpi-4.1.5"}), 1: (1, {"mpi": "openmpi-4.1.5"}),
                            2: (11, {"mpi": "mpich-4.0.2"})}
     assert parse_osu("# OSU MPI Latency Test v7.3\n" + run, "plain.txt").run_mpi == {}
+
+
+def test_a_log_without_its_header_lines_is_read_with_the_benchmarks_columns():
+    """Repetitions whose '# OSU ...' and '# Size ...' lines were cut away (grep -v '#'): with the
+    benchmark known from the path pattern or manifest, the cells OSU prints for it (2, or 5 with -f)
+    name the columns, and each new size list is a new run; without it, the first row's line says so."""
+    from collat.ingest.osu import parse_osu
+
+    text = "1  0.40\n2  0.41\n4  0.42\n1  0.39\n2  0.41\n4  0.43\n"
+    log = parse_osu(text, "x.txt", benchmark_hint="osu_latency")
+    assert log.n_runs == 2 and log.data["avg"].tolist() == [0.40, 0.41, 0.42, 0.39, 0.41, 0.43]
+    log = parse_osu("1 1.5 1.0 2.0 1000\n2 1.6 1.1 2.1 1000\n", "y.txt", benchmark_hint="osu_bcast")
+    assert list(log.data.columns[1:6]) == ["size", "avg", "min", "max", "iterations"] and log.data["max"].tolist() == [2.0, 2.1]
+    with pytest.raises(InputError, match=r"x.txt, line 1: expected an OSU header .* 2 \(\['size', 'avg'\]\), "
+                                         r"5 \(\['size', 'avg', 'min', 'max', 'iterations'\]\)\), found '1 1.5 1.0'"):
+        parse_osu("1 1.5 1.0\n", "x.txt", benchmark_hint="osu_reduce")
+    with pytest.raises(InputError, match=r"before the first data row .*: unknown\)"):
+        parse_osu(text, "x.txt")

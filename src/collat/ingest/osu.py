@@ -52,6 +52,15 @@ _COLUMNS = [
     (re.compile(r"P(\d{1,2})(?:\s*\(us\))?(?=\s|$)", re.I), "p{0}"),
     (re.compile(r"Bandwidth\s*\(MB/s\)", re.I), "bandwidth"),
 ]
+# the columns OSU prints, by benchmark and number of cells, for a log whose header lines were cut
+# away (read when the path pattern or manifest names the benchmark); -f adds min, max, iterations
+HEADERLESS = {
+    "osu_latency": {2: ["size", "avg"]},
+    "osu_bw": {2: ["size", "bandwidth"]},
+    "osu_bibw": {2: ["size", "bandwidth"]},
+    "osu_bcast": {2: ["size", "avg"], 5: ["size", "avg", "min", "max", "iterations"]},
+    "osu_reduce": {2: ["size", "avg"], 5: ["size", "avg", "min", "max", "iterations"]},
+}
 KNOWN_COLUMNS = ("Size", "Latency (us)", "Avg Latency(us)", "Min Latency(us)", "Max Latency(us)",
                  "Iterations", "P50/P90/P95/P99 Tail Lat(us)", "Bandwidth (MB/s)")
 
@@ -135,7 +144,7 @@ def _is_number(cell: str) -> bool:
 
 
 def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
-              machine: dict | None = None, carry_over: bool = False) -> OsuLog:
+              machine: dict | None = None, carry_over: bool = False, benchmark_hint: str | None = None) -> OsuLog:
     """Parse OSU stdout. ``on_bad_run='skip'`` drops (and reports) truncated runs instead of failing,
     and takes launcher or scheduler text (a job killed at its time limit, an aborted step) as the end of
     the run it interrupts; ``error`` refuses both with the file and line. ``text`` is the whole
@@ -145,7 +154,9 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
     that follow (``run_markers``); an MPI version line (:func:`mpi_version`) names the implementation
     of the runs that follow (``run_mpi``). Once a marker has labelled a run, a later run preceded
     by text that matches no marker rule, and by no marker, is an error naming both (the previous
-    marker would label it silently), unless ``carry_over``."""
+    marker would label it silently), unless ``carry_over``. A log whose header lines were cut away
+    is read with the columns OSU prints for its benchmark (``benchmark_hint``, from the path pattern
+    or manifest; :data:`HEADERLESS`), told apart by their number."""
     from collat.ingest import markers as mk
 
     benchmark = version = datatype = None
@@ -259,9 +270,15 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
             context_line(line, lineno)
             continue  # a version line, a marker or another OSU comment
         if line[0].isdigit() or (line[0] in "+-." and len(line) > 1 and line[1].isdigit()):
-            if cols is None:
-                raise InputError(path, lineno, "an OSU header ('# Size ...') before the first data row", line)
             cells = line.split()
+            if cols is None:
+                known = HEADERLESS.get(benchmark or benchmark_hint or "", {})
+                if len(cells) not in known:
+                    raise InputError(path, lineno, "an OSU header ('# Size ...') before the first data row (or, for "
+                                     "a log without one, the benchmark named by the path pattern or manifest and "
+                                     "the cells OSU prints for it: "
+                                     f"{', '.join(f'{n} ({c})' for n, c in known.items()) or 'unknown'})", line)
+                cols = list(known[len(cells)])
             if len(cells) != len(cols):
                 raise InputError(path, lineno, f"{len(cols)} values ({', '.join(cols)})", line)
             values = []
@@ -382,12 +399,12 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
 
 
 def read_osu(path, on_bad_run: str = "error", markers: tuple = (), machine: dict | None = None,
-             carry_over: bool = False) -> OsuLog:
+             carry_over: bool = False, benchmark: str | None = None) -> OsuLog:
     """Parse the OSU log at ``path``, read line by line."""
     try:
         with open(path, encoding="utf-8", errors="strict", newline="") as fh:
             return parse_osu(fh, str(path), on_bad_run=on_bad_run, markers=markers, machine=machine,
-                             carry_over=carry_over)
+                             carry_over=carry_over, benchmark_hint=benchmark)
     except UnicodeDecodeError as exc:
         raise InputError(path, None, "a UTF-8 text file of OSU output",
                          f"undecodable byte {exc.object[exc.start:exc.start + 1]!r}") from None

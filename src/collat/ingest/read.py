@@ -410,7 +410,9 @@ def ingest_raw_log(path, relpath: str, patterns: list[str], manifest_path, vocab
     rules = compile_rules(markers or [])
     meta = resolve(relpath, patterns, manifest, str(path), allow_partial=bool(rules) or bool(per_run))
     try:
-        log = read_osu(path, on_bad_run=on_bad_run, markers=rules, machine=machine, carry_over=carry_over)
+        hint = meta.get("benchmark") or (f"osu_{meta['operation']}" if "operation" in meta else None)
+        log = read_osu(path, on_bad_run=on_bad_run, markers=rules, machine=machine, carry_over=carry_over,
+                       benchmark=hint)
     except InputError as err:  # no readable run: an empty file, a launcher's error, a cancelled job
         if on_bad_run != "skip":
             raise
