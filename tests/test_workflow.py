@@ -776,3 +776,33 @@ def test_skip_passes_over_junk_files_and_an_error_is_said_last(tmp_path):
     assert res.returncode != 0
     said = [line for line in lines[-5:] if line.startswith(str(raw))]
     assert len(said) == 1 and "expected" in said[0], lines[-8:]
+
+
+SIXTEEN_CORES = REPO / "tests" / "data" / "osu_16core"
+
+
+def test_a_16_core_machine_from_a_short_config(tmp_path):
+    """A machine the project never saw (one node, one socket of 16 cores, two L3s), real OSU logs of
+    every kind named as the default patterns want them: a config of four lines (the machine, its one
+    mapping, where the logs are) runs the whole DAG through the selection's rules file. The
+    partitioned stage, which needs a delay model the config does not name, is left out with a line."""
+    config = ("machine: {name: a 16-core node, nodes: 1, sockets_per_node: 1, cores_per_socket: 16, cores_per_l3: 8}\n"
+              "mappings: [core]\n"
+              "data:\n"
+              f"  raw: {{dir: {SIXTEEN_CORES}}}\n")
+    assert len(config.splitlines()) <= 10
+    (tmp_path / "mine.yaml").write_text(config)
+    wd = tmp_path / "wd"
+    wd.mkdir()
+    res = run_snakemake(wd, "results/selection/rules_map-by-core.txt", "results/summary.md", "--cores", "2",
+                        "--configfile", str(tmp_path / "mine.yaml"))
+    assert "stage partitioned left out: partitioned.workloads names no delay model" in res.stderr
+    hockney = pd.read_csv(wd / "results/pt2pt/hockney.csv")
+    assert set(hockney["channel"]) == {"cache", "core"}  # the machine's channels, derived
+    regret = pd.read_csv(wd / "results/selection/regret.csv")
+    assert set(regret["operation"]) == {"bcast", "reduce"} and (regret["cells"] > 0).all()
+    assert set(regret["algorithms"]) == {9, 7}  # every forced algorithm of OpenMPI 4.1, from the package
+    from collat.selection.rulesfile import validate
+
+    validate((wd / "results/selection/rules_map-by-core.txt").read_text(), "rules_map-by-core.txt")
+    assert "## Choosing the algorithm" in (wd / "results/summary.md").read_text()

@@ -263,8 +263,11 @@ def headline(board: pd.DataFrame, unseen_P: pd.DataFrame | None, target: str = "
     if not parts:
         return ""
     who = f"the {best['model'].iloc[0]} mode" if len(set(best["model"])) == 1 else "the best fitted model"
+    floor = b["floor"].iloc[0]
+    floor = (f"the noise floor of repeated runs is {floor:.3f}" if np.isfinite(floor)
+             else "no repeated runs measure a noise floor")
     text = (f"Predicting what was not measured, {who} is off by a median relative error of " + ", ".join(parts)
-            + f" ({target} target; the noise floor of repeated runs is {b['floor'].iloc[0]:.3f}).")
+            + f" ({target} target; {floor}).")
     if unseen_P is not None and len(unseen_P):
         u = unseen_P[unseen_P["target"] == target]["within_10pct"]
         if len(u):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from collat.figures.style import MODEL_COLOURS, annotated_cells
+from collat.figures.style import MODEL_COLOURS, annotated_cells, note_figure
 
 
 def r2_heatmaps(model_scores: pd.DataFrame, regression_scores: pd.DataFrame, operation: str, size: int,
@@ -21,6 +21,8 @@ def r2_heatmaps(model_scores: pd.DataFrame, regression_scores: pd.DataFrame, ope
     for target, g in rs.groupby("target"):
         panels.append((f"segmented, {target}, in-sample", g, "r2"))
         panels.append((f"segmented, {target}, 5-fold CV", g, "r2_cv"))
+    if not panels:
+        return note_figure(f"no R² of MPI_{operation.capitalize()} at {size} B (evaluate.size): nothing measured there")
     names = {a["id"]: f"{a['name']} ({a['id']})" for a in algorithms}
     ncols = min((3, 4), key=lambda c: (-len(panels) % c, -c)) if len(panels) > 4 else max(len(panels), 1)
     nrows = -(-len(panels) // ncols)  # as few empty panels as 3 or 4 columns allow

@@ -7,7 +7,7 @@ from matplotlib.ticker import NullLocator
 import numpy as np
 import pandas as pd
 
-from collat.figures.style import MODEL_COLOURS, p_ticks, positive, same_limits
+from collat.figures.style import MODEL_COLOURS, note_figure, p_ticks, positive, same_limits
 
 
 def collective_grid(collective: pd.DataFrame, model_pred: pd.DataFrame, reg_pred: pd.DataFrame, operation: str,
@@ -22,6 +22,8 @@ def collective_grid(collective: pd.DataFrame, model_pred: pd.DataFrame, reg_pred
     """
     c = collective[(collective["operation"] == operation) & (collective["size"] == size) & ~collective["outlier"]]
     algs = [a for a in algorithms if a["id"] in set(c["algorithm"])]
+    if not algs:
+        return note_figure(f"no measurement of MPI_{operation.capitalize()} at {size} B (evaluate.figure_sizes)")
     fig, axes = plt.subplots(len(algs), len(mappings), figsize=(4.2 * len(mappings), 2.6 * len(algs)),
                              squeeze=False, layout="constrained")
     for i, alg in enumerate(algs):

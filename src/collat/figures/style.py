@@ -24,6 +24,14 @@ MODEL_COLOURS = {"measured": "#333333", "paper": "#1f77b4", "openmpi": "#d62728"
 DPI = 150  # the PNGs' resolution (and the PDFs' for their raster parts)
 
 
+def note_figure(text: str):
+    """A figure that says why there is nothing to draw (a user's data may lack a size or an
+    operation a figure is asked for), instead of an empty grid or a crash."""
+    fig = plt.figure(figsize=(7, 1.2))
+    fig.text(0.5, 0.5, text, ha="center", va="center")
+    return fig
+
+
 def p_ticks() -> MaxNLocator:
     """Ticks of a P axis: matplotlib's automatic ones (its AutoLocator's bins and steps), whole
     numbers only (a machine of 16 cores would read 2.5, 5.0, 7.5)."""

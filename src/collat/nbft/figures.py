@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from collat.figures.style import bytes_label, round_ticks
+from collat.figures.style import bytes_label, note_figure, round_ticks
 
 
 def gamma_heatmaps(gamma: pd.DataFrame, operation: str, channels: list[str]):
@@ -17,10 +17,8 @@ def gamma_heatmaps(gamma: pd.DataFrame, operation: str, channels: list[str]):
     channels = [c for c in channels if c in set(g["channel"].unique())]
     targets = list(dict.fromkeys(g["target"]))
     if not channels or not targets:  # nothing measured: say so instead of an empty grid
-        fig = plt.figure(figsize=(6, 1.2))
-        fig.text(0.5, 0.5, f"no NBFT measurement of {operation}: its fan-outs are priced with the line assumed by\n"
-                 "nbft.unmeasured_slope (method 'assumed' in results/nbft/fits.csv)", ha="center", va="center")
-        return fig
+        return note_figure(f"no NBFT measurement of {operation}: its fan-outs are priced with the line assumed by\n"
+                           "nbft.unmeasured_slope (method 'assumed' in results/nbft/fits.csv)")
     fig, axes = plt.subplots(len(targets), len(channels), figsize=(4.2 * len(channels), 3.6 * len(targets)),
                              squeeze=False, layout="constrained")
     pos = g["gamma"][g["gamma"] > 0]

@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from collat.figures.style import edges, p_ticks
+from collat.figures.style import edges, note_figure, p_ticks
 
 
 def best_algorithm_maps(cells: pd.DataFrame, operation: str, mappings: list[str], algorithms: list[dict]):
@@ -23,10 +23,7 @@ def best_algorithm_maps(cells: pd.DataFrame, operation: str, mappings: list[str]
     pick = "forced_pick" if "forced_pick" in c else "predicted_best"
     ids = sorted({a["id"] for a in algorithms} & (set(c["measured_best"]) | set(c[pick])))
     if not ids:  # nothing to compare: say so instead of an empty map
-        fig = plt.figure(figsize=(6, 1.2))
-        fig.text(0.5, 0.5, f"MPI_{operation.capitalize()}: no cell where two forced algorithms were measured",
-                 ha="center", va="center")
-        return fig
+        return note_figure(f"MPI_{operation.capitalize()}: no cell where two forced algorithms were measured")
     picked_by = (f"{c['mode'].iloc[0]} mode, its {c['target'].iloc[0]} prediction"
                  if {"mode", "target"} <= set(c.columns) and len(c) else "the model")
     tab10 = plt.get_cmap("tab10").colors
