@@ -806,3 +806,25 @@ def test_a_16_core_machine_from_a_short_config(tmp_path):
 
     validate((wd / "results/selection/rules_map-by-core.txt").read_text(), "rules_map-by-core.txt")
     assert "## Choosing the algorithm" in (wd / "results/summary.md").read_text()
+
+
+def test_a_manifest_names_a_log_the_glob_leaves_out_and_metadata_per_glob(tmp_path):
+    """Logs in a directory the user may not edit: the node channel's log is a .out file the glob
+    (*.txt) leaves out, named by the manifest; the others take their channel from data.raw.metadata
+    by folder, with no pattern at all."""
+    raw = tmp_path / "raw"
+    for ch in ("core", "socket"):
+        (raw / ch).mkdir(parents=True)
+        shutil.copy(SYNTHETIC_RAW / f"synthetic-osu_latency-{ch}.txt", raw / ch / "latency.txt")
+    shutil.copy(SYNTHETIC_RAW / "synthetic-osu_latency-node.txt", raw / "job-77.out")
+    (raw / "manifest.csv").write_text("file,benchmark,channel\njob-77.out,osu_latency,node\n")
+    cfg = thin_config(raw)
+    cfg["data"]["raw"].update(glob="*/*.txt", patterns=[], manifest="manifest.csv",
+                              metadata=[{"glob": "core/*", "values": {"channel": "core"}},
+                                        {"glob": "socket/*", "values": {"channel": "socket"}}])
+    cfg["stages"] = ["pt2pt"]
+    wd = make_workdir(tmp_path / "wd", cfg)
+    run_snakemake(wd, "results/pt2pt/hockney.csv", "--cores", "2")
+    q = pd.read_csv(wd / "results/tidy/quality.csv").set_index("source")
+    assert set(q.index) == {"core/latency.txt", "socket/latency.txt", "job-77.out"} and (q["rows"] > 0).all()
+    assert set(pd.read_csv(wd / "results/pt2pt/hockney.csv")["channel"]) == {"core", "socket", "node"}

@@ -503,3 +503,27 @@ def test_a_table_with_tabs_comments_and_another_collective_keeps_every_repetitio
     path.write_text(path.read_text().replace("1.70", "fast"))
     with pytest.raises(InputError, match=r"t.tsv, line 8: expected a non-negative number"):
         from_table_csv(path, source, vocab(), "t.tsv")
+
+
+def test_constant_metadata_per_glob_and_a_manifest_naming_a_file_the_glob_leaves_out(tmp_path):
+    """A read-only directory of logs whose path holds only the channel: the mapping-free point-to-point
+    logs under node/ take channel node from data.raw.metadata, the others core; a glob's value that
+    contradicts the path pattern is an error naming both."""
+    from collat.ingest.metadata import constant_metadata
+    from collat.ingest.read import Vocabulary
+
+    entries = [{"glob": "node/*", "values": {"channel": "node"}}, {"glob": "*.txt", "values": {"benchmark": "latency"}}]
+    assert constant_metadata("node/run1/a.txt", entries) == {"channel": "node", "benchmark": "osu_latency"}
+    assert constant_metadata("core/a.out", entries) is None
+    with pytest.raises(InputError, match=r"one channel from data.raw.metadata, found 'node' \(data.raw.metadata\[0\]\) "
+                                         r"and 'core' \(data.raw.metadata\[1\]\)"):
+        constant_metadata("node/a.txt", [entries[0], {"glob": "*", "values": {"channel": "core"}}])
+    vocab = Vocabulary(("core", "node"), ("core",), {"bcast": {0: "default"}})
+    log = tmp_path / "node" / "a.txt"
+    log.parent.mkdir()
+    log.write_text("# OSU MPI Latency Test v7.3\n# Size  Latency (us)\n1  1.8\n2  1.9\n")
+    table, df, _ = ingest_raw_log(log, "node/a.txt", [], None, vocab, constant=entries)
+    assert table == "pt2pt" and set(df["channel"]) == {"node"}
+    with pytest.raises(InputError, match=r"path says channel='node', data.raw.metadata says channel='core'"):
+        ingest_raw_log(log, "node/a.txt", ["{channel}/{_name}.txt"], None, vocab,
+                       constant=[{"glob": "*", "values": {"channel": "core"}}])

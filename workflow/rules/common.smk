@@ -65,7 +65,7 @@ def raw_logs():
         return []
     extensions = RAW.get("extensions")
     excluded = {p for pattern in RAW["exclude"] for p in root.glob(pattern)}
-    return sorted(
+    matched = {
         p.relative_to(root).as_posix()
         for p in root.glob(RAW["glob"])
         if p.is_file()
@@ -73,7 +73,20 @@ def raw_logs():
         and not p.name.startswith(".")
         and (extensions is None or p.suffix in extensions)
         and p not in excluded
-    )
+    }
+    return sorted(matched | manifest_named(root))
+
+
+def manifest_named(root):
+    """The files under data.raw.dir the manifest names (it may name a log the glob leaves out); one
+    it names that does not exist is the tidy rule's error, with its line."""
+    import csv
+
+    if not raw_manifest():
+        return set()
+    with open(raw_manifest()[0], newline="") as fh:
+        names = {row.get("file", "") for row in csv.DictReader(fh)}
+    return {n for n in names if n and (root / n).is_file()}
 
 
 def table_files():

@@ -51,6 +51,7 @@ rule ingest_raw:
         markers=RAW["markers"],
         pooled_factor=RAW["pooled_factor"],
         carry_over=RAW["marker_carry_over"],
+        constant=RAW["metadata"],
         machine=config["machine"],
         vocab=VOCAB,
     log:

@@ -16,6 +16,7 @@ table, df, quality = ingest_raw_log(
     snakemake.params.machine,
     snakemake.params.pooled_factor,
     snakemake.params.carry_over,
+    snakemake.params.constant,
 )
 write_parquet(df, snakemake.output.table, table)
 write_json(quality, snakemake.output.quality)

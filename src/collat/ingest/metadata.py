@@ -121,21 +121,44 @@ def check_manifest_files(path, matched: set[str], glob: str) -> None:
     df = pd.read_csv(path, dtype=str, keep_default_na=False)
     for i, name in enumerate(df.get("file", []), start=2):
         if name not in matched:
-            raise InputError(path, i, f"a log under data.raw.dir that data.raw.glob {glob!r} (and data.raw.extensions) "
-                             "matches", name)
+            raise InputError(path, i, "a file under data.raw.dir (a path relative to it)", name)
+
+
+def constant_metadata(relpath: str, entries: list[dict] | None) -> dict | None:
+    """The metadata config ``data.raw.metadata`` sets for every log whose path (relative to the log
+    directory) matches an entry's glob (fnmatch: ``*`` also crosses folders); None when no entry
+    matches. Two entries that disagree on a field are an error naming both."""
+    from fnmatch import fnmatchcase
+
+    out, given = None, {}
+    for i, entry in enumerate(entries or []):
+        if not fnmatchcase(relpath, entry["glob"]):
+            continue
+        out = out or {}
+        for k, v in entry["values"].items():
+            v = normalise_benchmark(str(v)) if k == "benchmark" else (int(v) if k in INT_FIELDS else v)
+            if k in out and out[k] != v:
+                raise InputError(relpath, None, f"one {k} from data.raw.metadata, found {out[k]!r} "
+                                 f"(data.raw.metadata[{given[k]}]) and {v!r} (data.raw.metadata[{i}])")
+            out[k], given[k] = v, i
+    return out
 
 
 def resolve(relpath: str, patterns: list[str], manifest: dict[str, dict] | None, where: str,
-            allow_partial: bool = False) -> dict:
-    """Combine pattern and manifest metadata for one log; they must not contradict each other.
-    ``allow_partial``: a log neither names may still get its metadata from marker lines."""
+            allow_partial: bool = False, constant: dict | None = None) -> dict:
+    """Combine pattern, manifest and constant (config ``data.raw.metadata``) metadata for one log;
+    they must not contradict each other. ``allow_partial``: a log none names may still get its
+    metadata from marker lines."""
     from_pattern = from_path(relpath, patterns)
     from_manifest = (manifest or {}).get(relpath)
-    if from_pattern is None and from_manifest is None and not allow_partial:
-        raise InputError(where, None, f"a path matching one of the patterns {patterns} or a manifest entry", relpath)
-    meta = dict(from_pattern or {})
-    for k, v in (from_manifest or {}).items():
-        if k in meta and meta[k] != v:
-            raise InputError(where, None, f"metadata that agree: path says {k}={meta[k]!r}, manifest says {k}={v!r}")
-        meta[k] = v
+    if from_pattern is None and from_manifest is None and constant is None and not allow_partial:
+        raise InputError(where, None, f"a path matching one of the patterns {patterns}, a manifest entry or a "
+                         "data.raw.metadata glob", relpath)
+    meta, said = dict(from_pattern or {}), {k: "path" for k in (from_pattern or {})}
+    for source, values in (("manifest", from_manifest), ("data.raw.metadata", constant)):
+        for k, v in (values or {}).items():
+            if k in meta and meta[k] != v:
+                raise InputError(where, None, f"metadata that agree: {said[k]} says {k}={meta[k]!r}, "
+                                 f"{source} says {k}={v!r}")
+            meta[k], said[k] = v, source
     return meta

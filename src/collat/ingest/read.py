@@ -397,18 +397,21 @@ def from_table_csv(path, source: TableSource, vocab: Vocabulary, name: str) -> t
 
 def ingest_raw_log(path, relpath: str, patterns: list[str], manifest_path, vocab: Vocabulary,
                    on_bad_run: str = "error", markers: list | None = None, machine: dict | None = None,
-                   pooled_factor: float = np.inf, carry_over: bool = False) -> tuple[str, pd.DataFrame, dict]:
+                   pooled_factor: float = np.inf, carry_over: bool = False,
+                   constant: list | None = None) -> tuple[str, pd.DataFrame, dict]:
     """Parse one raw OSU log, attach its metadata (path pattern and/or manifest, marker lines per
     run: config ``data.raw.markers``; ``carry_over``: a marker may label runs after text no rule
-    matches, config ``data.raw.marker_carry_over``), tidy it."""
+    matches, config ``data.raw.marker_carry_over``; ``constant``: config ``data.raw.metadata``, the
+    metadata of every log under a glob), tidy it."""
     from collat.ingest.markers import compile_rules
-    from collat.ingest.metadata import read_manifest_rows, resolve
+    from collat.ingest.metadata import constant_metadata, read_manifest_rows, resolve
     from collat.ingest.osu import read_osu
 
     manifest, runs = read_manifest_rows(manifest_path) if manifest_path else (None, {})
     per_run = runs.get(relpath)
     rules = compile_rules(markers or [])
-    meta = resolve(relpath, patterns, manifest, str(path), allow_partial=bool(rules) or bool(per_run))
+    meta = resolve(relpath, patterns, manifest, str(path), allow_partial=bool(rules) or bool(per_run),
+                   constant=constant_metadata(relpath, constant))
     try:
         hint = meta.get("benchmark") or (f"osu_{meta['operation']}" if "operation" in meta else None)
         log = read_osu(path, on_bad_run=on_bad_run, markers=rules, machine=machine, carry_over=carry_over,
