@@ -182,7 +182,7 @@ def from_osu_log(log: OsuLog, meta: dict, vocab: Vocabulary, source: str,
             df.loc[rows, "algorithm_name"] = vocab.algorithms[m["operation"]][m["algorithm"]]
     if table == "pt2pt":
         df = df.drop(columns=[c for c in ("min", "max") if c in df])
-    out, collapsed = finalise(df, table, source, run_given=True)
+    out, collapsed = finalise(df, table, source, run_given=True, collapse=False)  # every row is its own line
     pooled = pooled_runs(out, table, pooled_factor) if np.isfinite(pooled_factor) else ""
     quality = {
         "source": source, "table": table, "benchmark": log.benchmark or meta.get("benchmark"),
