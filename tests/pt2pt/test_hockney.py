@@ -116,3 +116,22 @@ def test_a_negative_alpha_is_held_at_zero_and_flagged():
     free = fit_hockney(d, ["core"], [], weighting="none", nonnegative=False).iloc[0]
     assert not free["alpha_at_bound"] and free["alpha_us"] == pytest.approx(-4.0)
     assert not fit_hockney(synthetic_pt2pt(), ["core"], [131072]).loc[:, "alpha_at_bound"].any()
+
+
+def test_the_eager_limit_is_where_an_intra_node_channel_switches_protocol():
+    """The largest size of the first regime of an intra-node channel with a break; the node channel
+    does not count (its switch is the network's); OpenMPI's vader default where nothing breaks."""
+    from collat.pt2pt.hockney import VADER_EAGER_LIMIT, eager_limit
+
+    fits = pd.DataFrame({"channel": ["core", "core", "socket", "node", "node"], "regime": [0, 1, 0, 0, 1],
+                         "size_max": [131072, 4194304, 4194304, 8192, 4194304]})
+    assert eager_limit(fits) == 131072
+    assert eager_limit(fits[fits["channel"] != "core"]) == VADER_EAGER_LIMIT == 4096
+    from collat.model import ModelOptions
+    from conftest import load_config
+
+    model = load_config()["model"]
+    model["openmpi"]["eager_limit"] = None
+    assert ModelOptions.from_config(model, hockney=fits).openmpi.eager_limit == 131072
+    with pytest.raises(ValueError, match="eager_limit null: the pt2pt stage's Hockney fits give it"):
+        ModelOptions.from_config(model)

@@ -147,11 +147,11 @@ def selection_summary_input(wildcards):
 
 
 def calibration_start_input(wildcards):
-    """What the validation recalibrates the calibrated mode from, per split, when that mode is on."""
+    """What the validation recalibrates the calibrated mode from, per split, when that mode is on
+    (beside the Hockney fits, which every validation reads)."""
     if "calibrated" not in config["model"]["modes"]:
         return {}
     return {
-        "hockney": "results/pt2pt/hockney.parquet",
         "nbft_fits": "results/nbft/fits.csv",
         "nbft_medians": "results/nbft/medians.parquet",
     }

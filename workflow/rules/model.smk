@@ -69,6 +69,7 @@ rule model_predict:
         unpack(hybrid_input),
         collective="results/tidy/collective.parquet",
         unfitted="results/model/unfitted_predictions.parquet",
+        hockney="results/pt2pt/hockney.parquet",  # the eager limit the measurements show
     output:
         predictions="results/model/predictions.parquet",
         scores=report(
@@ -125,6 +126,7 @@ rule model_validate:
         unpack(calibration_start_input),
         collective="results/tidy/collective.parquet",
         unfitted="results/model/unfitted_predictions.parquet",
+        hockney="results/pt2pt/hockney.parquet",  # the eager limit, and the calibration's start
     output:
         scores="results/model/validation/{target}.csv",
         predictions="results/model/validation/{target}.parquet",

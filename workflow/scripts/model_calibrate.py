@@ -12,7 +12,7 @@ from collat.model.validation import measured_cells
 
 log = setup_log(snakemake.log)
 cfg = snakemake.params.config
-options = ModelOptions.from_config(cfg["model"])
+options = ModelOptions.from_config(cfg["model"], hockney=pd.read_parquet(snakemake.input.hockney))
 opts = CalibrationOptions.from_config(cfg["model"]["calibrated"])
 collective = read_parquet(snakemake.input.collective, "collective")
 cores = total_cores(cfg["machine"])

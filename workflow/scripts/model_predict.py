@@ -11,7 +11,7 @@ from collat.model.validation import measured_cells
 
 log = setup_log(snakemake.log)
 cfg = snakemake.params.config
-options = ModelOptions.from_config(cfg["model"], cfg["mappings"])
+options = ModelOptions.from_config(cfg["model"], cfg["mappings"], pd.read_parquet(snakemake.input.hockney))
 collective = read_parquet(snakemake.input.collective, "collective")
 sizes, P_values, max_receivers = grid_axes(collective, cfg["machine"], options.grid_step, options.extra_sizes)
 unfitted = pd.read_parquet(snakemake.input.unfitted)

@@ -17,7 +17,7 @@ from collat.model.validation import ValidationOptions, validate
 
 log = setup_log(snakemake.log)
 p = snakemake.params
-options = ModelOptions.from_config(p.config["model"])
+options = ModelOptions.from_config(p.config["model"], hockney=pd.read_parquet(snakemake.input.hockney))
 collective = read_parquet(snakemake.input.collective, "collective")
 predictions = pd.read_parquet(snakemake.input.unfitted,  # the modes fitted on no collective data, this target
                               columns=["mode", "operation", "algorithm", "mapping", "P", "size", "target", "predicted"],

@@ -13,8 +13,8 @@ from collat.model.validation import measured_cells
 log = setup_log(snakemake.log)
 cfg, index = snakemake.params.config, snakemake.params.index
 entry = cfg["model"]["what_if"][index]
-options = ModelOptions.from_config(cfg["model"], cfg["mappings"])
 hockney = pd.read_parquet(snakemake.input.hockney)
+options = ModelOptions.from_config(cfg["model"], cfg["mappings"], hockney)
 machine, P_values = what_if_machine(cfg["machine"], entry, index, cfg["mappings"], options.unpinned_channel,
                                     hockney["channel"])
 collective = read_parquet(snakemake.input.collective, "collective")

@@ -59,8 +59,17 @@ class ModelOptions:
     openmpi: OpenMPIOptions
 
     @classmethod
-    def from_config(cls, model: dict, mappings=("core", "socket", "node")) -> "ModelOptions":
+    def from_config(cls, model: dict, mappings=("core", "socket", "node"), hockney=None) -> "ModelOptions":
+        """From config ``model``; ``hockney`` (the pt2pt stage's fits) gives the eager limit where the
+        config leaves it null (:func:`collat.pt2pt.hockney.eager_limit`)."""
         p, o = model["paper"], model["openmpi"]
+        eager = o.get("eager_limit")
+        if eager is None:
+            if hockney is None:
+                raise ValueError("model.openmpi.eager_limit null: the pt2pt stage's Hockney fits give it")
+            from collat.pt2pt.hockney import eager_limit
+
+            eager = eager_limit(hockney)
         contention = o["contention"]
         return cls(
             modes=tuple(model["modes"]), unpinned_channel=str(model["unpinned_channel"]),
@@ -69,7 +78,7 @@ class ModelOptions:
             paper=PaperOptions(str(p["hockney_weighting"]), str(p["nbft_target"]), tuple(p["algorithms"]),
                                tuple(p["max_P"])),
             openmpi=OpenMPIOptions(str(o["nbft_target"]), str(o["link_target"] or o["nbft_target"]),  # null: the same
-                                   float(o["eager_limit"]), bool(o["concurrent_rendezvous"]),
+                                   float(eager), bool(o["concurrent_rendezvous"]),
                                    -1.0 if o["small_limit"] is None else float(o["small_limit"]),
                                    Contention(tuple(contention["links"]), tuple(contention["trees"])),
                                    tuple(o["trees"]), dict(o["default_rules"])),

@@ -147,6 +147,18 @@ def fit_hockney(pt2pt: pd.DataFrame, channels: list[str], breaks: list[int] | No
     return pd.DataFrame(rows, columns=FIT_COLUMNS)
 
 
+VADER_EAGER_LIMIT = 4096  # OpenMPI 4.1's btl_vader_eager_limit: where no measurement shows the switch
+
+
+def eager_limit(fits: pd.DataFrame) -> int:
+    """The eager limit the measurements show: the largest size of the first regime of an intra-node
+    channel that has a break (a message above it goes by rendezvous, the protocol switch the break
+    marks); OpenMPI 4.1's btl_vader_eager_limit where no intra-node channel has one."""
+    intra = fits[(fits["channel"] != "node") & (fits["regime"] == 0)]
+    broken = intra[intra["channel"].map(fits.groupby("channel")["regime"].nunique()) > 1]
+    return int(broken["size_max"].max()) if len(broken) else VADER_EAGER_LIMIT
+
+
 def t_p2p(fits: pd.DataFrame, channel, size) -> np.ndarray:
     """Fitted point-to-point latency T_p2p^c(m) in us (study eq. 5) for any sizes, vectorised.
 
