@@ -613,6 +613,28 @@ def test_processed_csvs_through_data_tables(tmp_path):
     assert "found 'bintree'" in out and "Traceback" not in out
 
 
+def test_a_tab_separated_table_with_comments_and_another_collective(tmp_path):
+    """A processed table as people keep them: tabs, '#' comment rows, a scatter row among the bcast
+    rows, two repetitions of the same value. A config entry of five lines reads it: every bcast row
+    stays a row, the scatter row is counted as skipped."""
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    shutil.copy(REPO / "tests" / "fixtures" / "tables" / "collectives_tabs.tsv", tables / "runs.tsv")
+    cfg = thin_config(SYNTHETIC_RAW)
+    cfg["data"]["tables"] = [{
+        "dir": str(tables), "glob": "*.tsv", "table": "collective", "where": {"collective": ["bcast"]},
+        "columns": {"Algorithm": "algorithm", "Allocation": "mapping", "Processes": "P", "MessageSize": "size",
+                    "Avg Latency(us)": "avg"},
+        "values": {"algorithm": {"bintree": 5}}, "metadata": {"operation": "bcast"}}]
+    cfg["stages"] = ["pt2pt"]
+    wd = make_workdir(tmp_path / "wd", cfg)
+    run_snakemake(wd, "--cores", "2", "results/tidy/collective.parquet")
+    c = pd.read_parquet(wd / "results/tidy/collective.parquet")
+    assert len(c) == 4 and sorted(c["run"]) == [0, 0, 1, 1] and set(c["algorithm"]) == {5}
+    q = pd.read_csv(wd / "results/tidy/quality.csv").set_index("table").loc["collective"]
+    assert q["skipped_lines"] == 1 and q["duplicates_collapsed"] == 0 and q["rows"] == 4
+
+
 def test_logs_of_two_mpi_implementations_stop_the_ingest_until_one_is_chosen(tmp_path):
     """issue 15: an Open MPI and an MPICH SLURM stdout side by side (each names its library in the
     version line the job printed) are not fitted as one machine: one line names both and a file of
