@@ -240,7 +240,9 @@ def test_a_deleted_study_copy_is_fetched_again(study_run):
     copy_.rename(kept)
     try:
         jobs = planned_jobs(run_snakemake(study_run, "-n"))
-        assert jobs["fetch_published"] == 1 and jobs["ingest_published"] == 1 and jobs["tidy"] == 1
+        # the point-to-point table's rule alone (one tidy table per kind), and the quality table
+        assert jobs["fetch_published"] == 1 and jobs["ingest_published"] == 1 and jobs["tidy_table"] == 1
+        assert jobs["tidy"] == 1
     finally:
         kept.rename(copy_)  # its old mtime: the shared run stays complete
     assert planned_jobs(run_snakemake(study_run, "-n")) == {}
@@ -284,7 +286,7 @@ def test_thin_raw_logs_through_the_pipeline(tmp_path):
     log = raw / "thin-osu_latency-node.txt"
     log.write_text(log.read_text().replace("1.01", "1.02", 1))
     jobs = planned_jobs(run_snakemake(wd, "-n"))
-    assert jobs == {"ingest_raw": 1, "tidy": 1, "pt2pt_hockney": 1, "pt2pt_figures": 1,
+    assert jobs == {"ingest_raw": 1, "tidy_table": 1, "tidy": 1, "pt2pt_hockney": 1, "pt2pt_figures": 1,
                     "partitioned_gain": 1, "partitioned_figures": 1, "all": 1}
     res = run_snakemake(wd, "-n", "--quiet", "all")
     out = res.stdout + res.stderr
@@ -355,10 +357,29 @@ def test_changed_parameter_reruns_only_its_rules(study_run, tmp_path):
         assert set(planned_jobs(run_snakemake(wd, "-n"))) == expected, (section, key)
 
 
+def test_a_new_collective_log_reruns_no_nbft_or_partitioned_job(study_run):
+    """After the study's run, one osu_bcast log of an algorithm the study never measured (bcast 3,
+    map-by core, P = 16; a real OSU log) lands in resources/osu_raw/: its path says it is a
+    collective log, so only the collective table's rule, the quality table and what reads the
+    collective table are planned; the point-to-point, NBFT and partitioned jobs are not."""
+    log = study_run / "resources" / "osu_raw" / "bcast" / "core" / "alg3" / "np16.txt"
+    log.parent.mkdir(parents=True)
+    shutil.copy(REPO / "tests" / "data" / "osu_16core" / "bcast" / "core" / "alg3" / "np16.txt", log)
+    try:
+        jobs = planned_jobs(run_snakemake(study_run, "-n"))
+    finally:
+        shutil.rmtree(study_run / "resources" / "osu_raw" / "bcast")
+    assert jobs["ingest_raw"] == 1 and jobs["tidy_table"] == 1 and jobs["tidy"] == 1
+    assert {"model_calibrate", "model_predict", "regression_fit", "selection"} <= set(jobs)
+    assert not {j for j in jobs if j.startswith(("nbft_", "partitioned_", "pt2pt_"))}, jobs
+    assert planned_jobs(run_snakemake(study_run, "-n")) == {}  # the shared run is complete again
+
+
 def test_until_and_forcerun(study_run):
     """(c) single rules: --until stops after a rule, --forcerun recomputes one rule and its dependents."""
     jobs = planned_jobs(run_snakemake(study_run, "-n", "--forceall", "--until", "tidy"))
-    assert set(jobs) == {"fetch_published", "ingest_published", "tidy"} and jobs["ingest_published"] == 9
+    assert set(jobs) == {"fetch_published", "ingest_published", "tidy_table", "tidy"} and jobs["ingest_published"] == 9
+    assert jobs["tidy_table"] == 3
     jobs = planned_jobs(run_snakemake(study_run, "-n", "--forcerun", "pt2pt_hockney", "--until", "pt2pt_hockney"))
     assert jobs == {"pt2pt_hockney": 1}
 
@@ -556,7 +577,7 @@ def test_marker_lines_split_one_slurm_log_into_its_placements(tmp_path):
         {"regex": r"^Testing (?P<channel>.+)$", "values": {"channel": {"Same socket": "core", "Different node": "node"}}}])
     cfg["stages"] = ["pt2pt"]
     wd = make_workdir(tmp_path / "wd", cfg)
-    run_snakemake(wd, "--cores", "2", "results/pt2pt/hockney.csv")
+    run_snakemake(wd, "--cores", "2", "results/pt2pt/hockney.csv", "results/tidy/quality.csv")
     fits = pd.read_csv(wd / "results/pt2pt/hockney.csv")
     a = fits[fits["regime"] == 0].set_index("channel")["alpha_us"]
     assert set(a.index) == {"core", "node"} and a["core"] < 0.5 < a["node"]
@@ -600,7 +621,7 @@ def test_processed_csvs_through_data_tables(tmp_path):
     cfg["algorithms"] = load_config()["algorithms"]  # thin.yaml names the default only
     cfg["stages"] = ["pt2pt"]
     wd = make_workdir(tmp_path / "wd", cfg)
-    run_snakemake(wd, "--cores", "2", "results/tidy/collective.parquet")
+    run_snakemake(wd, "--cores", "2", "results/tidy/collective.parquet", "results/tidy/quality.csv")
     c = pd.read_parquet(wd / "results/tidy/collective.parquet")
     assert len(c) == 36 and set(c["algorithm"]) == {0, 1, 5} and set(c["mapping"]) == {"core", "socket"}
     q = pd.read_csv(wd / "results/tidy/quality.csv").set_index("table")
@@ -628,7 +649,7 @@ def test_a_tab_separated_table_with_comments_and_another_collective(tmp_path):
         "values": {"algorithm": {"bintree": 5}}, "metadata": {"operation": "bcast"}}]
     cfg["stages"] = ["pt2pt"]
     wd = make_workdir(tmp_path / "wd", cfg)
-    run_snakemake(wd, "--cores", "2", "results/tidy/collective.parquet")
+    run_snakemake(wd, "--cores", "2", "results/tidy/collective.parquet", "results/tidy/quality.csv")
     c = pd.read_parquet(wd / "results/tidy/collective.parquet")
     assert len(c) == 4 and sorted(c["run"]) == [0, 0, 1, 1] and set(c["algorithm"]) == {5}
     q = pd.read_csv(wd / "results/tidy/quality.csv").set_index("table").loc["collective"]
@@ -657,7 +678,7 @@ def test_logs_of_two_mpi_implementations_stop_the_ingest_until_one_is_chosen(tmp
             "(slurm-5101.out)'") in out
     cfg["data"]["mpi"] = "openmpi-4.1.5"
     wd = make_workdir(tmp_path / "wd", cfg)
-    run_snakemake(wd, "--cores", "2", "results/tidy/pt2pt.parquet")
+    run_snakemake(wd, "--cores", "2", "results/tidy/pt2pt.parquet", "results/tidy/quality.csv")
     t = pd.read_parquet(wd / "results/tidy/pt2pt.parquet")
     assert set(t["mpi"]) == {"openmpi-4.1.5"} and set(t["channel"]) == {"core"} and len(t) == 4 * 23
     q = pd.read_csv(wd / "results/tidy/quality.csv").set_index("source")
@@ -736,7 +757,8 @@ def test_logs_without_the_max_column_stop_at_tidy_until_the_config_asks_for_avg_
                         r"which config .*targets.* ask for \(OSU prints it with -f: rerun with -f, or leave max out "
                         r"of those keys\), found 'no max value in \d+ rows of (nbft|collective), nor in any other "
                         r"(nbft|collective) log'", line), line
-    assert not list((wd / "results" / "tidy").glob("*.parquet"))
+    failed = re.search(r"rows of (nbft|collective)", line)[1]
+    assert not (wd / "results" / "tidy" / f"{failed}.parquet").exists()  # the table that lacks it is not written
 
     for key in ("nbft", "regression", "validation", "selection"):
         cfg[key]["targets"] = ["avg"]
@@ -780,7 +802,7 @@ def test_skip_passes_over_junk_files_and_an_error_is_said_last(tmp_path):
                               patterns=["{_source}-{benchmark}-{channel}-{_why}.txt", "{_source}-{benchmark}-{channel}.txt"])
     cfg["stages"] = ["pt2pt"]
     wd = make_workdir(tmp_path / "wd", cfg)
-    run_snakemake(wd, "results/pt2pt/hockney.csv", "--cores", "2")
+    run_snakemake(wd, "results/pt2pt/hockney.csv", "results/tidy/quality.csv", "--cores", "2")
     q = pd.read_csv(wd / "results/tidy/quality.csv").set_index("source")
     assert "old/notes.txt" not in q.index
     skipped = q["skipped_file"].dropna()
@@ -846,7 +868,7 @@ def test_a_manifest_names_a_log_the_glob_leaves_out_and_metadata_per_glob(tmp_pa
                                         {"glob": "socket/*", "values": {"channel": "socket"}}])
     cfg["stages"] = ["pt2pt"]
     wd = make_workdir(tmp_path / "wd", cfg)
-    run_snakemake(wd, "results/pt2pt/hockney.csv", "--cores", "2")
+    run_snakemake(wd, "results/pt2pt/hockney.csv", "results/tidy/quality.csv", "--cores", "2")
     q = pd.read_csv(wd / "results/tidy/quality.csv").set_index("source")
     assert set(q.index) == {"core/latency.txt", "socket/latency.txt", "job-77.out"} and (q["rows"] > 0).all()
     assert set(pd.read_csv(wd / "results/pt2pt/hockney.csv")["channel"]) == {"core", "socket", "node"}

@@ -99,6 +99,54 @@ def table_files():
     return out
 
 
+def predicted_table(relpath):
+    """The tidy table a raw log goes to, from what its path pattern, the manifest's row of the file
+    and data.raw.metadata say (collat.ingest.read.table_of); None where they do not say, or where
+    marker lines or per-run manifest rows may say otherwise: such a log feeds every table's rule."""
+    from collat.ingest.metadata import constant_metadata, from_path, normalise_benchmark
+    from collat.ingest.read import table_of
+
+    if RAW["markers"] or relpath in MANIFEST_ROWS["per_run"]:
+        return None
+    meta = dict(from_path(relpath, RAW["patterns"]) or {})
+    meta.update(MANIFEST_ROWS["files"].get(relpath, {}))
+    meta.update(constant_metadata(relpath, RAW["metadata"]) or {})
+    if "benchmark" in meta:
+        meta["benchmark"] = normalise_benchmark(str(meta["benchmark"]))
+    return table_of(meta)
+
+
+def _manifest_rows():
+    """The manifest's whole-file rows (file -> its non-empty fields) and the files it has per-run
+    rows for, read without pandas (the workflow is being parsed)."""
+    import csv
+
+    files, per_run = {}, set()
+    if raw_manifest():
+        with open(raw_manifest()[0], newline="") as fh:
+            for row in csv.DictReader(fh):
+                if row.get("run"):
+                    per_run.add(row["file"])
+                else:
+                    files[row["file"]] = {k: v for k, v in row.items() if k not in ("file", "run") and v}
+    return {"files": files, "per_run": per_run}
+
+
+MANIFEST_ROWS = _manifest_rows()
+
+
+def tidy_parts(table):
+    """The ingested parts one tidy table's rule reads: the published files and processed tables of
+    that table, and the raw logs predicted to feed it or whose table is not known before reading."""
+    published = [f for f in published_files() if PUBLISHED["files"][f]["table"] == table]
+    return (
+        expand("results/ingest/published/{file}.parquet", file=published)
+        + [f"results/ingest/raw/{log}.parquet" for log in raw_logs() if predicted_table(log) in (table, None)]
+        + [f"results/ingest/tables/{i}/{name}.parquet" for i, name in table_files()
+           if config["data"]["tables"][i]["table"] == table]
+    )
+
+
 def ingest_parts():
     return (
         expand("results/ingest/published/{file}.parquet", file=published_files())

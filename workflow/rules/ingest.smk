@@ -83,28 +83,45 @@ rule ingest_table:
         "../scripts/ingest_table.py"
 
 
-rule tidy:
+rule tidy_table:
     input:
-        parts=ingest_parts(),
+        parts=lambda w: tidy_parts(w.table),
         manifest=raw_manifest(),
     output:
-        pt2pt="results/tidy/pt2pt.parquet",
-        nbft="results/tidy/nbft.parquet",
-        collective="results/tidy/collective.parquet",
-        quality=report("results/tidy/quality.csv", category="1. Ingest", caption="../report/quality.rst"),
+        table="results/tidy/{table}.parquet",
+        quality="results/tidy/{table}.quality.csv",
+    wildcard_constraints:
+        table=r"pt2pt|nbft|collective",
     resources:
-        # peak RSS is about 17 x the parquet parts (benchmarks/ingest_large.py: 0.77 GB for the 46 MB
+        # peak RSS is about 17 x the parquet parts (benchmarks/ingest_large.py: 0.8 GB for the 46 MB
         # part of a 200 MB log), requested with a margin; the study's 1.6 MB need the floor
         mem_mb=lambda wildcards, input: max(1000, int(30 * input.size_mb)),
     params:
         outliers=config["quality"]["outliers"],
         mpi=config["data"]["mpi"],
-        asks=measured_targets(config),  # the targets (avg, max) the stages run read of each table
-        channels=needed_channels(config),  # the channels the model's trees use on this machine
+        asks=lambda w: measured_targets(config).get(w.table, {}),  # the targets (avg, max) the stages read
+        channels=lambda w: needed_channels(config) if w.table == "pt2pt" else {},  # what the model's trees use
+        stages=config["stages"],
+        any_input=bool(ingest_parts()),
         raw_dir=RAW["dir"],
         raw_glob=RAW["glob"],
-        raw_logs=raw_logs(),
-        stages=config["stages"],
+    log:
+        "logs/ingest/tidy_{table}.log",
+    benchmark:
+        "benchmarks/rules/ingest/tidy_{table}.tsv",
+    conda:
+        "../envs/collat.yaml"
+    script:
+        "../scripts/tidy_table.py"
+
+
+rule tidy:
+    input:
+        quality=expand("results/tidy/{table}.quality.csv", table=["pt2pt", "nbft", "collective"]),
+    output:
+        quality=report("results/tidy/quality.csv", category="1. Ingest", caption="../report/quality.rst"),
+    params:
+        mpi=config["data"]["mpi"],
     log:
         "logs/ingest/tidy.log",
     benchmark:

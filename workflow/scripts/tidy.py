@@ -1,31 +1,17 @@
-"""Merge the ingested parts into the three tidy tables, flag outliers, write the quality table."""
+"""The quality table of every input file, from the three tables' rules; the checks across tables:
+one MPI implementation, and a manifest that names only logs there are."""
 
-import json
-from pathlib import Path
+import pandas as pd
 
-from collat import InputError
-from collat.ingest.read import check_channels_measured, check_measured_targets, check_stages_have_data, merge_files
-from collat.ingest.metadata import check_manifest_files
-from collat.runner import setup_log
+from collat.ingest.read import check_one_mpi
 from collat.ingest.tidy import atomic_write
+from collat.runner import setup_log
 
 log = setup_log(snakemake.log)
-if not snakemake.input.parts:
-    raise InputError(snakemake.params.raw_dir, None, f"at least one OSU log matching data.raw.glob "
-                     f"{snakemake.params.raw_glob!r} (or data.published.enabled: true, or data.tables)", "no file to ingest")
-if snakemake.input.manifest:
-    check_manifest_files(snakemake.input.manifest[0], set(snakemake.params.raw_logs), snakemake.params.raw_glob)
-parts = []
-for path in snakemake.input.parts:
-    quality = json.loads(Path(path).with_suffix(".quality.json").read_text())
-    parts.append((quality["table"], path, quality))
-outputs = {name: snakemake.output[name] for name in ("pt2pt", "nbft", "collective")}
-# what the stages that run need of the logs, before anything is written
-check_stages_have_data(parts, snakemake.params.stages, snakemake.params.raw_dir)
-for note in check_measured_targets(parts, snakemake.params.asks):
-    log.warning("%s", note)
-check_channels_measured(parts, snakemake.params.channels)
-quality = merge_files(parts, outputs, snakemake.params.outliers, snakemake.params.mpi)
-for name, g in quality.groupby("table"):
-    log.info("%s: %d rows, %d flagged as outliers", name, g["rows"].sum(), g["outliers_flagged"].sum())
+p = snakemake.params
+quality = pd.concat([pd.read_csv(f, keep_default_na=False, na_values=[""]) for f in snakemake.input.quality],
+                    ignore_index=True).sort_values("source", kind="stable").reset_index(drop=True)
+check_one_mpi([(s, [n for n in str(m).split(", ") if n and n != "nan"]) for s, m in zip(quality["source"],
+                                                                                       quality["mpi"])], p.mpi)
 atomic_write(snakemake.output.quality, lambda tmp: quality.to_csv(tmp, index=False))
+log.info("%d input files", len(quality))

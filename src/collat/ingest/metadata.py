@@ -113,15 +113,15 @@ def read_manifest_rows(path: Path) -> tuple[dict[str, dict], dict[str, dict[int,
     return out, runs
 
 
-def check_manifest_files(path, matched: set[str], glob: str) -> None:
-    """Every file a manifest names must be one of the logs the glob found: a row that names no such
-    file is a typo or a missing log, never something to ignore silently."""
+def check_manifest_files(path, root) -> None:
+    """Every file a manifest names must be a file under the log directory ``root``: a row that names
+    none is a typo or a missing log, never something to ignore silently."""
     import pandas as pd  # here: the workflow imports this module (markers) when it is parsed
 
     df = pd.read_csv(path, dtype=str, keep_default_na=False)
     for i, name in enumerate(df.get("file", []), start=2):
-        if name not in matched:
-            raise InputError(path, i, "a file under data.raw.dir (a path relative to it)", name)
+        if not (Path(root) / name).is_file():
+            raise InputError(path, i, "a log under data.raw.dir (a path relative to it)", name)
 
 
 def constant_metadata(relpath: str, entries: list[dict] | None) -> dict | None:

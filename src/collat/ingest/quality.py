@@ -157,9 +157,16 @@ def flag_outliers(df: pd.DataFrame, table: str, window: int = 3, z: float = 6.0,
     return pd.Series(flags, index=df.index)
 
 
+QUALITY_COLUMNS = ["source", "table", "rows_read", "duplicates_collapsed", "rows", "runs", "outliers_flagged",
+                   "outlier_share", "skipped_lines", "skipped_runs", "marker_runs", "pooled_runs", "benchmark",
+                   "osu_version", "datatype", "mpi", "skipped_file"]
+
+
 def quality_table(records: list[dict], tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Per source file: rows read, duplicates collapsed, runs, skipped lines/runs, outliers flagged."""
     q = pd.DataFrame.from_records(records)
+    if q.empty:  # a table no input feeds
+        return pd.DataFrame(columns=QUALITY_COLUMNS)
     flagged = pd.concat(
         [t.groupby("source")["outlier"].agg(["sum", "size"]) for t in tables.values() if len(t)]
         or [pd.DataFrame(columns=["sum", "size"])]
@@ -169,10 +176,7 @@ def quality_table(records: list[dict], tables: dict[str, pd.DataFrame]) -> pd.Da
     q["marker_runs"] = q["marker_runs"].astype(int)
     q["outliers_flagged"] = q["source"].map(flagged["sum"]).fillna(0).astype(int)
     q["outlier_share"] = (q["outliers_flagged"] / q["rows"].where(q["rows"] > 0)).round(4)
-    order = ["source", "table", "rows_read", "duplicates_collapsed", "rows", "runs", "outliers_flagged",
-             "outlier_share", "skipped_lines", "skipped_runs", "marker_runs", "pooled_runs", "benchmark",
-             "osu_version", "datatype", "mpi", "skipped_file"]
-    return q[order].sort_values("source").reset_index(drop=True)
+    return q[QUALITY_COLUMNS].sort_values("source").reset_index(drop=True)
 
 
 CLEANINGS = ("paper", "robust", "none")

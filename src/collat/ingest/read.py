@@ -423,16 +423,28 @@ def ingest_raw_log(path, relpath: str, patterns: list[str], manifest_path, vocab
     return from_osu_log(log, meta, vocab, relpath, pooled_factor, per_run, str(manifest_path))
 
 
+def table_of(meta: dict) -> str | None:
+    """The tidy table a log's metadata (path pattern, manifest, data.raw.metadata) sends it to, or
+    None when the metadata do not say (its runs' benchmark or marker lines will): what the workflow
+    feeds each table's rule with before the log is read, and a skipped file's table."""
+    bench = meta.get("benchmark") or (f"osu_{meta['operation']}" if "operation" in meta else None)
+    if bench not in BENCHMARK_OPERATION:
+        return None
+    if BENCHMARK_OPERATION[bench] is None:
+        return "pt2pt"
+    if "channel" in meta:
+        return "nbft"
+    return "collective" if "mapping" in meta else None
+
+
 def skipped_file(source: str, meta: dict, reason: str) -> tuple[str, pd.DataFrame, dict]:
     """The part of a log that holds no readable run, under ``on_bad_run: skip``: no rows, and a
     quality record whose ``skipped_file`` says why (the table is the metadata's, else pt2pt)."""
     from collat.ingest.tidy import empty
 
     bench = meta.get("benchmark") or (f"osu_{meta['operation']}" if "operation" in meta else None)
-    if BENCHMARK_OPERATION.get(bench) is not None:
-        table = "nbft" if "channel" in meta else "collective"
-    else:
-        table = "pt2pt"
+    table = table_of(meta) or ("pt2pt" if BENCHMARK_OPERATION.get(bench) is None else
+                               "nbft" if "channel" in meta else "collective")
     quality = {"source": source, "table": table, "benchmark": bench, "osu_version": None, "datatype": None,
                "rows_read": 0, "duplicates_collapsed": 0, "rows": 0, "runs": 0, "skipped_lines": 0,
                "skipped_runs": "", "marker_runs": 0, "pooled_runs": "", "mpi": "", "skipped_file": reason}
@@ -647,7 +659,7 @@ def check_channels_measured(parts: list[tuple[str, str, dict]], needed: dict[str
 
 
 def merge_files(parts: list[tuple[str, str, dict]], outputs: dict[str, str], outliers: dict,
-                mpi: str | None = None) -> pd.DataFrame:
+                mpi: str | None = None, check_mpi: bool = True) -> pd.DataFrame:
     """:func:`merge` from part files (table, parquet path, quality record) to the tidy table files
     ``outputs`` (table -> path), with the memory of about one copy of the largest table: the parts
     stay Arrow tables and only the columns the outlier rule reads become pandas. Returns the quality
@@ -659,11 +671,14 @@ def merge_files(parts: list[tuple[str, str, dict]], outputs: dict[str, str], out
 
     from collat.ingest.tidy import arrow_schema, atomic_write, empty, write_parquet
 
-    check_one_mpi([(q["source"], sorted(pc.unique(pq.read_table(path, columns=["mpi"])["mpi"]).drop_null()
-                                        .to_pylist())) for _, path, q in parts], mpi)
+    if check_mpi:  # else the caller checks across every table's parts (rule tidy)
+        check_one_mpi([(q["source"], sorted(pc.unique(pq.read_table(path, columns=["mpi"])["mpi"]).drop_null()
+                                            .to_pylist())) for _, path, q in parts], mpi)
 
     kept_rows, counts = {}, {}
     for table, members in _parts_by_table(parts).items():
+        if table not in outputs:
+            continue
         paths = [parts[i][1] for i in members]
 
         def read(i, cols):
