@@ -4,11 +4,11 @@ the same file line by line in plain Python, measured in the same run.
     .venv/bin/python benchmarks/ingest_large.py [--megabytes 200] [--keep DIR]
 
 Writes a synthetic SLURM stdout of osu_latency runs (a banner line before each run, a job banner,
-23 sizes per run) of about --megabytes, runs the rules ingest_raw and tidy on it with
+23 sizes per run) of about --megabytes, runs the rules ingest_raw and tidy_table (pt2pt) on it with
 config/thin.yaml's settings, one Snakemake each, and prints each rule's job time (Snakemake's
 `benchmark:` file), its true peak RSS (the kernel's high-water mark of that Snakemake's process tree,
 os.wait4) beside the peak Snakemake's benchmark file sampled, and the baseline. The last line is
-`ingest_seconds=<ingest_raw + tidy> peak_rss_mb=<the larger true peak> baseline_seconds=<line read>
+`ingest_seconds=<ingest_raw + tidy_table> peak_rss_mb=<the larger true peak> baseline_seconds=<line read>
 ratio=<ingest_seconds / baseline_seconds>`.
 """
 
@@ -76,14 +76,15 @@ def main() -> int:
         # one rule at a time, each in a Snakemake of its own: the kernel's high-water mark of that process
         # tree (os.wait4) is the rule's true peak, which Snakemake's sampled benchmark files can miss
         for rule, target in (("ingest_raw", f"results/ingest/raw/{log.name}.parquet"),
-                             ("tidy", "results/tidy/quality.csv")):
+                             ("tidy_table", "results/tidy/pt2pt.parquet")):
             t = time.perf_counter()
             proc = subprocess.Popen([*snakemake[:1], target, *snakemake[1:]])
             _, status, usage = os.wait4(proc.pid, 0)
             if status != 0:
                 raise SystemExit(f"snakemake {target} failed")
             wall = time.perf_counter() - t
-            tsv = next((work / "benchmarks" / "rules" / "ingest").rglob("tidy.tsv" if rule == "tidy" else "raw/*.tsv"))
+            tsv = next((work / "benchmarks" / "rules" / "ingest").rglob("tidy_pt2pt.tsv" if rule == "tidy_table"
+                                                                         else "raw/*.tsv"))
             b = pd.read_csv(tsv, sep="\t").iloc[0]
             rows.append({"rule": rule, "job_seconds": b["s"], "snakemake_seconds": wall,
                          "true_peak_mb": usage.ru_maxrss / 1024, "sampled_peak_mb": b["max_rss"]})
