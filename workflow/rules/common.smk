@@ -136,8 +136,9 @@ MANIFEST_ROWS = _manifest_rows()
 
 
 def tidy_parts(table):
-    """The ingested parts one tidy table's rule reads: the published files and processed tables of
-    that table, and the raw logs predicted to feed it or whose table is not known before reading."""
+    """The ingested parts one tidy table is built from (rule tidy_table), the published files and
+    processed tables of that table, and the raw logs predicted to feed it or whose table is not
+    known before reading."""
     published = [f for f in published_files() if PUBLISHED["files"][f]["table"] == table]
     return (
         expand("results/ingest/published/{file}.parquet", file=published)
