@@ -49,3 +49,21 @@ def test_the_workflow_prints_the_mistake_as_its_last_line(tmp_path):
     lines = (res.stdout + res.stderr).strip().splitlines()
     assert res.returncode == 1 and len(lines) <= 2
     assert lines[-1] == f"{tmp_path / 'mine.yaml'}: machine.cores_per_socket: expected an integer >= 1, found 'sixteen'"
+
+
+def test_every_key_but_the_machine_has_a_description_and_only_the_machine_is_required():
+    """A user's config states the machine and what differs: every other key says what it is, and
+    none is required at the top (each has a default, or the package or the machine gives it)."""
+    undescribed = []
+
+    def walk(node, path):
+        for key, sub in node.get("properties", {}).items():
+            p = f"{path}.{key}" if path else key
+            if not isinstance(sub, dict) or p.startswith("machine"):
+                continue
+            if "description" not in sub:
+                undescribed.append(p)
+            walk(sub, p)
+
+    walk(SCHEMA, "")
+    assert undescribed == [] and SCHEMA["required"] == ["machine"]
