@@ -10,6 +10,7 @@
 # ends on two short jobs, not on one long one beside an idle core. Cold runs on 2 cores, alternated:
 # 66.3 / 67.9 s with the 3/2/1 levels, 68.7 / 69.2 s without; the rest: the README's durations.
 
+import functools
 import os
 import sys
 from pathlib import Path
@@ -57,9 +58,30 @@ def raw_manifest():
     return [str(path)] if path.is_file() else []
 
 
+def _manifest_rows():
+    """The manifest's whole-file rows (file -> its non-empty fields) and the files it has per-run
+    rows for, read without pandas (the workflow is being parsed)."""
+    import csv
+
+    files, per_run = {}, set()
+    if raw_manifest():
+        with open(raw_manifest()[0], newline="") as fh:
+            for row in csv.DictReader(fh):
+                if row.get("run"):
+                    per_run.add(row["file"])
+                else:
+                    files[row["file"]] = {k: v for k, v in row.items() if k not in ("file", "run") and v}
+    return {"files": files, "per_run": per_run}
+
+
+MANIFEST_ROWS = _manifest_rows()
+
+
+@functools.lru_cache(maxsize=None)
 def raw_logs():
     """Log files under data.raw.dir matching data.raw.glob and, when given, data.raw.extensions
-    (POSIX paths relative to the dir); hidden files, README.md and the manifest are never logs."""
+    (POSIX paths relative to the dir); hidden files, README.md and the manifest are never logs.
+    The directory is walked once per parse (the rules' inputs and each table's parts ask)."""
     root = Path(RAW["dir"])
     if not root.is_dir():
         return []
@@ -74,19 +96,10 @@ def raw_logs():
         and (extensions is None or p.suffix in extensions)
         and p not in excluded
     }
-    return sorted(matched | manifest_named(root))
-
-
-def manifest_named(root):
-    """The files under data.raw.dir the manifest names (it may name a log the glob leaves out); one
-    it names that does not exist is the tidy rule's error, with its line."""
-    import csv
-
-    if not raw_manifest():
-        return set()
-    with open(raw_manifest()[0], newline="") as fh:
-        names = {row.get("file", "") for row in csv.DictReader(fh)}
-    return {n for n in names if n and (root / n).is_file()}
+    # the manifest may name a log the glob leaves out; one it names that does not exist is the
+    # tidy_table rule's error, with its line
+    named = set(MANIFEST_ROWS["files"]) | MANIFEST_ROWS["per_run"]
+    return sorted(matched | {n for n in named if n and (root / n).is_file()})
 
 
 def table_files():
@@ -114,25 +127,6 @@ def predicted_table(relpath):
     if "benchmark" in meta:
         meta["benchmark"] = normalise_benchmark(str(meta["benchmark"]))
     return table_of(meta)
-
-
-def _manifest_rows():
-    """The manifest's whole-file rows (file -> its non-empty fields) and the files it has per-run
-    rows for, read without pandas (the workflow is being parsed)."""
-    import csv
-
-    files, per_run = {}, set()
-    if raw_manifest():
-        with open(raw_manifest()[0], newline="") as fh:
-            for row in csv.DictReader(fh):
-                if row.get("run"):
-                    per_run.add(row["file"])
-                else:
-                    files[row["file"]] = {k: v for k, v in row.items() if k not in ("file", "run") and v}
-    return {"files": files, "per_run": per_run}
-
-
-MANIFEST_ROWS = _manifest_rows()
 
 
 def tidy_parts(table):
