@@ -235,3 +235,51 @@ def test_a_log_without_its_header_lines_is_read_with_the_benchmarks_columns():
         parse_osu("1 1.5 1.0\n", "x.txt", benchmark_hint="osu_reduce")
     with pytest.raises(InputError, match=r"before the first data row .*: unknown\)"):
         parse_osu(text, "x.txt")
+
+
+def _runs(n, header_once=False, sizes=(1, 2, 4, 8)):
+    text = "# OSU MPI Latency Test v7.3\n# Size          Latency (us)\n"
+    for r in range(n):
+        if r and not header_once:
+            text += f"Running latency, pair {r}\n# OSU MPI Latency Test v7.3\n# Size          Latency (us)\n"
+        text += "".join(f"{s:<8d}{0.25 * (r + 1) + s / 100:>10.2f}\n" for s in sizes)
+    return text
+
+
+@pytest.mark.parametrize("header_once", [False, True])
+@pytest.mark.parametrize("chunk", [16, 37, 1 << 21])
+def test_blocks_read_the_same_at_any_chunk_size(monkeypatch, chunk, header_once):
+    """The parser reads a chunk of lines at a time and every data row of a chunk at once: wherever a
+    chunk ends (inside a row, between runs), the rows, their lines and values are the same."""
+    import collat.ingest.osu as osu
+
+    text = _runs(7, header_once)
+    monkeypatch.setattr(osu, "_CHUNK", chunk)
+    log = parse_osu(text, "x.txt")
+    assert log.n_runs == 7 and len(log.data) == 28
+    assert log.data["size"].tolist() == [1, 2, 4, 8] * 7
+    assert log.data["avg"].iloc[5] == 0.52 and log.data["run"].iloc[5] == 1  # 0.25 * 2 + 2 / 100
+    lines = [i for i, line in enumerate(text.splitlines(), start=1) if line[:1].isdigit()]
+    assert log.data["line"].tolist() == lines
+
+
+def test_a_chunk_of_runs_with_other_columns_and_a_bad_row_is_read_row_by_row():
+    """Runs with different headers in one chunk (two or five columns) cannot be read as one block;
+    each stretch is then read alone, and a bad row still names its line."""
+    five = ("# OSU MPI Broadcast Latency Test v7.3\n# Size       Avg Latency(us)\n1  2.0\n2  2.1\n"
+            "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n"
+            "1  2.0  1.0  3.0  1000\n2  2.1  1.1  3.1  1000\n")
+    log = parse_osu(five, "x.txt")
+    assert log.n_runs == 2 and log.data["iterations"].dropna().tolist() == [1000, 1000]
+    with pytest.raises(InputError, match=r"x.txt, line 6: expected an integer in column 'iterations', found '1000.5'"):
+        parse_osu(five.replace("3.0  1000", "3.0  1000.5"), "x.txt")
+    with pytest.raises(InputError, match=r"x.txt, line 4: expected a non-negative number in column 'avg', found '-2.1'"):
+        parse_osu(five.replace("2  2.1\n#", "2  -2.1\n#"), "x.txt")
+
+
+def test_carriage_returns_end_lines():
+    """Windows (CR LF) and old Mac (CR) line ends read as newlines do."""
+    text = _runs(2)
+    for ending in ("\r\n", "\r"):
+        log = parse_osu(text.replace("\n", ending), "x.txt")
+        assert log.n_runs == 2 and log.data["line"].tolist() == parse_osu(text, "x.txt").data["line"].tolist()

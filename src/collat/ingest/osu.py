@@ -11,6 +11,7 @@ to the next OSU title). Every error names the file and the line.
 
 from __future__ import annotations
 
+import csv
 import io
 import re
 from dataclasses import dataclass, field
@@ -77,6 +78,9 @@ _MPI_VERSION = [
 
 def mpi_version(line: str) -> str | None:
     """``openmpi-4.1.5`` for ``mpirun (Open MPI) 4.1.5`` and the like (:data:`_MPI_VERSION`), else None."""
+    lower = line.lower()
+    if "mpi" not in lower and "mvapich" not in lower:  # every name above has one of them
+        return None
     for regex, name in _MPI_VERSION:
         m = regex.search(line)
         if m:
@@ -91,6 +95,17 @@ _LAUNCH_ERROR = re.compile(
     r"\bkilled\b|\babort(ed)?\b|\berror\b|^-{20,}\s*$|^\[[\w.-]+:\d+\]",
     re.I,
 )
+
+_LAUNCH_WORDS = ("mpirun", "mpiexec", "orterun", "prterun", "srun", "slurmstepd", "mpi_abort", "orte", "prte",
+                 "primary job", "exited on signal", "segmentation fault", "bus error", "kill", "abort", "error")
+
+
+def _launch_error(line: str) -> bool:
+    """:data:`_LAUNCH_ERROR` found in ``line``; a line with none of its words is told at once."""
+    lower = line.lower()
+    if not line.startswith(("-", "[")) and not any(w in lower for w in _LAUNCH_WORDS):
+        return False
+    return _LAUNCH_ERROR.search(line) is not None
 
 
 @dataclass
@@ -113,7 +128,20 @@ class OsuLog:
 
 
 def parse_header(line: str, path: str, lineno: int) -> list[str]:
-    """Column names of a '# Size ...' header line, recognised by name."""
+    """Column names of a '# Size ...' header line, recognised by name (a log repeats its header
+    before each run: each distinct line is read once)."""
+    if line in _HEADERS:
+        return list(_HEADERS[line])
+    names = _parse_header(line, path, lineno)
+    if len(_HEADERS) < 1024:
+        _HEADERS[line] = tuple(names)
+    return names
+
+
+_HEADERS: dict[str, tuple] = {}
+
+
+def _parse_header(line: str, path: str, lineno: int) -> list[str]:
     text = line.lstrip("#").strip()
     pos, names = 0, []
     while pos < len(text):
@@ -143,13 +171,138 @@ def _is_number(cell: str) -> bool:
     return True
 
 
+_CHUNK = 1 << 21  # bytes read at a time: memory stays bounded whatever the log's size
+_SPACE = np.zeros(256, bool)
+_SPACE[[9, 11, 12, 13, 32]] = True
+_DIGIT = np.zeros(256, bool)
+_DIGIT[48:58] = True
+
+
+@dataclass
+class _Rows:
+    """Consecutive data lines of a log (blank lines may sit between them): their line numbers and
+    their bytes, from the first to the last, each ending with its newline (the last one perhaps not)."""
+
+    lines: np.ndarray
+    text: bytes
+    parsed: tuple | None = None  # parsed with the rest of their chunk: (rows, integer columns, any bad row)
+
+    def line(self, lineno: int) -> str:
+        """The text of one of the lines."""
+        return self.text.split(b"\n")[lineno - int(self.lines[0])].decode().strip()
+
+
+def _items(stream):
+    """The lines of a binary stream, in order: (line number, text) for each line that is not a data
+    row, :class:`_Rows` for each stretch of lines that look like data rows (a digit first, or a sign
+    or point and a digit), blank lines left out. Read :data:`_CHUNK` bytes at a time and classified
+    with numpy, so that a file of millions of rows is never a Python object per row. Ends with
+    ``("end", last line number, last line's text)``. A lone carriage return ends a line, as a newline
+    does; a byte sequence that is not UTF-8 raises :class:`UnicodeDecodeError`."""
+    lineno, carry, last = 0, b"", ""
+    while True:
+        chunk = stream.read(_CHUNK)
+        buf = carry + chunk
+        if not chunk:
+            carry = b""
+        else:
+            cut = buf.rfind(b"\n") + 1
+            buf, carry = buf[:cut], buf[cut:]
+        if not buf:
+            if not chunk:
+                break
+            continue
+        if b"\r" in buf:
+            buf = re.sub(rb"\r(?!\n)", b"\n", buf)
+        a = np.frombuffer(buf, np.uint8)
+        if (a >= 128).any():
+            buf.decode("utf-8")  # raises where the bytes are not UTF-8
+        ends = np.flatnonzero(a == 10)
+        if not len(ends) or ends[-1] != len(a) - 1:
+            ends = np.append(ends, len(a))  # the file's last line, without a newline
+        starts = np.concatenate(([0], ends[:-1] + 1))
+        text = np.flatnonzero(~_SPACE[a] & (a != 10))
+        k = np.searchsorted(text, starts)
+        first = text[np.minimum(k, max(len(text) - 1, 0))] if len(text) else np.full(len(starts), len(a))
+        blank = (k >= len(text)) | (first >= ends)
+        at = np.minimum(first, len(a) - 1)
+        nxt = a[np.minimum(at + 1, len(a) - 1)]
+        c = a[at]
+        sign = ((c == 43) | (c == 45) | (c == 46)) & (at + 1 < ends) & _DIGIT[nxt]
+        data = ~blank & (_DIGIT[c] | sign)
+        others = np.flatnonzero(~blank & ~data)
+        rows = np.flatnonzero(data)
+        numbers = np.arange(lineno + 1, lineno + 1 + len(starts))
+        parsed = _chunk_values(a, data, starts, np.minimum(ends + 1, len(a)), numbers[rows]) if len(rows) else None
+        pos = 0
+        first_byte, last_byte = starts.tolist(), (ends + 1).tolist()
+        for i, stop in zip([*others.tolist(), len(starts)], np.searchsorted(rows, others).tolist() + [len(rows)]):
+            if stop > pos:
+                yield _Rows(numbers[rows[pos:stop]], buf[first_byte[rows[pos]]:last_byte[rows[stop - 1]]],
+                            None if parsed is None else (parsed[0][pos:stop], parsed[1], parsed[2][stop] > parsed[2][pos]))
+            pos = stop
+            if i < len(starts):
+                yield int(numbers[i]), buf[first_byte[i]:last_byte[i]].decode("utf-8")
+        lineno += len(starts)
+        last = buf[starts[-1]:ends[-1] + 1].decode("utf-8")
+        if not chunk:
+            break
+    yield "end", lineno, last
+
+
+def _chunk_values(a: np.ndarray, data: np.ndarray, starts: np.ndarray, stops: np.ndarray, lines: np.ndarray):
+    """Every data line of a chunk parsed at once (one pandas read, not one per run): (rows: line, then
+    the values; which columns held only integers; the running count of rows with a value that is
+    negative or not finite, from 0), or None when the lines do not all hold the same number of
+    numbers (runs with different headers in one chunk, a malformed row: each stretch is then read
+    alone)."""
+    text = a[np.repeat(data, stops - starts)].tobytes()
+    try:
+        df = pd.read_csv(io.BytesIO(text), sep=r"\s+", header=None, quoting=csv.QUOTE_NONE, dtype={0: np.int64})
+    except (ValueError, pd.errors.ParserError):
+        return None
+    if len(df) != len(lines) or not all(pd.api.types.is_numeric_dtype(t) for t in df.dtypes):
+        return None
+    out = np.empty((len(df), 1 + df.shape[1]))
+    out[:, 0] = lines
+    out[:, 1:] = df.to_numpy(dtype=float)
+    bad = ~np.isfinite(out[:, 1:]).all(axis=1) | (out[:, 1:] < 0).any(axis=1)
+    integer = np.array([pd.api.types.is_integer_dtype(t) for t in df.dtypes])
+    return out, integer, np.concatenate(([0], np.cumsum(bad))).tolist()
+
+
+def _values(rows: _Rows, cols: list[str]) -> np.ndarray | None:
+    """The rows as an array (line, then one value per column), or None when any row is not a clean
+    OSU data row (a cell missing or extra, not a number, negative, not finite, a size or iteration
+    count that is not an integer): the caller then reads them one by one for the exact error."""
+    integer = [i for i, name in enumerate(cols) if name in ("size", "iterations")]
+    if rows.parsed is not None:  # read with the rest of its chunk
+        out, integers, bad = rows.parsed
+        if out.shape[1] == 1 + len(cols) and integers[integer].all() and not bad:
+            return out
+    try:
+        df = pd.read_csv(io.BytesIO(rows.text), sep=r"\s+", header=None, quoting=csv.QUOTE_NONE,
+                         dtype={i: np.int64 if i in integer else np.float64 for i in range(len(cols))})
+    except (ValueError, pd.errors.ParserError):
+        return None
+    if df.shape != (len(rows.lines), len(cols)):
+        return None
+    out = np.empty((len(df), 1 + len(cols)))
+    out[:, 0] = rows.lines
+    out[:, 1:] = df.to_numpy(dtype=float)
+    values = out[:, 1:]
+    if not np.isfinite(values).all() or (values < 0).any():
+        return None
+    return out
+
+
 def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
               machine: dict | None = None, carry_over: bool = False, benchmark_hint: str | None = None) -> OsuLog:
     """Parse OSU stdout. ``on_bad_run='skip'`` drops (and reports) truncated runs instead of failing,
     and takes launcher or scheduler text (a job killed at its time limit, an aborted step) as the end of
     the run it interrupts; ``error`` refuses both with the file and line. ``text`` is the whole
-    output or an iterable of its lines (an open file: read as a stream, one run in memory as text at
-    a time, the values as float arrays). ``markers``
+    output (str or bytes) or a binary stream: read :data:`_CHUNK` bytes at a time, each chunk's data
+    rows parsed at once (:func:`_items`), the text lines one by one. ``markers``
     (:func:`collat.ingest.markers.compile_rules`) read the lines between runs as the metadata of the runs
     that follow (``run_markers``); an MPI version line (:func:`mpi_version`) names the implementation
     of the runs that follow (``run_mpi``). Once a marker has labelled a run, a later run preceded
@@ -163,7 +316,7 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
     cols: list[str] | None = None
     runs: list[np.ndarray] = []  # per run [rows, 1 + columns]: line, values...
     run_cols: list[list[str]] = []
-    current: list[tuple] = []
+    current: list[np.ndarray] = []  # the open run's rows, in pieces: [rows, 1 + columns]: line, values...
     skipped: list[int] = []
     aborted: dict[int, tuple[int, str]] = {}  # run index -> (line, text) of launcher text that ended it
     marker: tuple[int, dict] | None = None  # the last marker line seen: (line, metadata)
@@ -179,7 +332,7 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
     def close_run():
         nonlocal current
         if current:
-            runs.append(np.array(current, dtype=float))
+            runs.append(current[0] if len(current) == 1 else np.concatenate(current))
             run_cols.append(cols)
             run_marker.append(current_marker)
             run_mpi.append(current_mpi)
@@ -211,21 +364,102 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
 
     current_marker = current_mpi = None
 
-    first_text = last_raw = ""
-    for lineno, raw in enumerate(io.StringIO(text) if isinstance(text, str) else text, start=1):
-        last_line, last_raw = lineno, raw
-        if lineno == 1:
-            first_text = raw.strip()[:80]
+    first_size: list[float] = []  # the file's first size: a run may start again from it
+
+    def add_rows(rows: np.ndarray, text) -> None:
+        """Append data rows (line, values...) to the open run, closing it wherever the size list
+        starts again (the header printed once); ``text(lineno)`` gives a row's line for errors."""
+        nonlocal current_marker, current_mpi, marker_since_run
+        sizes = rows[:, 1]
+        prev = np.empty_like(sizes)
+        prev[0] = current[-1][-1, 1] if current else -np.inf
+        prev[1:] = sizes[:-1]
+        pos = 0
+        for i in [*np.flatnonzero(sizes <= prev).tolist(), len(rows)]:
+            if i > pos:
+                if not current:  # a run starts
+                    if markers and marker is not None and unmatched and not marker_since_run and not carry_over:
+                        texts = "; ".join(f"line {n}: {t[:60]!r}" for n, t in unmatched[:3])
+                        raise InputError(path, int(rows[pos, 0]), f"a marker line before this run (data.raw.markers): "
+                                         f"the text since the previous run matches no marker rule ({texts}), so the "
+                                         f"marker of line {marker[0]} would label it; add a rule for that text, or "
+                                         "set data.raw.marker_carry_over: true", text(int(rows[pos, 0])))
+                    current_marker, current_mpi = marker, mpi
+                    unmatched.clear()
+                    marker_since_run = False
+                    if not first_size:
+                        first_size.append(rows[pos, 1])
+                current.append(rows[pos:i])
+            if i == len(rows):
+                break
+            size, last = sizes[i], current[-1][-1, 1]
+            if size == current[0][0, 1] or size == first_size[0]:
+                close_run()  # header printed once: the size list starts again
+            else:
+                raise InputError(path, int(rows[i, 0]), f"sizes in increasing order (previous size {int(last)})",
+                                 text(int(rows[i, 0])))
+            pos = i
+
+    def data_row(lineno: int, line: str) -> None:
+        """One data row read cell by cell: what a row the fast path refused is told by."""
+        nonlocal cols
+        cells = line.split()
+        if cols is None:
+            known = HEADERLESS.get(benchmark or benchmark_hint or "", {})
+            if len(cells) not in known:
+                raise InputError(path, lineno, "an OSU header ('# Size ...') before the first data row (or, for "
+                                 "a log without one, the benchmark named by the path pattern or manifest and "
+                                 "the cells OSU prints for it: "
+                                 f"{', '.join(f'{n} ({c})' for n, c in known.items()) or 'unknown'})", line)
+            cols = list(known[len(cells)])
+        if len(cells) != len(cols):
+            raise InputError(path, lineno, f"{len(cols)} values ({', '.join(cols)})", line)
+        values = []
+        for name, cell in zip(cols, cells):
+            try:
+                v = int(cell) if name in ("size", "iterations") else float(cell)
+            except ValueError:
+                kind = "an integer" if name in ("size", "iterations") else "a number"
+                raise InputError(path, lineno, f"{kind} in column {name!r}", cell) from None
+            if v < 0 or v != v:
+                raise InputError(path, lineno, f"a non-negative number in column {name!r}", cell)
+            if v == float("inf"):  # 'inf', or a number beyond the float range such as 1e400
+                raise InputError(path, lineno, f"a finite number in column {name!r}", cell)
+            values.append(v)
+        add_rows(np.array([[lineno, *values]], dtype=float), lambda n: line)
+
+    def data_rows(rows: _Rows) -> None:
+        """A stretch of data lines: parsed at once when every row is clean, else line by line."""
+        if in_variant:  # inside a persistent or non-blocking variant's block: passed over
+            skipped.extend(rows.lines.tolist())
+            return
+        if cols is None:  # the first row says which columns a log without a header has
+            data_row(int(rows.lines[0]), rows.line(int(rows.lines[0])))
+            if len(rows.lines) == 1:
+                return
+            cut = rows.text.index(b"\n") + 1
+            rows = _Rows(rows.lines[1:], rows.text[cut:].lstrip(b"\r\n \t\f\v"),
+                         None if rows.parsed is None else (rows.parsed[0][1:], *rows.parsed[1:]))
+        values = _values(rows, cols)
+        if values is None:
+            texts = rows.text.split(b"\n")
+            for lineno in rows.lines.tolist():
+                data_row(lineno, texts[lineno - int(rows.lines[0])].decode().strip())
+            return
+        add_rows(values, rows.line)
+
+    def text_line(lineno: int, raw: str) -> None:
+        nonlocal benchmark, version, datatype, cols, in_variant
         line = raw.strip()
         if not line:
-            continue
+            return
         if in_variant and not _TITLE.match(line):
-            if _LAUNCH_ERROR.search(line):  # the block ends as any run does: launcher text is never passed over
+            if _launch_error(line):  # the block ends as any run does: launcher text is never passed over
                 in_variant = False
             else:  # a marker or a version line still names the runs that follow
                 context_line(line, lineno)
                 skipped.append(lineno)
-                continue
+                return
         if line.startswith("#"):
             m = _TITLE.match(line)
             if m:
@@ -251,94 +485,70 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
                     run_mpi.append(mpi)
                     in_variant = True
                     skipped.append(lineno)
-                    continue
+                    return
                 if name is None:
                     raise InputError(path, lineno, f"an OSU benchmark this tool reads ({', '.join(BENCHMARKS.values())})", line)
                 if benchmark is not None and name != benchmark:
                     raise InputError(path, lineno, f"the same benchmark as earlier in the file ({benchmark})", line)
                 benchmark, version = name, m["version"] or version
                 close_run()
-                continue
+                return
             m = _DATATYPE.match(line)
             if m:
                 datatype = m["dt"]
-                continue
+                return
             if _HEADER.match(line):
                 close_run()
                 cols = parse_header(line, path, lineno)
-                continue
+                return
             context_line(line, lineno)
-            continue  # a version line, a marker or another OSU comment
+            return  # a version line, a marker or another OSU comment
         if line[0].isdigit() or (line[0] in "+-." and len(line) > 1 and line[1].isdigit()):
-            cells = line.split()
-            if cols is None:
-                known = HEADERLESS.get(benchmark or benchmark_hint or "", {})
-                if len(cells) not in known:
-                    raise InputError(path, lineno, "an OSU header ('# Size ...') before the first data row (or, for "
-                                     "a log without one, the benchmark named by the path pattern or manifest and "
-                                     "the cells OSU prints for it: "
-                                     f"{', '.join(f'{n} ({c})' for n, c in known.items()) or 'unknown'})", line)
-                cols = list(known[len(cells)])
-            if len(cells) != len(cols):
-                raise InputError(path, lineno, f"{len(cols)} values ({', '.join(cols)})", line)
-            values = []
-            for name, cell in zip(cols, cells):
-                try:
-                    v = int(cell) if name in ("size", "iterations") else float(cell)
-                except ValueError:
-                    kind = "an integer" if name in ("size", "iterations") else "a number"
-                    raise InputError(path, lineno, f"{kind} in column {name!r}", cell) from None
-                if v < 0 or v != v:
-                    raise InputError(path, lineno, f"a non-negative number in column {name!r}", cell)
-                if v == float("inf"):  # 'inf', or a number beyond the float range such as 1e400
-                    raise InputError(path, lineno, f"a finite number in column {name!r}", cell)
-                values.append(v)
-            size = values[0]
-            if current:
-                prev = current[-1][1]
-                if size <= prev:
-                    first_of_file = runs[0][0][1] if runs else current[0][1]
-                    if size == current[0][1] or size == first_of_file:
-                        close_run()  # header printed once: the size list starts again
-                    else:
-                        raise InputError(path, lineno, f"sizes in increasing order (previous size {prev})", line)
-            if not current:
-                if markers and marker is not None and unmatched and not marker_since_run and not carry_over:
-                    texts = "; ".join(f"line {n}: {t[:60]!r}" for n, t in unmatched[:3])
-                    raise InputError(path, lineno, f"a marker line before this run (data.raw.markers): the "
-                                     f"text since the previous run matches no marker rule ({texts}), so the "
-                                     f"marker of line {marker[0]} would label it; add a rule for that text, or "
-                                     "set data.raw.marker_carry_over: true", line)
-                current_marker, current_mpi = marker, mpi
-                unmatched.clear()
-                marker_since_run = False
-            current.append((lineno, *values))
-            continue
+            data_row(lineno, line)
+            return
         if context_line(line, lineno):
             skipped.append(lineno)
-            continue
+            return
         cells = line.split()
         if (cols is not None and len(cells) == len(cols) > 1 and any(ch.isdigit() for ch in cells[0])
                 and all(map(_is_number, cells[1:]))):
             # a data row whose size has letters in it ('2x', 'O4'); a marker such as 'BROADCAST 1' has no digit
             raise InputError(path, lineno, "an integer in column 'size'", cells[0])
-        if _LAUNCH_ERROR.search(line):
+        if _launch_error(line):
             if on_bad_run != "skip":
                 raise InputError(path, lineno, "OSU output, not MPI launcher or error text", line)
             if current:  # e.g. a job killed at its time limit in the middle of a run
                 aborted[len(runs)] = (lineno, line)
             close_run()
             skipped.append(lineno)
-            continue
+            return
         skipped.append(lineno)  # a banner or marker line: it cannot be data
         if markers:
             unmatched.append((lineno, line))
-    if current and not last_raw.endswith(("\n", "\r")) and current[-1][0] == last_line:
+
+    if isinstance(text, str):
+        text = text.encode("utf-8")
+    stream = io.BytesIO(text) if isinstance(text, (bytes, bytearray)) else text
+    first_text = last_raw = ""
+    for item in _items(stream):
+        if isinstance(item, _Rows):
+            if not first_text and item.lines[0] == 1:
+                first_text = item.line(1)[:80]
+            data_rows(item)
+        elif item[0] == "end":
+            _, last_line, last_raw = item
+        else:
+            if item[0] == 1:
+                first_text = item[1].strip()[:80]
+            text_line(*item)
+    if current and not last_raw.endswith(("\n", "\r")) and current[-1][-1, 0] == last_line:
         # OSU ends every row with a newline: a file ending inside a data row was cut while writing
         if on_bad_run != "skip":
             raise InputError(path, last_line, "a complete last row (the file ends inside it, without a newline: "
                              "cut while being written?)", last_raw.strip())
-        current.pop()
+        current[-1] = current[-1][:-1]
+        if not len(current[-1]):
+            current.pop()
         skipped.append(last_line)
     close_run()
 
@@ -386,23 +596,23 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
         if run_mpi[original] is not None:
             kept_mpi[new_index] = run_mpi[original]
     frames = []
-    for columns, items in by_columns.items():
-        values = np.concatenate([run for _, run in items])
-        df = pd.DataFrame(values, columns=["line", *columns])
-        for name in ("line", "size", "iterations"):
-            if name in df:
-                df[name] = df[name].astype("int64")
-        df["run"] = np.repeat([i for i, _ in items], [len(run) for _, run in items])
-        frames.append(df)
+    for columns, items in by_columns.items():  # one array per column, made at once
+        frame = {}
+        for j, name in enumerate(["line", *columns]):
+            dtype = np.int64 if name in ("line", "size", "iterations") else np.float64
+            frame[name] = np.concatenate([run[:, j] for _, run in items]).astype(dtype, copy=False)
+        frame["run"] = np.repeat(np.array([i for i, _ in items], dtype=np.int64), [len(run) for _, run in items])
+        frames.append(pd.DataFrame(frame, copy=False))
+    del runs, kept, by_columns
     data = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True).sort_values("line", ignore_index=True)
     return OsuLog(path, benchmark, version, datatype, data, skipped, skipped_runs, kept_markers, kept_mpi)
 
 
 def read_osu(path, on_bad_run: str = "error", markers: tuple = (), machine: dict | None = None,
              carry_over: bool = False, benchmark: str | None = None) -> OsuLog:
-    """Parse the OSU log at ``path``, read line by line."""
+    """Parse the OSU log at ``path``, read a block of lines at a time."""
     try:
-        with open(path, encoding="utf-8", errors="strict", newline="") as fh:
+        with open(path, "rb") as fh:
             return parse_osu(fh, str(path), on_bad_run=on_bad_run, markers=markers, machine=machine,
                              carry_over=carry_over, benchmark_hint=benchmark)
     except UnicodeDecodeError as exc:

@@ -14,7 +14,7 @@ import pandas as pd
 
 from collat import InputError
 from collat.ingest.osu import BENCHMARK_OPERATION, OsuLog
-from collat.ingest.tidy import columns, conform
+from collat.ingest.tidy import SCHEMAS, columns, conform, nulls
 from collat.config.vocabulary import Vocabulary  # noqa: F401  (ingest checks names with it; the workflow builds it)
 
 KEYS = {
@@ -25,9 +25,11 @@ KEYS = {
 
 
 def finalise(df: pd.DataFrame, table: str, source: str, run_given: bool,
-             collapse: bool = True) -> tuple[pd.DataFrame, int]:
+             collapse: bool = True, sort: bool = True) -> tuple[pd.DataFrame, int]:
     """Collapse exact duplicate rows (with ``collapse``: the study's published files repeat whole
-    blocks byte for byte), number runs in file order, conform to the table.
+    blocks byte for byte), number runs in file order, sort by the table's keys and run (with
+    ``sort``; a raw log's rows stay in file order: its tidy table sorts every part), conform to the
+    table.
 
     Returns the frame and the number of rows collapsed away.
     """
@@ -39,18 +41,58 @@ def finalise(df: pd.DataFrame, table: str, source: str, run_given: bool,
         out = df[first].copy()
         out["copies"] = copies[first].astype("int64")
     else:  # every row of the input stays a row: a repetition is data
-        out = df.copy()
+        out = df.copy(deep=False)
         out["copies"] = np.ones(len(out), dtype="int64")
     collapsed = int(len(df) - len(out))
+    dtypes = {c.name: c.dtype for c in SCHEMAS[table]}
     for key in KEYS[table]:
         if key not in out:
-            out[key] = pd.NA
+            out[key] = nulls(len(out), dtypes[key])
     if not run_given:
         out["run"] = out.groupby(KEYS[table], sort=False, dropna=False).cumcount()
-    out["source"] = source
-    out["outlier"] = False
-    out = out.sort_values([*KEYS[table], "run"], kind="stable")
+    out["source"] = constant_strings(source, len(out)).set_axis(out.index)
+    out["outlier"] = np.zeros(len(out), dtype=bool)
+    if sort:
+        out = out.take(sort_order(out, [*KEYS[table], "run"]))
     return conform(out[[c for c in columns(table) if c in out.columns]], table), collapsed
+
+
+def sort_order(df: pd.DataFrame, keys: list[str]) -> np.ndarray:
+    """The row order of ``df.sort_values(keys, kind="stable")`` (nulls last), from one stable
+    lexsort over integer codes: a raw log's millions of rows sort without a Python object per row.
+    A key that holds one value (or only nulls) is left out, and so is a last key that already rises
+    with the rows (a log's run numbers): neither changes the order."""
+    if keys and pd.api.types.is_integer_dtype(df[keys[-1]].dtype) and df[keys[-1]].is_monotonic_increasing:
+        keys = keys[:-1]
+    codes = []
+    for key in reversed(keys):
+        s = df[key]
+        if s.isna().all() or (not s.hasnans and bool((s == s.iloc[0]).all())):
+            continue
+        if pd.api.types.is_integer_dtype(s.dtype) and not s.hasnans:
+            codes.append(s.to_numpy(dtype=np.int64))
+            continue
+        c = pd.factorize(s, sort=True)[0]
+        codes.append(np.where(c < 0, c.max() + 1, c))  # nulls (code -1) last
+    if not codes:
+        return np.arange(len(df))
+    if len(codes) == 1:
+        return np.argsort(codes[0], kind="stable")
+    return np.lexsort(codes)
+
+
+def constant_strings(value, n: int) -> pd.Series:
+    """A string column of ``n`` rows that all hold ``value`` (null for None), built as Arrow strings
+    at once rather than one Python object per row."""
+    return run_strings(np.zeros(n, dtype=np.int64), [value])
+
+
+def run_strings(codes: np.ndarray, values: list) -> pd.Series:
+    """The string column whose row ``i`` holds ``values[codes[i]]`` (None: null)."""
+    import pyarrow as pa
+
+    arr = pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), pa.array(values, pa.string()))
+    return pd.Series(pd.arrays.ArrowStringArray(pa.chunked_array([arr.cast(pa.string())])))
 
 
 def route(log: OsuLog, meta: dict, vocab: Vocabulary, where: str, line: int | None = None) -> tuple[str, dict]:
@@ -133,17 +175,46 @@ def pooled_runs(df: pd.DataFrame, table: str, factor: float) -> str:
     One description per offending group, or ''."""
     keys = [k for k in KEYS[table] if k != "size"]
     value = "avg" if "avg" in df.columns and df["avg"].notna().any() else "bandwidth"
-    d = df[df[value] > 0]
-    if d.empty or d["run"].nunique() < 2:
+    varying = [k for k in keys if df[k].nunique(dropna=False) > 1]  # a key with one value groups nothing
+    v = df[value].to_numpy(dtype=float, na_value=np.nan)
+    keep = v > 0  # arrays, not a copy of the frame: a raw log may hold millions of rows
+    if not keep.any():
         return ""
-    g = d.groupby([*keys, "size"], dropna=False)[value]
-    ratio = (g.max() / g.min())[g.size() > 1]
-    if ratio.empty:
+    keep = slice(None) if keep.all() else keep  # views, not copies, where every row counts
+    run = df["run"].to_numpy()[keep]
+    if run.min() == run.max():
         return ""
-    per = ratio.groupby(level=list(range(len(keys))), dropna=False).median()
+    v = v[keep]
+    # one integer code per (varying keys, size) group; max / min per group with ufunc.at
+    code, uniques = np.zeros(len(v), dtype=np.int64), []
+    for k in [*varying, "size"]:
+        c, u = pd.factorize(df[k].to_numpy()[keep] if k == "size" else df[k][keep].to_numpy(), use_na_sentinel=False)
+        code *= len(u)
+        code += c
+        uniques.append(u)
+    total = int(np.prod([len(u) for u in uniques]))
+    if total <= 4 * len(code):  # the codes index a small product space as they are
+        groups = np.arange(total)
+    else:
+        groups, code = np.unique(code, return_inverse=True)
+    hi, lo = np.full(len(groups), -np.inf), np.full(len(groups), np.inf)
+    np.maximum.at(hi, code, v)
+    np.minimum.at(lo, code, v)
+    several = np.bincount(code, minlength=len(groups)) > 1
+    if not several.any():
+        return ""
+    index = np.array(np.unravel_index(groups, [len(u) for u in uniques])).T  # per group: code of each key
+    labels = [tuple(uniques[j][i[j]] for j in range(len(varying))) for i in index[several]]
+    ratio = pd.Series(hi[several] / lo[several], index=pd.MultiIndex.from_tuples(labels) if varying else None)
+    if varying:
+        per = ratio.groupby(level=list(range(len(varying))), dropna=False).median()
+    else:
+        per = pd.Series([ratio.median()], index=[()])
+    constant = {k: df[k].iloc[0] for k in keys if k not in varying}
     out = []
     for idx, r in per[per > factor].items():
-        label = ", ".join(f"{k}={v}" for k, v in zip(keys, idx if isinstance(idx, tuple) else (idx,)) if not pd.isna(v))
+        values = {**constant, **dict(zip(varying, idx if isinstance(idx, tuple) else (idx,)))}
+        label = ", ".join(f"{k}={values[k]}" for k in keys if not pd.isna(values[k]))
         out.append(f"{label}: runs differ x{r:.1f} at the same size (pooled placements?)")
     return "; ".join(out)
 
@@ -166,23 +237,32 @@ def from_osu_log(log: OsuLog, meta: dict, vocab: Vocabulary, source: str,
                              ", ".join(sorted(tables)))
         table = tables.pop()
         runs = {run: (m, per_run[run][1]) for run, (_, m) in routed.items()}
-    df = log.data.copy()
+    df = log.data.copy(deep=False)
     if table == "pt2pt" and "avg" not in df and "bandwidth" not in df:
         raise InputError(log.path, None, "a latency or bandwidth column")
     if table != "pt2pt" and "avg" not in df:
         raise InputError(log.path, None, "an 'Avg Latency(us)' or 'Latency (us)' column")
-    for run, (m, _) in runs.items():
-        rows = slice(None) if run is None else (df["run"] == run).to_numpy()
-        for k, v in m.items():
-            if k in columns(table) and k != "benchmark":
-                if k not in df:
-                    df[k] = pd.Series(pd.NA, index=df.index, dtype=object)
-                df.loc[rows, k] = v
-        if table == "collective":
-            df.loc[rows, "algorithm_name"] = vocab.algorithms[m["operation"]][m["algorithm"]]
+    if table == "collective":
+        for m, _ in runs.values():
+            m["algorithm_name"] = vocab.algorithms[m["operation"]][m["algorithm"]]
+    # each metadata column built at once from its value per run (a log may hold 10^5 runs, 10^7 rows)
+    order = list(runs)
+    at = (np.zeros(len(df), dtype=np.int64) if order == [None]
+          else pd.Index(order).get_indexer(df["run"].to_numpy()))
+    dtypes = {c.name: c.dtype for c in SCHEMAS[table]}
+    for k in dict.fromkeys(k for m, _ in runs.values() for k in m):
+        if k not in dtypes or k == "benchmark":
+            continue
+        per_run = [m.get(k) for m, _ in runs.values()]
+        if dtypes[k] == "string":
+            distinct = list(dict.fromkeys(per_run))
+            df[k] = run_strings(pd.Index(distinct).get_indexer(per_run)[at], distinct).set_axis(df.index)
+        else:
+            df[k] = pd.Series(pd.array(per_run, dtype=dtypes[k]).take(at), index=df.index)
     if table == "pt2pt":
         df = df.drop(columns=[c for c in ("min", "max") if c in df])
-    out, collapsed = finalise(df, table, source, run_given=True, collapse=False)  # every row is its own line
+    # every row is its own line; the file's order kept (the tidy table sorts its parts)
+    out, collapsed = finalise(df, table, source, run_given=True, collapse=False, sort=False)
     pooled = pooled_runs(out, table, pooled_factor) if np.isfinite(pooled_factor) else ""
     quality = {
         "source": source, "table": table, "benchmark": log.benchmark or meta.get("benchmark"),

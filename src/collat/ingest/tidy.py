@@ -95,6 +95,17 @@ def empty(table: str) -> pd.DataFrame:
     return conform(pd.DataFrame({c: [] for c in columns(table)}), table)
 
 
+def nulls(n: int, dtype: str):
+    """``n`` nulls of a column dtype of the schemas, as one array made at once."""
+    if dtype == "float64":
+        return np.full(n, np.nan)
+    if dtype == "Int64":
+        return pd.arrays.IntegerArray(np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool))
+    if dtype == "string":
+        return pd.array(pa.nulls(n, pa.string()), dtype="string") if n else pd.array([], dtype="string")
+    return pd.array([pd.NA] * n, dtype=dtype)
+
+
 def conform(df: pd.DataFrame, table: str) -> pd.DataFrame:
     """Return ``df`` with exactly the table's columns, in order and with their dtypes.
 
@@ -107,18 +118,22 @@ def conform(df: pd.DataFrame, table: str) -> pd.DataFrame:
     unknown = [c for c in df.columns if c not in known]
     if unknown:
         raise ValueError(f"table {table}: unknown columns {unknown}")
-    out = {}
+    out, absent = {}, {}
     for col in schema:
         if col.name not in df.columns:
             if not col.nullable:
                 raise ValueError(f"table {table}: required column {col.name!r} missing")
-            out[col.name] = pd.Series(np.nan if col.dtype == "float64" else pd.NA, index=df.index, dtype=col.dtype)
+            if col.dtype not in absent:  # one array of nulls per dtype, shared by the absent columns (read-only)
+                absent[col.dtype] = nulls(len(df), col.dtype)
+            out[col.name] = absent[col.dtype]
             continue
         s = df[col.name]
         if not col.nullable and s.isna().any():
             raise ValueError(f"table {table}: column {col.name!r} has nulls")
-        out[col.name] = s.astype(col.dtype)
-    res = pd.DataFrame(out, index=df.index).reset_index(drop=True)
+        target = pd.api.types.pandas_dtype(col.dtype)  # "string" must not match pandas' other str dtype
+        out[col.name] = (s if str(s.dtype) == col.dtype and s.dtype == target else s.astype(target)).array
+    # the arrays as they are, one block each: a copy of a log's millions of rows is not needed
+    res = pd.DataFrame(out, copy=False)
     for name in ("size",):
         if (res[name] < 0).any():
             raise ValueError(f"table {table}: negative {name}")
@@ -143,10 +158,23 @@ def arrow_schema(table: str) -> pa.Schema:
 
 
 def write_parquet(df: pd.DataFrame, path: str | os.PathLike, table: str) -> None:
-    """Validate ``df`` against the table schema and write it atomically."""
+    """Validate ``df`` against the table schema and write it atomically, a row group at a time (a
+    raw log's millions of rows are never all copied to Arrow at once)."""
     df = conform(df, table)
-    atomic_write(path, lambda tmp: pq.write_table(
-        pa.Table.from_pandas(df, schema=arrow_schema(table), preserve_index=False), tmp))
+    schema = arrow_schema(table)
+
+    def write(tmp):
+        first = pa.Table.from_pandas(df.iloc[:ROW_GROUP], schema=schema, preserve_index=False)
+        with pq.ParquetWriter(tmp, first.schema) as writer:
+            writer.write_table(first, row_group_size=ROW_GROUP)
+            for start in range(ROW_GROUP, len(df), ROW_GROUP):
+                writer.write_table(pa.Table.from_pandas(df.iloc[start:start + ROW_GROUP], schema=schema,
+                                                        preserve_index=False), row_group_size=ROW_GROUP)
+
+    atomic_write(path, write)
+
+
+ROW_GROUP = 1 << 20  # rows per row group (pyarrow's default)
 
 
 def read_parquet(path: str | os.PathLike, table: str) -> pd.DataFrame:
