@@ -20,6 +20,8 @@ if not workflow.overwrite_configfiles:
     configfile: "config/config.yaml"
 
 
+# stages a user names are run or refused; the default list loses those no input feeds
+STAGES_GIVEN = "stages" in config
 # the schema's defaults filled in; a refused config stops with one line: file, key, found, expected
 try:
     validate_config(config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml",

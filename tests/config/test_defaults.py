@@ -2,7 +2,7 @@
 
 import pytest
 
-from collat.config.defaults import complete, machine_channels, openmpi_facts
+from collat.config.defaults import complete, machine_channels, openmpi_facts, stages_without_input
 
 EPYC = {"nodes": 2, "sockets_per_node": 2, "cores_per_socket": 64, "cores_per_l3": 4}
 
@@ -39,3 +39,26 @@ def test_fewer_algorithms_get_the_trees_of_those_only_and_a_stated_fact_stays():
 def test_an_unknown_version_names_the_known_ones():
     with pytest.raises(ValueError, match=r"model.openmpi.version: found '3.0', expected one of \['4.1'\]"):
         complete({"machine": EPYC, "model": {"openmpi": {"version": "3.0"}}})
+
+
+def test_a_stage_no_input_feeds_is_left_out_with_one_line_each():
+    stages = ["pt2pt", "nbft", "model", "regression", "partitioned", "evaluate", "figures", "selection"]
+    notes = stages_without_input(stages, {"pt2pt"})  # osu_latency logs only
+    assert stages == ["pt2pt", "partitioned"]
+    assert notes[0] == "stage nbft left out: no input feeds the nbft table"
+    assert notes[1] == "stage model left out: no input feeds the nbft and collective tables"
+    assert len(notes) == 6
+    stages = ["pt2pt", "nbft", "regression"]
+    assert stages_without_input(stages, {"collective", "pt2pt"}) == ["stage nbft left out: no input feeds the nbft table"]
+    assert stages == ["pt2pt", "regression"]
+
+
+@pytest.mark.parametrize("tables", [None])
+def test_nothing_is_left_out_when_a_logs_table_is_known_only_once_read(tables):
+    stages = ["pt2pt", "model"]
+    assert stages_without_input(stages, tables) == [] and stages == ["pt2pt", "model"]
+
+
+def test_without_any_input_every_stage_goes_without_a_word():
+    stages = ["pt2pt", "model"]
+    assert stages_without_input(stages, set()) == [] and stages == []

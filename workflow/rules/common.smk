@@ -18,12 +18,8 @@ from pathlib import Path
 from collat.config.vocabulary import Vocabulary
 from collat.ingest.markers import compile_rules
 from collat.model.placement import machine_label
+from collat.config.defaults import stages_without_input
 from collat.config.settings import ConfigError, check as check_config, measured_targets, needed_channels
-
-try:
-    check_config(config)
-except ConfigError as exc:
-    sys.exit(str(exc))  # the one line, last: no traceback for a user's mistake
 
 VOCAB = Vocabulary.from_config(config)
 PUBLISHED = config["data"]["published"]
@@ -140,6 +136,29 @@ def tidy_parts(table):
         + [f"results/ingest/tables/{i}/{name}.parquet" for i, name in table_files()
            if config["data"]["tables"][i]["table"] == table]
     )
+
+
+def tables_with_input():
+    """The tidy tables some input feeds (published files, processed tables, raw logs by their
+    predicted table), or None when a raw log's table is known only once it is read."""
+    tables = {PUBLISHED["files"][f]["table"] for f in published_files()}
+    tables |= {config["data"]["tables"][i]["table"] for i, _ in table_files()}
+    for log in raw_logs():
+        table = predicted_table(log)
+        if table is None:
+            return None
+        tables.add(table)
+    return tables
+
+
+# stages a user names run or are refused; the default list loses those no input feeds, one line each
+if not STAGES_GIVEN:
+    for note in stages_without_input(config["stages"], tables_with_input()):
+        print(note, file=sys.stderr)
+try:
+    check_config(config)
+except ConfigError as exc:
+    sys.exit(str(exc))  # the one line, last: no traceback for a user's mistake
 
 
 def ingest_parts():

@@ -95,3 +95,39 @@ def left_out_stages(config: dict) -> list[str]:
                      "{gamma100: {gamma: 100}}, a fixed delay of 100 us/MB)")
         stages.remove("partitioned")
     return notes
+
+
+#: the tidy tables each stage reads, through its own rules and the stages it builds on (the model
+#: prices with the Hockney and NBFT fits; evaluate, figures and selection read the model's outputs)
+STAGE_TABLES = {
+    "pt2pt": ("pt2pt",),
+    "nbft": ("nbft",),
+    "partitioned": ("pt2pt",),
+    "regression": ("collective",),
+    "model": ("pt2pt", "nbft", "collective"),
+    "evaluate": ("pt2pt", "nbft", "collective"),
+    "figures": ("pt2pt", "nbft", "collective"),
+    "selection": ("pt2pt", "nbft", "collective"),
+}
+
+
+def stages_without_input(stages: list[str], tables: set[str] | None) -> list[str]:
+    """Take out of ``stages`` (in place) each stage that reads a tidy table no input feeds;
+    ``tables``: the tables some input is known to feed, None where a log's table is only known once
+    it is read (marker lines, per-run manifest rows): then nothing is left out. Where no input exists
+    at all, every stage goes without a word: the ingest's one line says what is missing. One line
+    per stage left out, saying which tables it lacks."""
+    if tables is None:
+        return []
+    if not tables:
+        stages.clear()
+        return []
+    notes = []
+    for stage in list(stages):
+        lacking = [t for t in STAGE_TABLES[stage] if t not in tables]
+        if lacking:
+            stages.remove(stage)
+            notes.append(f"stage {stage} left out: no input feeds the {' and '.join(lacking)} table"
+                         f"{'s' if len(lacking) > 1 else ''}")
+    return notes
+
