@@ -1,7 +1,7 @@
 """Conformance with the real OpenMPI library (Debian's 4.1.x; coll/base and coll/tuned as in 4.1.5).
 
 Run by tests/openmpi/run.sh (make test-openmpi, called by .ci/run), which installs Debian's
-openmpi-bin and libopenmpi-dev when missing, builds tests/openmpi/{topo,colls,record}.c and exports
+openmpi-bin and libopenmpi-dev when missing, builds tests/openmpi/{topo,colls,decide,monitor,record}.c and exports
 COLLAT_OPENMPI_BUILD; without it the tests are skipped.
 
 * Trees: libmpi's own builders (topo.c) against collat.model.shapes.trees, every parent and ordered child list,
@@ -15,6 +15,9 @@ COLLAT_OPENMPI_BUILD; without it the tests are skipped.
   the fixed rules'); without a file, what collat.model.shapes.openmpi.default_algorithms predicts; fall-backs
   (Rabenseifner -> linear, scatter-allgather -> linear, split binary -> pipeline) where
   collat.model.shapes.openmpi.runs_fallback says.
+* Messages: monitor.c runs one MPI_Bcast or MPI_Reduce under OpenMPI's pml monitoring component;
+  every peer's message count and bytes equal collat.model.shapes.messages, for every algorithm and
+  the default at P = 4, 7, 8, 13, 16 and 1 B .. 1 MiB, and with a segment size for the trees.
 * Negative control: a rules file whose first message size is not 0 is dropped by OpenMPI without a
   word (the fixed rules run); collat.selection.rulesfile.validate refuses it.
 """
@@ -209,3 +212,61 @@ def test_a_broken_rules_file_is_dropped_silently_and_caught_by_us(tmp_path, conf
     good.write_text("1\n7\n1\n2\n1\n0 1 0 0\n")
     ran = mpirun(tmp_path, "good", good)
     assert {v[0][0] for (op, _, _), v in ran.items() if op == "bcast"} == {"basic_linear"}
+
+
+MONITORED_P = (4, 7, 8, 13, 16)
+MONITORED_SIZES = (1, 1024, 65536, 1048576)
+SEGMENTED = {"P": (7, 16), "sizes": (1000, 65536, 1048577), "segsize": 8192}  # the algorithms that take one
+
+
+def monitored(op: str, algorithm: int, P: int, size: int, segsize: int = 0) -> dict:
+    """{(src, dst): (messages, bytes)} that OpenMPI's pml monitoring component counted for one call
+    (tests/openmpi/monitor.c): its internal messages, i.e. the collective's, per sender and peer,
+    from the file each rank writes at MPI_Finalize (not the terminal, where ranks' lines may mix)."""
+    import re
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="collat-monitor-") as tmp:
+        cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(P), "--mca", "btl", "self,vader",
+               "--mca", "pml_monitoring_enable", "2", "--mca", "pml_monitoring_enable_output", "3",
+               "--mca", "pml_monitoring_filename", f"{tmp}/rank"]
+        if algorithm:
+            cmd += ["--mca", "coll_tuned_use_dynamic_rules", "1", "--mca", f"coll_tuned_{op}_algorithm", str(algorithm)]
+            if segsize:
+                cmd += ["--mca", f"coll_tuned_{op}_algorithm_segmentsize", str(segsize)]
+        res = subprocess.run(cmd + [f"{BUILD}/monitor", op, str(size)], capture_output=True, text=True, timeout=120)
+        assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+        files = sorted(Path(tmp).glob("rank.*.prof"))
+        assert len(files) == P, f"{len(files)} monitoring files of {P} ranks"
+        text = "\n".join(f.read_text() for f in files)
+    line = re.compile(r"^I\s+(\d+)\s+(\d+)\s+(\d+) bytes\s+(\d+) msgs sent")
+    return {(int(m[1]), int(m[2])): (int(m[4]), int(m[3])) for m in map(line.match, text.splitlines()) if m}
+
+
+def test_every_message_equals_what_openmpi_sends():
+    """Message-level conformance: for every algorithm of both operations and the default, per-peer
+    message counts and bytes from OpenMPI's pml monitoring component equal
+    collat.model.shapes.messages (block rounding, halves, non-power-of-two steps and fall-backs
+    included); then with a segment size, for the algorithms that take one."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from collat.config.defaults import openmpi_facts
+    from collat.model.shapes.messages import messages, per_peer
+
+    facts = openmpi_facts("4.1")
+    cells = [(op, alg, P, size, 0) for op, n in (("bcast", 10), ("reduce", 8)) for alg in range(n)
+             for P in MONITORED_P for size in MONITORED_SIZES]
+    takes_segments = {"bcast": (2, 3, 4, 5, 6, 7), "reduce": (2, 3, 4, 5, 6)}
+    cells += [(op, alg, P, size, SEGMENTED["segsize"]) for op, algs in takes_segments.items() for alg in algs
+              for P in SEGMENTED["P"] for size in SEGMENTED["sizes"]]
+    with ThreadPoolExecutor(2) as pool:
+        got = list(pool.map(lambda c: monitored(*c), cells))
+    wrong = []
+    for (op, alg, P, size, seg), measured in zip(cells, got):
+        ours = per_peer(messages(op, alg, P, size, facts["trees"], facts["default_rules"], seg))
+        if measured != ours:
+            diff = sorted((k, measured.get(k), ours.get(k)) for k in set(measured) | set(ours)
+                          if measured.get(k) != ours.get(k))
+            wrong.append(f"{op} {alg} P={P} {size} B seg {seg}: (peer, OpenMPI, ours) {diff[:3]}")
+    assert not wrong, f"{len(wrong)} of {len(cells)} cells differ: " + "; ".join(wrong[:6])
+    print(f"messages: {len(cells)} cells equal, every peer's count and bytes")

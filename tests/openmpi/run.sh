@@ -13,6 +13,7 @@ build=$(mktemp -d /tmp/collat-openmpi.XXXXXX)
 trap 'rm -rf "$build"' EXIT INT TERM
 mpicc -O1 -Wall -o "$build/topo" tests/openmpi/topo.c
 mpicc -O1 -Wall -o "$build/colls" tests/openmpi/colls.c
+mpicc -O1 -Wall -o "$build/monitor" tests/openmpi/monitor.c
 mpicc -O1 -Wall -o "$build/decide" tests/openmpi/decide.c -ldl
 mpicc -O1 -Wall -shared -fPIC -o "$build/record.so" tests/openmpi/record.c -ldl
 COLLAT_OPENMPI_BUILD="$build" timeout -k 20 1200 .venv/bin/python -m pytest -q -x -p no:cacheprovider tests/test_openmpi.py

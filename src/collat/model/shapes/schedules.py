@@ -96,30 +96,38 @@ def _binomial_scatter(P: int) -> list[Round]:
     return tree_rounds(parent, blocks / P, order)
 
 
-def scatter_allgather(P: int) -> list[Round]:
-    """Bcast algorithm 8 (``bcast_intra_scatter_allgather``): binomial scatter of P blocks, then a
-    recursive-doubling allgather: round k exchanges with s xor 2^k the blocks of the two 2^k-rank
-    groups (the larger one prices the exchange). With P not a power of two, the ranks whose partner
-    s xor 2^k does not exist get the other group's blocks by one-way sends from ranks of their own
-    group that have them (approximated as one round per such step)."""
-    rounds = list(_binomial_scatter_rounds(P))
-    v = np.arange(P, dtype=np.int64)
-    mask = 1
-    while mask < P:
-        w = v ^ mask
-        mine, theirs = (v // mask) * mask, (w // mask) * mask  # first ranks of the two groups
-        pair = (w < P) & (v < w)
-        if pair.any():
-            share = np.maximum(np.minimum(mask, P - mine[pair]), np.minimum(mask, P - theirs[pair])) / P
-            rounds.append((v[pair], w[pair], share.astype(float), True))
-        # no partner, but the partner group exists in part: a rank of v's own group that received
-        # those blocks in this step's exchange forwards them
-        lone = (w >= P) & (theirs < P)
-        if lone.any():
-            own = mine[lone]
-            rounds.append((own + (v[lone] - own) % (P - mask - own), v[lone], (P - theirs[lone]) / P, False))
-        mask *= 2
+def _notional_count(P: int) -> int:
+    """A message size at which every block and half of :mod:`collat.model.shapes.messages` is
+    exact: the shares of the pricing are the element-exact messages divided by it."""
+    return P * (1 << 24)
+
+
+def rounds_of(tagged: list, P: int) -> list[Round]:
+    """Pricing rounds from element-exact messages tagged ``(round, src, dst, bytes, exchange)``
+    (:mod:`collat.model.shapes.messages`), at :func:`_notional_count`: an exchange round lists each
+    pair once, priced at the larger of its two directions."""
+    count = _notional_count(P)
+    rounds = []
+    for r in sorted({m[0] for m in tagged}):
+        msgs = [m for m in tagged if m[0] == r]
+        if msgs[0][4]:
+            size = {(s, d): b for _, s, d, b, _ in msgs}
+            pairs = [(s, d, max(b, size.get((d, s), 0)) / count) for (s, d), b in size.items() if s < d]
+            rounds.append(_round(pairs, True))
+        else:
+            rounds.append(_round([(s, d, b / count) for _, s, d, b, _ in msgs], False))
     return rounds
+
+
+def scatter_allgather(P: int) -> list[Round]:
+    """Bcast algorithm 8 (``bcast_intra_scatter_allgather``): binomial scatter of P blocks, then
+    the recursive-doubling allgather as OpenMPI sends it (:func:`collat.model.shapes.messages.
+    allgather_rounds`): round k exchanges with s xor 2^k what the two groups hold (the larger
+    direction prices the exchange); with P not a power of two, one round of one-way sends per
+    level of the recursive halving that completes the groups without a partner group."""
+    from collat.model.shapes.messages import allgather_rounds
+
+    return list(_binomial_scatter_rounds(P)) + rounds_of(allgather_rounds(P, _notional_count(P)), P)
 
 
 def scatter_ring_allgather(P: int) -> list[Round]:
@@ -131,33 +139,16 @@ def scatter_ring_allgather(P: int) -> list[Round]:
 
 
 def rabenseifner(P: int) -> list[Round]:
-    """Reduce algorithm 7 (``reduce_intra_redscat_gather``): with pof2 = 2^floor(log2 P) and
-    r = P - pof2, the first 2r ranks pair up and the even one hands its whole vector to the odd one;
-    the pof2 remaining ranks reduce-scatter by recursive halving (exchange half, a quarter, ...
-    with s xor 2^k), then gather the blocks to the root along a binomial tree (sizes doubling)."""
-    pof2 = _pof2_below(P)
-    r = P - pof2
-    rounds = []
-    if r:
-        rounds.append(_round([(2 * i, 2 * i + 1, 1.0) for i in range(r)], False))
-    # the ranks that go on: the odd ones of the first 2r, then everyone from 2r; virtual rank v
-    real = np.array([2 * i + 1 for i in range(r)] + list(range(2 * r, P)), dtype=np.int64)
-    share, k = 0.5, pof2 // 2
-    while k >= 1:
-        pairs = [(real[v], real[v ^ k], share) for v in range(pof2) if v < v ^ k]
-        rounds.append(_round(pairs, True))
-        share /= 2
-        k //= 2
-    # binomial gather to virtual rank 0, then to the root if virtual 0 is not rank 0
-    k, share = 1, 1.0 / pof2
-    while k < pof2:
-        pairs = [(real[v], real[v - k], share) for v in range(pof2) if v % (2 * k) == k]
-        rounds.append(_round(pairs, False))
-        k *= 2
-        share *= 2
-    if real[0] != 0:
-        rounds.append(_round([(real[0], 0, 1.0)], False))
-    return rounds
+    """Reduce algorithm 7 (``reduce_intra_redscat_gather``) as OpenMPI sends it
+    (:func:`collat.model.shapes.messages.rabenseifner_rounds`): with P not a power of two, the
+    first 2r ranks swap halves in pairs and the odd one returns its reduced half; the 2^floor(log2 P)
+    ranks left reduce-scatter by recursive halving at doubling distances (half the vector at
+    distance 1), then gather to rank 0 at halving distances (the smallest blocks travel farthest)."""
+    from collat.model.shapes.messages import rabenseifner_rounds
+
+    if P < 2:
+        return []
+    return rounds_of(rabenseifner_rounds(P, _notional_count(P)), P)
 
 
 def _cached(build):
