@@ -100,10 +100,12 @@ _LAUNCH_WORDS = ("mpirun", "mpiexec", "orterun", "prterun", "srun", "slurmstepd"
                  "primary job", "exited on signal", "segmentation fault", "bus error", "kill", "abort", "error")
 
 
+_ANY_LAUNCH_WORD = re.compile("|".join(map(re.escape, _LAUNCH_WORDS)))
+
+
 def _launch_error(line: str) -> bool:
     """:data:`_LAUNCH_ERROR` found in ``line``; a line with none of its words is told at once."""
-    lower = line.lower()
-    if not line.startswith(("-", "[")) and not any(w in lower for w in _LAUNCH_WORDS):
+    if not line.startswith(("-", "[")) and not _ANY_LAUNCH_WORD.search(line.lower()):
         return False
     return _LAUNCH_ERROR.search(line) is not None
 
@@ -185,7 +187,8 @@ class _Rows:
 
     lines: np.ndarray
     text: bytes
-    parsed: tuple | None = None  # parsed with the rest of their chunk: (rows, integer columns, any bad row)
+    parsed: tuple | None = None  # parsed with the rest of their chunk: (rows, integer columns, any bad row,
+    #                              any size not above the one before it)
 
     def line(self, lineno: int) -> str:
         """The text of one of the lines."""
@@ -239,10 +242,11 @@ def _items(stream):
         for i, stop in zip([*others.tolist(), len(starts)], np.searchsorted(rows, others).tolist() + [len(rows)]):
             if stop > pos:
                 yield _Rows(numbers[rows[pos:stop]], buf[first_byte[rows[pos]]:last_byte[rows[stop - 1]]],
-                            None if parsed is None else (parsed[0][pos:stop], parsed[1], parsed[2][stop] > parsed[2][pos]))
+                            None if parsed is None else (parsed[0][pos:stop], parsed[1], parsed[2][stop] > parsed[2][pos],
+                                                         parsed[3][stop] > parsed[3][pos + 1]))
             pos = stop
             if i < len(starts):
-                yield int(numbers[i]), buf[first_byte[i]:last_byte[i]].decode("utf-8")
+                yield lineno + 1 + i, buf[first_byte[i]:last_byte[i]].decode("utf-8")
         lineno += len(starts)
         last = buf[starts[-1]:ends[-1] + 1].decode("utf-8")
         if not chunk:
@@ -267,8 +271,9 @@ def _chunk_values(a: np.ndarray, data: np.ndarray, starts: np.ndarray, stops: np
     out[:, 0] = lines
     out[:, 1:] = df.to_numpy(dtype=float)
     bad = ~np.isfinite(out[:, 1:]).all(axis=1) | (out[:, 1:] < 0).any(axis=1)
-    integer = np.array([pd.api.types.is_integer_dtype(t) for t in df.dtypes])
-    return out, integer, np.concatenate(([0], np.cumsum(bad))).tolist()
+    integer = tuple(pd.api.types.is_integer_dtype(t) for t in df.dtypes)
+    falls = np.concatenate(([0, 0], np.cumsum(out[1:, 1] <= out[:-1, 1])))  # falls[i]: sizes not rising before row i
+    return out, integer, np.concatenate(([0], np.cumsum(bad))).tolist(), falls.tolist()
 
 
 def _values(rows: _Rows, cols: list[str]) -> np.ndarray | None:
@@ -277,8 +282,8 @@ def _values(rows: _Rows, cols: list[str]) -> np.ndarray | None:
     count that is not an integer): the caller then reads them one by one for the exact error."""
     integer = [i for i, name in enumerate(cols) if name in ("size", "iterations")]
     if rows.parsed is not None:  # read with the rest of its chunk
-        out, integers, bad = rows.parsed
-        if out.shape[1] == 1 + len(cols) and integers[integer].all() and not bad:
+        out, integers, bad, _ = rows.parsed
+        if out.shape[1] == 1 + len(cols) and all(integers[i] for i in integer) and not bad:
             return out
     try:
         df = pd.read_csv(io.BytesIO(rows.text), sep=r"\s+", header=None, quoting=csv.QUOTE_NONE,
@@ -366,10 +371,15 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
 
     first_size: list[float] = []  # the file's first size: a run may start again from it
 
-    def add_rows(rows: np.ndarray, text) -> None:
+    def add_rows(rows: np.ndarray, text, rising: bool = False) -> None:
         """Append data rows (line, values...) to the open run, closing it wherever the size list
-        starts again (the header printed once); ``text(lineno)`` gives a row's line for errors."""
-        nonlocal current_marker, current_mpi, marker_since_run
+        starts again (the header printed once); ``text(lineno)`` gives a row's line for errors;
+        ``rising``: the rows' sizes are known to rise."""
+        if rising and (not current or rows[0, 1] > current[-1][-1, 1]):  # one run, or the open one going on
+            if not current:
+                start_run(rows, 0, text)
+            current.append(rows)
+            return
         sizes = rows[:, 1]
         prev = np.empty_like(sizes)
         prev[0] = current[-1][-1, 1] if current else -np.inf
@@ -377,18 +387,8 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
         pos = 0
         for i in [*np.flatnonzero(sizes <= prev).tolist(), len(rows)]:
             if i > pos:
-                if not current:  # a run starts
-                    if markers and marker is not None and unmatched and not marker_since_run and not carry_over:
-                        texts = "; ".join(f"line {n}: {t[:60]!r}" for n, t in unmatched[:3])
-                        raise InputError(path, int(rows[pos, 0]), f"a marker line before this run (data.raw.markers): "
-                                         f"the text since the previous run matches no marker rule ({texts}), so the "
-                                         f"marker of line {marker[0]} would label it; add a rule for that text, or "
-                                         "set data.raw.marker_carry_over: true", text(int(rows[pos, 0])))
-                    current_marker, current_mpi = marker, mpi
-                    unmatched.clear()
-                    marker_since_run = False
-                    if not first_size:
-                        first_size.append(rows[pos, 1])
+                if not current:
+                    start_run(rows, pos, text)
                 current.append(rows[pos:i])
             if i == len(rows):
                 break
@@ -399,6 +399,22 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
                 raise InputError(path, int(rows[i, 0]), f"sizes in increasing order (previous size {int(last)})",
                                  text(int(rows[i, 0])))
             pos = i
+
+    def start_run(rows: np.ndarray, pos: int, text) -> None:
+        """A run starts at row ``pos``: the marker and version line in effect label it; a marker that
+        would label it across text no marker rule matched is an error."""
+        nonlocal current_marker, current_mpi, marker_since_run
+        if markers and marker is not None and unmatched and not marker_since_run and not carry_over:
+            texts = "; ".join(f"line {n}: {t[:60]!r}" for n, t in unmatched[:3])
+            raise InputError(path, int(rows[pos, 0]), f"a marker line before this run (data.raw.markers): "
+                             f"the text since the previous run matches no marker rule ({texts}), so the "
+                             f"marker of line {marker[0]} would label it; add a rule for that text, or "
+                             "set data.raw.marker_carry_over: true", text(int(rows[pos, 0])))
+        current_marker, current_mpi = marker, mpi
+        unmatched.clear()
+        marker_since_run = False
+        if not first_size:
+            first_size.append(rows[pos, 1])
 
     def data_row(lineno: int, line: str) -> None:
         """One data row read cell by cell: what a row the fast path refused is told by."""
@@ -439,14 +455,15 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
                 return
             cut = rows.text.index(b"\n") + 1
             rows = _Rows(rows.lines[1:], rows.text[cut:].lstrip(b"\r\n \t\f\v"),
-                         None if rows.parsed is None else (rows.parsed[0][1:], *rows.parsed[1:]))
+                         None if rows.parsed is None else (rows.parsed[0][1:], rows.parsed[1], rows.parsed[2], True))
         values = _values(rows, cols)
+        rising = rows.parsed is not None and values is rows.parsed[0] and not rows.parsed[3]
         if values is None:
             texts = rows.text.split(b"\n")
             for lineno in rows.lines.tolist():
                 data_row(lineno, texts[lineno - int(rows.lines[0])].decode().strip())
             return
-        add_rows(values, rows.line)
+        add_rows(values, rows.line, rising)
 
     def text_line(lineno: int, raw: str) -> None:
         nonlocal benchmark, version, datatype, cols, in_variant
@@ -571,8 +588,7 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
         if i in variants:
             skipped_runs.append({"run": i, "line": variants[i][0], "reason": variants[i][1]})
             continue
-        sizes = run[:, 1].astype(np.int64).tolist()
-        if len(sizes) < len(full) and full[: len(sizes)] == sizes:
+        if len(run) < len(full) and full[: len(run)] == (sizes := run[:, 1].astype(np.int64).tolist()):
             if on_bad_run != "skip":
                 raise InputError(
                     path, int(run[-1][0]),
@@ -583,8 +599,12 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
             skipped_runs.append({"run": i, "line": int(run[0][0]), "reason": reason})
             continue
         kept.append((i, run))
+    latency_of = {}  # per column set: the latency columns' places
     for i, run in kept:
-        latency = [j for j, name in enumerate(run_cols[i], start=1) if name in ("avg", "min", "max")]
+        names = tuple(run_cols[i])
+        if names not in latency_of:
+            latency_of[names] = [j for j, name in enumerate(names, start=1) if name in ("avg", "min", "max")]
+        latency = latency_of[names]
         if latency and not run[:, latency].any():
             raise InputError(path, int(run[0][0]), f"latencies above 0 (every latency of run {i} is 0)")
 
