@@ -459,8 +459,9 @@ def test_validation_stage_on_the_study(study_run):
     assert list(v.columns) == COLUMNS
     assert set(v["split"]) == set(SPLITS)
     assert set(v["model"]) == {"calibrated", "hybrid", "openmpi", "paper", "segmented", "nearest_neighbour",
-                               "measured_neighbours", "hybrid_carried"}
+                               "measured_neighbours", "hybrid_carried", "hybrid_untwinned"}
     assert set(v.loc[v["model"] == "hybrid_carried", "split"]) == {"extrapolation"}  # where it differs
+    assert set(v.loc[v["model"] == "hybrid_untwinned", "split"]) == {"unseen_algorithm"}  # a twin is a measurement
     # the floor per mapping and nodes spanned: the overall one is the validation's; repeated runs of
     # map-by socket on two nodes differ most (study, avg: 0.096 against 0.020-0.039 elsewhere)
     floors = pd.read_csv(study_run / "results/model/noise_floor.csv", dtype={"nodes": str})

@@ -249,7 +249,7 @@ def noise_floor_markdown(floors: pd.DataFrame | None, paths: dict) -> list[str]:
 SPLIT_WORDS = {"sparse_P": "at P held out", "extrapolation": "beyond the largest measured P",
                "unseen_algorithm": "for an algorithm nobody measured", "unseen_mapping": "under a mapping nobody measured",
                "sizes": "at sizes nobody measured"}
-NOT_A_FITTED_MODEL = ("measured_neighbours", "paper", "hybrid_carried")  # no model, tuned on all data, a variant
+NOT_A_FITTED_MODEL = ("measured_neighbours", "paper", "hybrid_carried", "hybrid_untwinned")  # no model, tuned on all data, variants
 
 
 def headline(board: pd.DataFrame, unseen_P: pd.DataFrame | None, target: str = "avg") -> str:
@@ -327,6 +327,8 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "measurement;",
                 "- *hybrid_carried* (extrapolation only): the same without the segmented fit, as a what-if machine "
                 "is priced;",
+                "- *hybrid_untwinned* (unseen_algorithm only): the same without the measurement the model prices as "
+                "the same run (a twin is a measurement, not a prediction);",
                 "- *openmpi*: what OpenMPI runs, priced from the point-to-point and NBFT stages alone (nothing "
                 "fitted on collectives);",
                 "- *segmented*: study eq. 12 on the training part; *nearest_neighbour*: the nearest training cells;",

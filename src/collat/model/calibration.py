@@ -279,10 +279,12 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     {"calibrated": predictions}, and with ``hybrid_neighbours`` also {"hybrid": ...}, the same
     calibration corrected by its residuals on the train cells and by the other forecasts ``trend``
     and ``unfitted`` (one per test cell, or None; :func:`collat.model.hybrid_mode.hybrid`), and
-    {:data:`collat.model.hybrid_mode.CARRIED`: ...}, the same without ``trend``."""
+    {:data:`collat.model.hybrid_mode.CARRIED`: ...}, the same without ``trend``, and
+    {:data:`collat.model.hybrid_mode.UNTWINNED`: ...}, the same without the measurement of a train
+    cell the model prices as the same run (:func:`collat.model.hybrid_mode.default_twins`)."""
     from dataclasses import replace
 
-    from collat.model.hybrid_mode import CARRIED, hybrid
+    from collat.model.hybrid_mode import CARRIED, UNTWINNED, hybrid
 
     out = np.full(len(test), np.nan)
     result = {"calibrated": out}
@@ -307,4 +309,7 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
         result[CARRIED] = out.copy()
         result[CARRIED][rows] = hybrid(train, p[rows.sum():], test[rows], p[:rows.sum()], hybrid_neighbours, None,
                                        unfitted_r)
+        result[UNTWINNED] = out.copy()
+        result[UNTWINNED][rows] = hybrid(train, p[rows.sum():], test[rows], p[:rows.sum()], hybrid_neighbours,
+                                         trend_r, unfitted_r, twins=np.full(int(rows.sum()), np.nan))
     return result

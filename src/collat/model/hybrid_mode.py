@@ -47,6 +47,7 @@ import numpy as np
 import pandas as pd
 
 CARRIED = "hybrid_carried"  # the hybrid without the trend: a what-if machine's P beyond the measured ones
+UNTWINNED = "hybrid_untwinned"  # the hybrid without default_twins: a twin is a measurement, not a prediction
 CATEGORY_WEIGHT = 10.0  # log2 units (an algorithm or mapping apart weighs as 2^10 in P or size)
 OPERATION_WEIGHT = 100.0  # another operation's cells (whose algorithm ids mean other shapes) come last
 

@@ -29,7 +29,9 @@ go the same way with P, and with the openmpi mode where no training cell has the
 mapping: :mod:`collat.model.hybrid_mode`)
 is refitted with the calibrated mode on every training part; ``hybrid_carried``, the hybrid without
 the trend (what a what-if machine's P beyond the measured ones get: workflow/scripts/model_what_if.py), is
-scored in the extrapolation split, the one where the two differ.
+scored in the extrapolation split, the one where the two differ; ``hybrid_untwinned``, the hybrid
+without the measurement of a training cell the model prices as the same run (a twin is a
+measurement, not a prediction), in the unseen_algorithm split.
 
 The noise floor (:func:`noise_floor`) is the median relative difference between repeated
 measurements of one cell (|a - b| / b over ordered pairs of runs): the error of predicting a
@@ -51,7 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from collat.model.hybrid_mode import CARRIED, nearest_neighbour
+from collat.model.hybrid_mode import CARRIED, UNTWINNED, nearest_neighbour
 from collat.model.placement import active_units, total_cores
 from collat.regression.segmented import design, fit_predict, form_of, group_scores
 from collat.runner import fork_map
@@ -305,7 +307,8 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
             preds[REFERENCE] = measured_neighbours(cells)[test]
         for model, p in preds.items():
             rows.append(te.assign(model=model, split=split, fold=fold, target=target, predicted=p, scored=True))
-        fits = {m: p for m, p in out.items() if m not in preds and (m != CARRIED or split == "extrapolation")}
+        only = {CARRIED: "extrapolation", UNTWINNED: "unseen_algorithm"}  # variants scored on one split each
+        fits = {m: p for m, p in out.items() if m not in preds and only.get(m, split) == split}
         if fits:
             priced = _priced(tr, te, split)
             later += [priced.assign(model=m, split=split, fold=fold, target=target, predicted=p) for m, p in fits.items()]
