@@ -22,6 +22,7 @@ if not workflow.overwrite_configfiles:
 
 # stages a user names are run or refused; the default list loses those no input feeds
 STAGES_GIVEN = "stages" in config
+MAPPINGS_GIVEN = "mappings" in config  # else the collective logs' own, where they say before being read
 # the schema's defaults filled in; a refused config stops with one line: file, key, found, expected
 try:
     validate_config(config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml",

@@ -828,11 +828,11 @@ SIXTEEN_CORES = REPO / "tests" / "data" / "osu_16core"
 
 def test_a_16_core_machine_from_a_short_config(tmp_path):
     """A machine the project never saw (one node, one socket of 16 cores, two L3s), real OSU logs of
-    every kind named as the default patterns want them: a config of four lines (the machine, its one
-    mapping, where the logs are) runs the whole DAG through the selection's rules file. The
-    partitioned stage, which needs a delay model the config does not name, is left out with a line."""
+    every kind named as the default patterns want them: a config of three lines (the machine, where
+    the logs are) runs the whole DAG through the selection's rules file; the mapping (map-by core
+    only) comes from the logs' paths. The partitioned stage, which needs a delay model the config
+    does not name, is left out with a line."""
     config = ("machine: {name: a 16-core node, nodes: 1, sockets_per_node: 1, cores_per_socket: 16, cores_per_l3: 8}\n"
-              "mappings: [core]\n"
               "data:\n"
               f"  raw: {{dir: {SIXTEEN_CORES}}}\n")
     assert len(config.splitlines()) <= 10
@@ -850,6 +850,7 @@ def test_a_16_core_machine_from_a_short_config(tmp_path):
     from collat.selection.rulesfile import validate
 
     validate((wd / "results/selection/rules_map-by-core.txt").read_text(), "rules_map-by-core.txt")
+    assert not list((wd / "results/selection").glob("rules_map-by-socket*"))  # no mapping the logs lack
     assert "## Choosing the algorithm" in (wd / "results/summary.md").read_text()
 
 

@@ -62,3 +62,12 @@ def test_nothing_is_left_out_when_a_logs_table_is_known_only_once_read(tables):
 def test_without_any_input_every_stage_goes_without_a_word():
     stages = ["pt2pt", "model"]
     assert stages_without_input(stages, set()) == [] and stages == []
+
+
+def test_mappings_not_given_are_the_logs_own_in_the_placements_order():
+    from collat.config.defaults import derived_mappings
+
+    default = ["core", "socket", "node"]
+    assert derived_mappings(default, {"node", "core"}) == ["core", "node"]
+    assert derived_mappings(default, None) == default  # a log's mapping is known only once read
+    assert derived_mappings(default, {"l3cache"}) == default  # the ingest refuses it, naming the three

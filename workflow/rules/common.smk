@@ -18,7 +18,7 @@ from pathlib import Path
 from collat.config.vocabulary import Vocabulary
 from collat.ingest.markers import compile_rules
 from collat.model.placement import machine_label
-from collat.config.defaults import stages_without_input
+from collat.config.defaults import derived_mappings, stages_without_input
 from collat.config.settings import ConfigError, check as check_config, measured_targets, needed_channels
 
 VOCAB = Vocabulary.from_config(config)
@@ -108,12 +108,10 @@ def table_files():
     return out
 
 
-def predicted_table(relpath):
-    """The tidy table a raw log goes to, from what its path pattern, the manifest's row of the file
-    and data.raw.metadata say (collat.ingest.read.table_of); None where they do not say, or where
-    marker lines or per-run manifest rows may say otherwise: such a log feeds every table's rule."""
+def predicted_metadata(relpath):
+    """What a raw log's path pattern, the manifest's row of the file and data.raw.metadata say about
+    it; None where marker lines or per-run manifest rows may say otherwise."""
     from collat.ingest.metadata import constant_metadata, from_path, normalise_benchmark
-    from collat.ingest.read import table_of
 
     if RAW["markers"] or relpath in MANIFEST_ROWS["per_run"]:
         return None
@@ -122,7 +120,35 @@ def predicted_table(relpath):
     meta.update(constant_metadata(relpath, RAW["metadata"]) or {})
     if "benchmark" in meta:
         meta["benchmark"] = normalise_benchmark(str(meta["benchmark"]))
-    return table_of(meta)
+    return meta
+
+
+def predicted_table(relpath):
+    """The tidy table a raw log goes to (collat.ingest.read.table_of of :func:`predicted_metadata`);
+    None where the metadata do not say, or where marker lines or per-run manifest rows may say
+    otherwise: such a log feeds every table's rule."""
+    from collat.ingest.read import table_of
+
+    meta = predicted_metadata(relpath)
+    return None if meta is None else table_of(meta)
+
+
+def mappings_of_inputs():
+    """The mappings the collective inputs name (published files, raw logs by their metadata), or
+    None when some input's mapping is known only once it is read (processed tables, marker lines)."""
+    found = {PUBLISHED["files"][f].get("mapping") for f in published_files()
+             if PUBLISHED["files"][f]["table"] == "collective"}
+    if any(config["data"]["tables"][i]["table"] == "collective" for i, _ in table_files()):
+        return None
+    for log in raw_logs():
+        meta = predicted_metadata(log)
+        if meta is None:
+            return None
+        if "mapping" in meta:
+            found.add(meta["mapping"])
+        elif "channel" not in meta and predicted_table(log) != "pt2pt":  # a channel: never a collective log
+            return None
+    return None if None in found else found
 
 
 def tidy_parts(table):
@@ -151,6 +177,11 @@ def tables_with_input():
     return tables
 
 
+# mappings a user names are the vocabulary; otherwise the ones the collective logs name (in the
+# placement's order), where every log says before it is read
+if not MAPPINGS_GIVEN:
+    config["mappings"] = derived_mappings(config["mappings"], mappings_of_inputs())
+    VOCAB = Vocabulary.from_config(config)
 # stages a user names run or are refused; the default list loses those no input feeds, one line each
 if not STAGES_GIVEN:
     for note in stages_without_input(config["stages"], tables_with_input()):

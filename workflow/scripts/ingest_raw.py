@@ -1,10 +1,15 @@
 """One raw OSU log -> a tidy part and its quality record."""
 
+import pyarrow as pa
+
 from collat.ingest.read import ingest_raw_log
 from collat.runner import setup_log
 from collat.ingest.tidy import write_json, write_parquet
 
 log = setup_log(snakemake.log)
+# the system allocator: Arrow's default pool keeps what a written row group freed, about 0.1 GB on
+# a log of millions of rows (benchmarks/ingest_large.py)
+pa.set_memory_pool(pa.system_memory_pool())
 table, df, quality = ingest_raw_log(
     snakemake.input.log,
     snakemake.wildcards.log,

@@ -131,3 +131,12 @@ def stages_without_input(stages: list[str], tables: set[str] | None) -> list[str
                          f"{'s' if len(lacking) > 1 else ''}")
     return notes
 
+
+
+def derived_mappings(default: list[str], found: set[str] | None) -> list[str]:
+    """The mappings of a config that names none: those of ``default`` (the schema's: every mapping
+    the placement models, in its order) that the collective inputs name (``found``); ``default``
+    where the inputs do not say before they are read or name none of them (a log naming another
+    mapping is then refused by the ingest with the modelled ones)."""
+    kept = [m for m in default if m in (found or ())]
+    return kept or list(default)

@@ -42,7 +42,7 @@ def finalise(df: pd.DataFrame, table: str, source: str, run_given: bool,
         out["copies"] = copies[first].astype("int64")
     else:  # every row of the input stays a row: a repetition is data
         out = df.copy(deep=False)
-        out["copies"] = np.ones(len(out), dtype="int64")
+        out["copies"] = np.broadcast_to(np.int64(1), len(out))  # one value for every row: a read-only view
     collapsed = int(len(df) - len(out))
     dtypes = {c.name: c.dtype for c in SCHEMAS[table]}
     for key in KEYS[table]:
@@ -173,7 +173,7 @@ def pooled_runs(df: pd.DataFrame, table: str, factor: float) -> str:
     """The sign of placements pooled under one label: runs with the same metadata whose latencies
     at the same size differ by more than ``factor`` (median over sizes of slowest / fastest run).
     One description per offending group, or ''."""
-    keys = [k for k in KEYS[table] if k != "size"]
+    keys = [k for k in KEYS[table] if k != "size" and k in df]  # a key the log lacks groups nothing
     value = "avg" if "avg" in df.columns and df["avg"].notna().any() else "bandwidth"
     varying = [k for k in keys if df[k].nunique(dropna=False) > 1]  # a key with one value groups nothing
     v = df[value].to_numpy(dtype=float, na_value=np.nan)
@@ -261,9 +261,10 @@ def from_osu_log(log: OsuLog, meta: dict, vocab: Vocabulary, source: str,
             df[k] = pd.Series(pd.array(per_run, dtype=dtypes[k]).take(at), index=df.index)
     if table == "pt2pt":
         df = df.drop(columns=[c for c in ("min", "max") if c in df])
+    # before the columns finalise adds: its arrays and these are never in memory together
+    pooled = pooled_runs(df, table, pooled_factor) if np.isfinite(pooled_factor) else ""
     # every row is its own line; the file's order kept (the tidy table sorts its parts)
     out, collapsed = finalise(df, table, source, run_given=True, collapse=False, sort=False)
-    pooled = pooled_runs(out, table, pooled_factor) if np.isfinite(pooled_factor) else ""
     quality = {
         "source": source, "table": table, "benchmark": log.benchmark or meta.get("benchmark"),
         "osu_version": log.version, "datatype": log.datatype,
