@@ -69,7 +69,8 @@ def series_flags(x: np.ndarray, window: int, z: float, min_relative: float,
 def batch_flags(X: np.ndarray, window: int, z: float, min_relative: float, direction: str = "up",
                 edge_factor: float = 2.0) -> np.ndarray:
     """:func:`series_flags` of every row of ``X`` [series, length] at once (a shorter series padded
-    with NaN at its end): the same flags, without a Python loop over series."""
+    with NaN at its end): the same flags, without a Python loop over series. The second pass runs
+    only on the rows the first flagged something in (on the others it would repeat the first)."""
     m, n = X.shape
     ok = np.isfinite(X) & (X > 0)
     # move each row's valid values to its front, in order: neighbours skip what is not a value
@@ -78,33 +79,40 @@ def batch_flags(X: np.ndarray, window: int, z: float, min_relative: float, direc
     with np.errstate(divide="ignore", invalid="ignore"):
         lx = np.where(valid, np.log(np.where(valid, np.take_along_axis(X, order, axis=1), 1.0)), np.nan)
     live = (ok.sum(axis=1) >= 3)[:, None]  # fewer than 3 values: nothing flagged
-    excluded = np.zeros((m, n), dtype=bool)
-    floor = np.log1p(min_relative)
-    for _ in range(2):
-        ref = np.where(excluded, np.nan, lx)
-        left, right = side_medians(ref, window)
-        rl, rr = lx - left, lx - right
-        finite = np.where(np.isfinite(rl) & ~excluded, rl, np.nan)
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # a row without values: NaN, as meant
-            centre = np.nanmedian(finite, axis=1, keepdims=True)
-            scale = 1.4826 * np.nanmedian(np.abs(finite - centre), axis=1, keepdims=True)
-        thr = np.maximum(z * np.nan_to_num(scale, nan=0.0), floor)
-        if direction == "up":
-            rl_, rr_ = np.where(np.isfinite(rl), np.maximum(rl, 0), np.nan), np.where(np.isfinite(rr), np.maximum(rr, 0), np.nan)
-        else:
-            rl_, rr_ = rl, rr
-        both = np.isfinite(rl_) & np.isfinite(rr_)
-        one = np.where(np.isfinite(rl_), rl_, rr_)
-        with np.errstate(invalid="ignore"):
-            excluded = np.where(
-                both,
-                (np.sign(rl_) == np.sign(rr_)) & (np.minimum(np.abs(rl_), np.abs(rr_)) > thr),
-                np.abs(one) > edge_factor * thr,
-            ) & valid & live
+    args = (window, z, np.log1p(min_relative), direction, edge_factor)
+    excluded = _pass(lx, valid, live, np.zeros((m, n), dtype=bool), *args)
+    again = excluded.any(axis=1)
+    if again.any():
+        excluded[again] = _pass(lx[again], valid[again], live[again], excluded[again], *args)
     flags = np.zeros((m, n), dtype=bool)
     np.put_along_axis(flags, order, excluded, axis=1)
     return flags
+
+
+def _pass(lx, valid, live, excluded, window, z, floor, direction, edge_factor) -> np.ndarray:
+    """One pass of :func:`batch_flags`: the side medians without the ``excluded`` values, the
+    robust scale of each row, and the values beyond the threshold on both sides (one at an end)."""
+    ref = np.where(excluded, np.nan, lx)
+    left, right = side_medians(ref, window)
+    rl, rr = lx - left, lx - right
+    finite = np.where(np.isfinite(rl) & ~excluded, rl, np.nan)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a row without values: NaN, as meant
+        centre = np.nanmedian(finite, axis=1, keepdims=True)
+        scale = 1.4826 * np.nanmedian(np.abs(finite - centre), axis=1, keepdims=True)
+    thr = np.maximum(z * np.nan_to_num(scale, nan=0.0), floor)
+    if direction == "up":
+        rl_, rr_ = np.where(np.isfinite(rl), np.maximum(rl, 0), np.nan), np.where(np.isfinite(rr), np.maximum(rr, 0), np.nan)
+    else:
+        rl_, rr_ = rl, rr
+    both = np.isfinite(rl_) & np.isfinite(rr_)
+    one = np.where(np.isfinite(rl_), rl_, rr_)
+    with np.errstate(invalid="ignore"):
+        return np.where(
+            both,
+            (np.sign(rl_) == np.sign(rr_)) & (np.minimum(np.abs(rl_), np.abs(rr_)) > thr),
+            np.abs(one) > edge_factor * thr,
+        ) & valid & live
 
 
 def _rank_codes(s: pd.Series) -> np.ndarray:
