@@ -72,7 +72,6 @@ def shape_features(operation: str, algorithm: int, P: int, size: int, mapping: s
         return (0.0,) * 12
     src, dst = m[:, 0].astype(int), m[:, 1].astype(int)
     nbytes = m[:, 2] * (count / min(count, 1 << 20))
-    msgs = m
     inter_node = node[src] != node[dst]
     inter_socket = ~inter_node & (socket[src] != socket[dst])
     total = nbytes.sum()
@@ -81,7 +80,7 @@ def shape_features(operation: str, algorithm: int, P: int, size: int, mapping: s
     root = ((src == 0) | (dst == 0))
     slow = inter_node if inter_node.any() else inter_socket
     slow_per_rank = np.bincount(src[slow], minlength=P).max() if slow.any() else 0
-    return (len(msgs) / P, total / count / P, sent.max(), received.max(), root.sum(), nbytes[root].sum() / count,
+    return (len(m) / P, total / count / P, sent.max(), received.max(), root.sum(), nbytes[root].sum() / count,
             nbytes[inter_node].sum() / max(total, 1), nbytes[inter_socket].sum() / max(total, 1),
             slow_per_rank, len(np.unique(node)), np.log2(P), np.log2(max(size, 1)))
 

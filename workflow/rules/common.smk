@@ -108,9 +108,11 @@ def table_files():
     return out
 
 
+@functools.lru_cache(maxsize=None)
 def predicted_metadata(relpath):
     """What a raw log's path pattern, the manifest's row of the file and data.raw.metadata say about
-    it; None where marker lines or per-run manifest rows may say otherwise."""
+    it; None where marker lines or per-run manifest rows may say otherwise (once per log: the
+    stages, the mappings and every table's rule ask; read-only)."""
     from collat.ingest.metadata import constant_metadata, from_path, normalise_benchmark
 
     if RAW["markers"] or relpath in MANIFEST_ROWS["per_run"]:

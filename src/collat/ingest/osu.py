@@ -257,7 +257,8 @@ def _items(stream):
 def _chunk_values(a: np.ndarray, data: np.ndarray, starts: np.ndarray, stops: np.ndarray, lines: np.ndarray):
     """Every data line of a chunk parsed at once (one pandas read, not one per run): (rows: line, then
     the values; which columns held only integers; the running count of rows with a value that is
-    negative or not finite, from 0), or None when the lines do not all hold the same number of
+    negative or not finite, from 0; the running count of rows whose size is not above the row
+    before's), or None when the lines do not all hold the same number of
     numbers (runs with different headers in one chunk, a malformed row: each stretch is then read
     alone)."""
     text = a[np.repeat(data, stops - starts)].tobytes()

@@ -50,41 +50,11 @@ def finalise(df: pd.DataFrame, table: str, source: str, run_given: bool,
             out[key] = nulls(len(out), dtypes[key])
     if not run_given:
         out["run"] = out.groupby(KEYS[table], sort=False, dropna=False).cumcount()
-    out["source"] = constant_strings(source, len(out)).set_axis(out.index)
+    out["source"] = run_strings(np.zeros(len(out), dtype=np.int64), [source]).set_axis(out.index)  # one value
     out["outlier"] = np.zeros(len(out), dtype=bool)
     if sort:
-        out = out.take(sort_order(out, [*KEYS[table], "run"]))
+        out = out.sort_values([*KEYS[table], "run"], kind="stable")
     return conform(out[[c for c in columns(table) if c in out.columns]], table), collapsed
-
-
-def sort_order(df: pd.DataFrame, keys: list[str]) -> np.ndarray:
-    """The row order of ``df.sort_values(keys, kind="stable")`` (nulls last), from one stable
-    lexsort over integer codes: a raw log's millions of rows sort without a Python object per row.
-    A key that holds one value (or only nulls) is left out, and so is a last key that already rises
-    with the rows (a log's run numbers): neither changes the order."""
-    if keys and pd.api.types.is_integer_dtype(df[keys[-1]].dtype) and df[keys[-1]].is_monotonic_increasing:
-        keys = keys[:-1]
-    codes = []
-    for key in reversed(keys):
-        s = df[key]
-        if s.isna().all() or (not s.hasnans and bool((s == s.iloc[0]).all())):
-            continue
-        if pd.api.types.is_integer_dtype(s.dtype) and not s.hasnans:
-            codes.append(s.to_numpy(dtype=np.int64))
-            continue
-        c = pd.factorize(s, sort=True)[0]
-        codes.append(np.where(c < 0, c.max() + 1, c))  # nulls (code -1) last
-    if not codes:
-        return np.arange(len(df))
-    if len(codes) == 1:
-        return np.argsort(codes[0], kind="stable")
-    return np.lexsort(codes)
-
-
-def constant_strings(value, n: int) -> pd.Series:
-    """A string column of ``n`` rows that all hold ``value`` (null for None), built as Arrow strings
-    at once rather than one Python object per row."""
-    return run_strings(np.zeros(n, dtype=np.int64), [value])
 
 
 def run_strings(codes: np.ndarray, values: list) -> pd.Series:

@@ -165,17 +165,17 @@ def write_parquet(df: pd.DataFrame, path: str | os.PathLike, table: str) -> None
     schema = arrow_schema(table)
 
     def write(tmp):
-        first = pa.Table.from_pandas(df.iloc[:ROW_GROUP], schema=schema, preserve_index=False)
+        first = pa.Table.from_pandas(df.iloc[:PART_ROW_GROUP], schema=schema, preserve_index=False)
         with pq.ParquetWriter(tmp, first.schema) as writer:
-            writer.write_table(first, row_group_size=ROW_GROUP)
-            for start in range(ROW_GROUP, len(df), ROW_GROUP):
-                writer.write_table(pa.Table.from_pandas(df.iloc[start:start + ROW_GROUP], schema=schema,
-                                                        preserve_index=False), row_group_size=ROW_GROUP)
+            writer.write_table(first, row_group_size=PART_ROW_GROUP)
+            for start in range(PART_ROW_GROUP, len(df), PART_ROW_GROUP):
+                writer.write_table(pa.Table.from_pandas(df.iloc[start:start + PART_ROW_GROUP], schema=schema,
+                                                        preserve_index=False), row_group_size=PART_ROW_GROUP)
 
     atomic_write(path, write)
 
 
-ROW_GROUP = 1 << 18  # rows per row group of a part (a quarter of pyarrow's default): the Arrow copy a quarter too
+PART_ROW_GROUP = 1 << 18  # rows per row group of a part (a quarter of pyarrow's default): the Arrow copy a quarter too
 
 
 def read_parquet(path: str | os.PathLike, table: str) -> pd.DataFrame:
