@@ -283,3 +283,18 @@ def test_carriage_returns_end_lines():
     for ending in ("\r\n", "\r"):
         log = parse_osu(text.replace("\n", ending), "x.txt")
         assert log.n_runs == 2 and log.data["line"].tolist() == parse_osu(text, "x.txt").data["line"].tolist()
+
+
+def test_the_benchmark_a_log_names_before_it_is_read(tmp_path):
+    """What the workflow reads of a log at parse time: its first title line, after any banner."""
+    from collat.ingest.osu import title_benchmark
+
+    cases = {"lat.out": "SLURM_JOB_ID=1\n# OSU MPI Latency Test v7.3\n# Size  Latency (us)\n1 0.2\n",
+             "bcast.txt": "# OSU MPI Broadcast Latency Test v7.3\n", "none.txt": "1  0.2\n2  0.3\n",
+             "ibcast.txt": "# OSU MPI Non-blocking Broadcast Latency Test v7.3\n", "empty.txt": ""}
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text)
+    got = {name: title_benchmark(tmp_path / name) for name in cases}
+    assert got == {"lat.out": "osu_latency", "bcast.txt": "osu_bcast", "none.txt": None, "ibcast.txt": None,
+                   "empty.txt": None}
+    assert title_benchmark(tmp_path / "missing.txt") is None

@@ -111,9 +111,11 @@ def table_files():
 @functools.lru_cache(maxsize=None)
 def predicted_metadata(relpath):
     """What a raw log's path pattern, the manifest's row of the file and data.raw.metadata say about
-    it; None where marker lines or per-run manifest rows may say otherwise (once per log: the
-    stages, the mappings and every table's rule ask; read-only)."""
+    it, and the benchmark its first OSU title line names where they do not; None where marker lines
+    or per-run manifest rows may say otherwise (once per log: the stages, the mappings and every
+    table's rule ask; read-only)."""
     from collat.ingest.metadata import constant_metadata, from_path, normalise_benchmark
+    from collat.ingest.osu import title_benchmark
 
     if RAW["markers"] or relpath in MANIFEST_ROWS["per_run"]:
         return None
@@ -122,6 +124,10 @@ def predicted_metadata(relpath):
     meta.update(constant_metadata(relpath, RAW["metadata"]) or {})
     if "benchmark" in meta:
         meta["benchmark"] = normalise_benchmark(str(meta["benchmark"]))
+    elif "operation" not in meta:  # the log's own title line, where path and manifest do not say
+        found = title_benchmark(Path(RAW["dir"]) / relpath)
+        if found is not None:
+            meta["benchmark"] = found
     return meta
 
 

@@ -129,6 +129,23 @@ class OsuLog:
         return int(self.data["run"].nunique()) if len(self.data) else 0
 
 
+def title_benchmark(path, head: int = 4096) -> str | None:
+    """The benchmark an OSU log names in its first title line ('# OSU MPI Latency Test v7.3':
+    osu_latency), read from its first ``head`` bytes; None for a log without one there (headerless,
+    empty, a launcher's error first) or a benchmark this tool does not read. What the workflow
+    knows of a log before it is read, where its path and the manifest do not name the benchmark."""
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read(head).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        m = _TITLE.match(line.strip())
+        if m:
+            return BENCHMARKS.get(re.sub(r"\s+", " ", m["name"].lower()))
+    return None
+
+
 def parse_header(line: str, path: str, lineno: int) -> list[str]:
     """Column names of a '# Size ...' header line, recognised by name (a log repeats its header
     before each run: each distinct line is read once)."""
