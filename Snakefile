@@ -48,6 +48,7 @@ include: "workflow/rules/partitioned.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/selection.smk"
+include: "workflow/rules/plan.smk"
 
 
 STARTED = time.time()

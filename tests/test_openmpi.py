@@ -30,7 +30,9 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
+import yaml
 
 from collat import InputError
 from collat.model.shapes import trees
@@ -270,3 +272,69 @@ def test_every_message_equals_what_openmpi_sends():
             wrong.append(f"{op} {alg} P={P} {size} B seg {seg}: (peer, OpenMPI, ours) {diff[:3]}")
     assert not wrong, f"{len(wrong)} of {len(cells)} cells differ: " + "; ".join(wrong[:6])
     print(f"messages: {len(cells)} cells equal, every peer's count and bytes")
+
+
+OSU = os.environ.get("COLLAT_OSU_BUILD")
+
+
+@pytest.mark.skipif(not OSU, reason="no OSU build (tests/openmpi/run.sh builds ../shared/tools/osu)")
+def test_a_machine_from_nothing_plan_measure_model_rules_file(tmp_path):
+    """An empty machine description of 1 node x 4 cores: stage plan writes a first design (the
+    point-to-point and NBFT launches the model needs, then collective launches); accepted as it is,
+    stage measure runs it through real mpirun and the real OSU 7.3 binaries (oversubscribed: the
+    timings mean nothing, the chain is checked), the ingest reads the logs and the model and the
+    selection write a rules file; record.so shows each forced launch ran the algorithm the plan
+    asked for, and a rerun has nothing left to do."""
+    record = tmp_path / "record.txt"
+    mpi = ["--oversubscribe", "--mca", "btl", "self,vader", "-x", f"COLLAT_RECORD={record}",
+           "-x", f"LD_PRELOAD={BUILD}/record.so"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+    cfg = {"machine": {"name": "four cores", "nodes": 1, "sockets_per_node": 1, "cores_per_socket": 4,
+                       "cores_per_l3": 2},
+           "mappings": ["core"],
+           "algorithms": {"bcast": [{"id": 0, "name": "default"}, {"id": 1, "name": "linear"},
+                                    {"id": 6, "name": "binomial"}],
+                          "reduce": [{"id": 0, "name": "default"}, {"id": 1, "name": "linear"},
+                                     {"id": 5, "name": "binomial"}]},
+           "data": {"raw": {"dir": "osu_raw"}},
+           "plan": {"budget": {"launches": 18}},
+           "measure": {"osu": OSU, "launches": "accepted.csv", "launcher_options": mpi, "bind": False,
+                       "iterations": 20, "warmup": 2, "max_size": 4096}}
+    wd = tmp_path / "wd"
+    wd.mkdir()
+    (wd / "mine.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    run_snakemake(wd, "results/plan/launches.csv", "--cores", "2", "--configfile", str(wd / "mine.yaml"))
+    plan = pd.read_csv(wd / "results/plan/launches.csv")
+    assert set(plan.loc[plan["kind"] == "pt2pt", "channel"]) == {"cache", "core"}  # the machine's channels
+    nbft = plan[plan["kind"] == "nbft"]
+    assert set(zip(nbft["operation"], nbft["channel"])) == {(o, c) for o in ("bcast", "reduce") for c in ("cache", "core")}
+    coll = plan[plan["kind"] == "collective"]
+    assert len(coll) == 18 and set(coll["P"]) == {2, 3, 4} and coll["reason"].str.startswith("first design").all()
+    assert (wd / "results/plan/jobs/nodes1.sbatch").read_text().count("mpirun") == len(plan)
+    assert not (wd / "osu_raw").exists()  # planning runs nothing
+    (wd / "accepted.csv").write_text((wd / "results/plan/launches.csv").read_text())
+    run_snakemake(wd, "--cores", "2", "--configfile", str(wd / "mine.yaml"), timeout=1500)
+    for f in plan["file"]:
+        assert "# OSU MPI" in (wd / "osu_raw" / f).read_text(), f  # every planned log, written by OSU
+    rules = (wd / "results/selection/rules_map-by-core.txt").read_text()
+    validate(rules, "rules_map-by-core.txt")
+    assert pd.read_csv(wd / "results/selection/regret.csv")["cells"].gt(0).all()
+    # what ran: every forced launch its algorithm at every size, nothing else but the default's choices
+    ran = defaultdict(set)  # (operation, P) -> {(function, bytes)} at depth 0
+    for line in record.read_text().splitlines():
+        op, fn, P, nbytes, _, _, depth = line.split()
+        if depth == "0":
+            ran[(op, int(P))].add((fn, int(nbytes)))
+    rules_cfg = load_config()["model"]["openmpi"]["default_rules"]
+    forced = plan[plan["kind"] != "pt2pt"]
+    for (op, P), g in forced.groupby(["operation", "P"]):
+        sizes = sorted({m for _, m in ran[(op, P)]})
+        assert sizes[0] == (4 if op == "reduce" else 1) and sizes[-1] == 4096
+        asked = {FUNCTIONS[op][int(a)] for a in g["algorithm"] if a != 0}
+        for fn in asked:
+            assert {m for f, m in ran[(op, P)] if f == fn} == set(sizes), (op, P, fn)
+        default = md.default_algorithms(op, np.array([P]), sizes, rules_cfg)[0]
+        allowed = asked | ({FUNCTIONS[op][int(a)] for a in default} if 0 in set(g["algorithm"]) else set())
+        assert {f for f, _ in ran[(op, P)]} <= allowed, (op, P, ran[(op, P)], allowed)
+    again = run_snakemake(wd, "-n", "--cores", "2", "--configfile", str(wd / "mine.yaml"))
+    assert "Nothing to be done" in again.stdout + again.stderr  # a measured log is a raw input now
+    assert (wd / "results/plan/launches.csv").is_file()  # the next round, proposed

@@ -12,6 +12,7 @@
 
 import functools
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -73,6 +74,42 @@ def _manifest_rows():
 MANIFEST_ROWS = _manifest_rows()
 
 
+def _pending():
+    """The accepted launches (config measure.launches) whose logs data.raw.dir does not hold yet,
+    by log path: what stage measure runs, when config measure.osu names an OSU build. A log that
+    exists is a raw input like any other, never run again."""
+    import csv
+
+    from collat.plan.design import nodes_spanned
+    from collat.plan.jobs import log_path
+
+    path = Path(config["measure"]["launches"])
+    if config["measure"]["osu"] is None or not path.is_file():
+        return {}
+    out = {}
+    with open(path, newline="") as fh:
+        for number, row in enumerate(csv.DictReader(fh), 2):
+            launch = {k: (row.get(k) or None) for k in ("kind", "benchmark", "operation", "algorithm", "mapping",
+                                                          "channel", "P", "receiver")}
+            try:
+                for k in ("algorithm", "P", "receiver"):
+                    launch[k] = None if launch[k] is None else int(float(launch[k]))
+                if launch["kind"] not in ("pt2pt", "nbft", "collective") or launch["P"] is None:
+                    raise ValueError
+            except ValueError:
+                sys.exit(f"{path}, line {number}: expected a launch (kind pt2pt, nbft or collective; integer "
+                         f"algorithm, P, receiver), found {dict(row)}")
+            launch["nodes"] = nodes_spanned(config["machine"], launch["kind"], launch["mapping"], launch["P"],
+                                            launch["channel"])
+            file = log_path(launch)
+            if not (Path(RAW["dir"]) / file).exists():
+                out[file] = launch
+    return out
+
+
+PENDING = _pending()
+
+
 @functools.lru_cache(maxsize=None)
 def raw_logs():
     """Log files under data.raw.dir matching data.raw.glob and, when given, data.raw.extensions
@@ -80,7 +117,7 @@ def raw_logs():
     The directory is walked once per parse (the rules' inputs and each table's parts ask)."""
     root = Path(RAW["dir"])
     if not root.is_dir():
-        return []
+        return sorted(PENDING)
     extensions = RAW.get("extensions")
     excluded = {p for pattern in RAW["exclude"] for p in root.glob(pattern)}
     matched = {
@@ -95,7 +132,7 @@ def raw_logs():
     # the manifest may name a log the glob leaves out; one it names that does not exist is the
     # tidy_table rule's error, with its line
     named = set(MANIFEST_ROWS["files"]) | MANIFEST_ROWS["per_run"]
-    return sorted(matched | {n for n in named if n and (root / n).is_file()})
+    return sorted(matched | {n for n in named if n and (root / n).is_file()} | set(PENDING))
 
 
 def table_files():
@@ -117,6 +154,8 @@ def predicted_metadata(relpath):
     from collat.ingest.metadata import constant_metadata, from_path, normalise_benchmark
     from collat.ingest.osu import title_benchmark
 
+    if relpath in PENDING:  # a launch stage measure will run: the plan says what it is
+        return {k: str(v) for k, v in PENDING[relpath].items() if v is not None and k not in ("kind", "nodes")}
     if RAW["markers"] or relpath in MANIFEST_ROWS["per_run"]:
         return None
     meta = dict(from_path(relpath, RAW["patterns"]) or {})
@@ -258,8 +297,19 @@ def calibration_start_input(wildcards):
     }
 
 
+def plan_input(wildcards):
+    """What the plan starts from: the tidy tables some input feeds (what is measured), and the
+    model's predictions and noise floor when the model stage runs; nothing for a first design."""
+    tables = tables_with_input()
+    out = {t: f"results/tidy/{t}.parquet" for t in ("pt2pt", "nbft", "collective") if tables is None or t in tables}
+    if "model" in config["stages"]:
+        out.update(predictions="results/model/predictions.parquet", floor="results/model/noise_floor.csv")
+    return out
+
+
 def stage_targets(stage):
     return {
+        "plan": ["results/plan/launches.csv", "results/plan/manifest.csv", "results/plan/jobs"],
         "pt2pt": [
             "results/pt2pt/hockney.csv",
             "results/pt2pt/hockney.parquet",

@@ -108,6 +108,7 @@ STAGE_TABLES = {
     "evaluate": ("pt2pt", "nbft", "collective"),
     "figures": ("pt2pt", "nbft", "collective"),
     "selection": ("pt2pt", "nbft", "collective"),
+    "plan": (),  # a machine with nothing measured gets a first design
 }
 
 
@@ -120,7 +121,7 @@ def stages_without_input(stages: list[str], tables: set[str] | None) -> list[str
     if tables is None:
         return []
     if not tables:
-        stages.clear()
+        stages[:] = [s for s in stages if not STAGE_TABLES[s]]
         return []
     notes = []
     for stage in list(stages):

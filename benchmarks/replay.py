@@ -1,0 +1,255 @@
+"""Replay of measurement campaigns on measured data: how many OSU launches the planner needs.
+
+    .venv/bin/python benchmarks/replay.py [--results results] [--config config/config.yaml]
+        [--target avg] [--step 37] [--budgets 81,118,155,192,288,384,480] [--seeds 3] [--out DIR]
+
+Reads a finished run (its tidy collective table, Hockney and NBFT fits and the openmpi mode's
+predictions). Every strategy reveals launches (operation, algorithm, mapping, P: every size at
+once) of the data; after each, the calibrated mode and the hybrid are refitted on the revealed
+cells only (collat.model.calibration.fit_predict, as the validation does) and scored on the rest:
+
+* ``planner``: the first design (collat.plan.design.first_design, 3 P per curve), then rounds of
+  ``--step`` launches from collat.plan.choice.next_launches on the refitted hybrid's predictions,
+  the uncertainty estimated from the revealed cells only (estimate_uncertainty);
+* ``planner_cost``: the same with the budget and the value in node-seconds;
+* ``random`` (``--seeds`` seeds), ``uniform`` (every curve the same number of P, evenly spaced in
+  the measured P), ``powers_of_two`` (per curve the measured P nearest 2, 4, 8, ..., round robin
+  over curves), ``cheapest`` (the launches of fewest node-seconds first).
+
+A launch's cost is the node-seconds of what OSU would run: the nodes it spans (map-by core and
+socket fill node after node) times the sum over sizes of (iterations + warm-up) x the measured
+``max`` latency (OSU 7.3: 1000 + 100 up to 8 KiB, 100 + 10 above), plus ``--overhead`` seconds of
+launch. Point-to-point and NBFT launches are given to every strategy (the model needs them; the
+comparison is about the collective launches).
+
+Scores, per (operation, mapping) and over all, at each budget: ``within_10``: the share of
+(operation, mapping, P, size) cells where the hybrid's pick among the algorithms measured there
+is within 10 % of the measured best; ``median_error``: the median relative error of the hybrid on
+the cells not revealed; with the noise floor (repeats) beside it. Writes ``replay.csv`` and
+``replay.png`` in ``--out`` (default results/plan/replay).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+SPLIT = ["operation", "mapping"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--results", default=str(REPO / "results"))
+    ap.add_argument("--config", default=str(REPO / "config/config.yaml"))
+    ap.add_argument("--target", default="avg")
+    ap.add_argument("--step", type=int, default=37)
+    ap.add_argument("--first", type=int, default=3, help="P per curve of the first design")
+    ap.add_argument("--budgets", default="81,118,155,192,288,384,480")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--overhead", type=float, default=2.0, help="seconds per launch besides OSU's loops")
+    ap.add_argument("--strategies", default="planner,planner_cost,random,uniform,powers_of_two,cheapest")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+
+    from functools import partial
+
+    from collat.config.defaults import complete
+    from collat.config.schema import validate_config
+    from collat.model import ModelOptions, Placements, openmpi_costs
+    from collat.model.calibration import CalibrationOptions, fit_predict
+    from collat.model.hybrid_mode import HybridOptions
+    from collat.model.placement import total_cores
+    from collat.model.validation import measured_cells, noise_floor, segmented
+    from collat.plan.choice import Uncertainty, estimate_uncertainty, next_launches
+    from collat.plan.design import LAUNCH, first_design, nodes_spanned
+
+    res = Path(args.results)
+    out = Path(args.out or res / "plan" / "replay")
+    out.mkdir(parents=True, exist_ok=True)
+    cfg = yaml.safe_load(open(args.config))
+    validate_config(cfg, REPO / "workflow/schemas/config.schema.yaml", args.config)
+    complete(cfg)
+    machine, target = cfg["machine"], args.target
+    hockney = pd.read_parquet(res / "pt2pt/hockney.parquet")
+    options = ModelOptions.from_config(cfg["model"], hockney=hockney)
+    coll = pd.read_parquet(res / "tidy/collective.parquet")
+    cores = total_cores(machine)
+    start = openmpi_costs(hockney, pd.read_csv(res / "nbft/fits.csv"), pd.read_parquet(res / "nbft/medians.parquet"),
+                          options.openmpi, cfg["channels"], np.sort(coll["size"].unique()), cores - 1)
+    fit = partial(fit_predict, start=start, options=options, placements=Placements(machine),
+                  opts=CalibrationOptions.from_config(cfg["model"]["calibrated"]), max_receivers=cores - 1,
+                  hybrid_neighbours=HybridOptions.from_config(cfg["model"]["hybrid"]).neighbours)
+    cells = measured_cells(coll, target).reset_index(drop=True)
+    unfitted = pd.read_parquet(res / "model/unfitted_predictions.parquet",
+                               filters=[("mode", "==", "openmpi"), ("target", "==", target)])
+    openmpi = cells.merge(unfitted[LAUNCH + ["size", "predicted"]], on=LAUNCH + ["size"], how="left")["predicted"]
+    floor = noise_floor(coll, target)
+    prior = Uncertainty.from_config({**cfg["plan"]["uncertainty"], "floor": floor})
+    launches = cells[LAUNCH].drop_duplicates().reset_index(drop=True)
+    cost = _costs(coll, machine, args.overhead, nodes_spanned)
+    forms = cfg["regression"]["forms"]
+
+    def refit(revealed: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """(hybrid, calibrated) predictions of every cell from the revealed launches' cells."""
+        seen = cells.merge(revealed[LAUNCH], on=LAUNCH, how="left", indicator=True)["_merge"].eq("both").to_numpy()
+        tr = cells[seen].reset_index(drop=True)
+        trend = segmented(tr, cells, machine, forms)
+        p = fit(tr, cells, target, trend, openmpi.to_numpy(float))
+        return p["hybrid"], p["calibrated"], seen
+
+    def score(name: str, revealed: pd.DataFrame, seconds: float) -> list[dict]:
+        hyb, cal, seen = refit(revealed)
+        c = cells.assign(pred=hyb, seen=seen)
+        c["rel"] = (c["pred"] - c["measured"]).abs() / c["measured"]
+        cell = ["operation", "mapping", "P", "size"]
+        c = c[c.groupby(cell)["algorithm"].transform("size") > 1]
+        best = c.groupby(cell)["measured"].transform("min")
+        pick = c.loc[c.sort_values(cell + ["pred", "algorithm"]).groupby(cell).head(1).index]
+        pick = pick.assign(within=pick["measured"] <= 1.1 * best[pick.index])
+        rows = []
+        groups = list(pick.groupby(SPLIT)) + [(("all", "all"), pick)]
+        for (op, mapping), g in groups:
+            e = c if op == "all" else c[(c["operation"] == op) & (c["mapping"] == mapping)]
+            rows.append({"strategy": name, "launches": len(revealed), "node_seconds": float(seconds),
+                         "operation": op, "mapping": mapping, "within_10": float(g["within"].mean()),
+                         "median_error": float(e.loc[~e["seen"], "rel"].median()), "floor": floor})
+        return rows
+
+    budgets = [int(b) for b in args.budgets.split(",")]
+    rows, t0 = [], time.time()
+    strategies = args.strategies.split(",")
+    plans = {}
+    if "planner" in strategies or "planner_cost" in strategies:
+        first = first_design(launches, machine, args.first)[LAUNCH]
+        for name in [s for s in ("planner", "planner_cost") if s in strategies]:
+            revealed = first.copy()
+            order = [revealed]
+            while len(revealed) < max(budgets):
+                hyb, cal, seen = refit(revealed)
+                u = estimate_uncertainty(cells[seen], prior, cal[seen])
+                grid = cells[LAUNCH + ["size"]].assign(predicted=hyb)
+                step = min(args.step, max(budgets) - len(revealed))
+                if name == "planner":
+                    new = next_launches(grid, revealed, u, step)
+                else:  # as many node-seconds as the step's share of the launches' cost
+                    spend = cost.sum() * step / len(launches)
+                    new = next_launches(grid, revealed, u, spend, cost=cost)
+                if new.empty:
+                    break
+                order.append(new[LAUNCH])
+                revealed = pd.concat([revealed, new[LAUNCH]], ignore_index=True)
+                print(f"{name}: {len(revealed)} launches (u = {u}), {time.time() - t0:.0f} s", flush=True)
+            plans[name] = pd.concat(order, ignore_index=True)
+    for name in strategies:
+        if name in plans:
+            seqs = {name: plans[name]}
+        elif name == "random":
+            seqs = {f"random_{s}": launches.sample(frac=1, random_state=s).reset_index(drop=True)
+                    for s in range(args.seeds)}
+        elif name == "uniform":
+            seqs = {name: None}
+        elif name == "powers_of_two":
+            seqs = {name: _powers_of_two(launches)}
+        else:
+            seqs = {name: launches.assign(c=cost.reindex(pd.MultiIndex.from_frame(launches)).to_numpy())
+                    .sort_values(["c"] + LAUNCH, kind="stable")[LAUNCH].reset_index(drop=True)}
+        for label, seq in seqs.items():
+            for n in budgets:
+                pick = _uniform(launches, n) if seq is None else seq.head(n)
+                sec = float(cost.reindex(pd.MultiIndex.from_frame(pick[LAUNCH])).sum())
+                rows += score(label, pick, sec)
+            print(f"{label} scored, {time.time() - t0:.0f} s", flush=True)
+    table = pd.DataFrame(rows)
+    table.to_csv(out / "replay.csv", index=False)
+    _figure(table, len(launches), out / "replay.png")
+    _print(table, len(launches))
+
+
+def _costs(coll: pd.DataFrame, machine: dict, overhead: float, nodes_spanned) -> pd.Series:
+    """Node-seconds per launch: nodes x (overhead + sum over sizes of OSU's iterations and warm-up x
+    the measured max latency)."""
+    from collat.plan.design import LAUNCH
+
+    c = coll[~coll["outlier"].astype(bool)].groupby(LAUNCH + ["size"], as_index=False)["max"].median()
+    loops = np.where(c["size"] <= 8192, 1100, 110)
+    c["seconds"] = loops * c["max"] * 1e-6
+    s = c.groupby(LAUNCH)["seconds"].sum() + overhead
+    nodes = np.array([nodes_spanned(machine, "collective", m, P) for _, _, m, P in s.index])
+    return s * nodes
+
+
+def _uniform(launches: pd.DataFrame, n: int) -> pd.DataFrame:
+    """``n`` launches spread over the curves alike: each curve's share of P, evenly spaced among
+    its measured P (both ends first)."""
+    curves = list(launches.groupby(["operation", "algorithm", "mapping"]))
+    base, extra = divmod(n, len(curves))
+    parts = []
+    for i, (_, g) in enumerate(curves):
+        k = min(base + (i < extra), len(g))
+        g = g.sort_values("P")
+        idx = np.unique(np.round(np.linspace(0, len(g) - 1, k)).astype(int)) if k else []
+        parts.append(g.iloc[idx])
+    return pd.concat(parts, ignore_index=True)
+
+
+def _powers_of_two(launches: pd.DataFrame) -> pd.DataFrame:
+    """Per curve the measured P nearest 2, 4, 8, ... (each once), taken round robin over curves."""
+    seqs = []
+    for _, g in launches.groupby(["operation", "algorithm", "mapping"]):
+        P = np.sort(g["P"].unique())
+        taken = []
+        for k in range(1, int(np.log2(P.max())) + 2):
+            p = P[np.argmin(np.abs(np.log2(P) - k))]
+            if p not in taken:
+                taken.append(p)
+        rest = [p for p in P if p not in taken]
+        seqs.append([g[g["P"] == p].iloc[0] for p in taken + rest])
+    order = [row for i in range(max(map(len, seqs))) for s in seqs if i < len(s) for row in [s[i]]]
+    return pd.DataFrame(order).reset_index(drop=True)
+
+
+def _print(table: pd.DataFrame, total: int) -> None:
+    with pd.option_context("display.width", 200, "display.max_rows", 500):
+        t = table.copy()
+        t["strategy"] = t["strategy"].str.replace(r"random_\d+", "random", regex=True)
+        agg = t.groupby(["strategy", "launches", "operation", "mapping"], as_index=False)[
+            ["within_10", "median_error", "node_seconds"]].mean()
+        for what in ("within_10", "median_error"):
+            print(f"\n{what} (rows: strategy x launches of {total}; columns: operation mapping)")
+            print(agg.pivot_table(index=["strategy", "launches"], columns=["operation", "mapping"], values=what)
+                  .round(3).to_string())
+
+
+def _figure(table: pd.DataFrame, total: int, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    t = table[table["operation"] == "all"].copy()
+    t["strategy"] = t["strategy"].str.replace(r"random_\d+", "random", regex=True)
+    t = t.groupby(["strategy", "launches"], as_index=False)[["within_10", "median_error", "node_seconds"]].mean()
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    for name, g in t.groupby("strategy"):
+        axes[0].plot(g["launches"], g["within_10"], marker="o", label=name)
+        axes[1].plot(g["launches"], g["median_error"], marker="o", label=name)
+        axes[2].plot(g["node_seconds"], g["median_error"], marker="o", label=name)
+    axes[0].set(xlabel=f"launches revealed (of {total})", ylabel="cells within 10 % of the measured best")
+    axes[1].set(xlabel=f"launches revealed (of {total})", ylabel="median relative error, unrevealed cells")
+    axes[2].set(xlabel="node-seconds revealed", ylabel="median relative error, unrevealed cells", xscale="log")
+    for ax in axes[1:]:
+        ax.axhline(table["floor"].iloc[0], color="grey", ls=":", label="noise floor (repeats)")
+        ax.axhline(1.5 * table["floor"].iloc[0], color="grey", ls="--", label="1.5 x floor")
+    axes[1].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,214 @@
+"""The next launches: where one more OSU run most lowers the expected regret of the algorithm choice
+and the expected error of the model.
+
+Each candidate collective launch (operation, algorithm, mapping, P) is a point of a curve
+(operation, algorithm, mapping). The model's prediction of a cell (the curve at one P and size)
+is taken as log-normal around the planning mode's prediction, with a log sd that grows with the
+distance, in octaves of P, to the curve's nearest measured P (:func:`curve_sd`; a curve with no
+measurement is at the cap). Measuring a launch brings its curve's sd down around its P. What that
+is worth at a cell of the curve (:func:`cell_value`):
+
+* the choice: where the curve's algorithm is not the predicted best, the expected relative gain if
+  it is in fact faster than the best of the others (a put on it, struck at that best); where it is
+  the predicted best, the expected relative loss if it is in fact slower than the runner-up (a call);
+* the prediction: the expected relative error of a log-normal of that sd, sqrt(2 / pi) sd.
+
+A launch's value is the drop of the sum over the cells of its curve (every candidate P, every
+size); :func:`next_launches` takes, one at a time, the launch of the largest value (per node-second
+when the budget is node-seconds), then lowers its curve's sds and goes on. The sds' three numbers
+(noise at a measured P, growth per octave, cap) come from the data where it has enough
+(:func:`estimate_uncertainty`), else from config ``plan.uncertainty``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.special import ndtr
+
+from collat.plan.design import LAUNCH
+
+CURVE = ["operation", "algorithm", "mapping"]
+SQRT_2_OVER_PI = float(np.sqrt(2.0 / np.pi))
+
+
+@dataclass(frozen=True)
+class Uncertainty:
+    """Log sd of a prediction: ``floor`` at a measured P, growing by ``per_octave`` per octave of P
+    to the curve's nearest measured P, at most ``cap`` (a curve with no measured P is at the cap)."""
+
+    floor: float
+    per_octave: float
+    cap: float
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> "Uncertainty":
+        """Config ``plan.uncertainty``."""
+        return cls(float(cfg["floor"]), float(cfg["per_octave"]), float(cfg["cap"]))
+
+
+def curve_sd(P: np.ndarray, measured: np.ndarray, u: Uncertainty) -> np.ndarray:
+    """The log sd at each of ``P`` given the curve's ``measured`` P (:class:`Uncertainty`)."""
+    P = np.log2(np.asarray(P, float))
+    if not len(measured):
+        return np.full(P.shape, u.cap)
+    d = np.abs(P[:, None] - np.log2(np.asarray(measured, float))[None, :]).min(axis=1)
+    return np.minimum(u.floor + u.per_octave * d, u.cap)
+
+
+def cell_value(mu: np.ndarray, strike: np.ndarray, sd: np.ndarray) -> np.ndarray:
+    """What is still unknown at a cell, in relative latency: the choice's expected relative regret
+    (a log-normal latency exp(N(mu, sd^2)) against ``strike``, the best prediction of the other
+    algorithms: a put where mu is above it, a call where mu is at or below it, over the strike) plus
+    the prediction's expected relative error sqrt(2 / pi) sd. NaN strikes (no other algorithm)
+    count the error only."""
+    mu, strike, sd = np.broadcast_arrays(np.asarray(mu, float), np.asarray(strike, float), np.asarray(sd, float))
+    shape = mu.shape
+    mu, strike, sd = (np.atleast_1d(a).ravel() for a in (mu, strike, sd))
+    out = SQRT_2_OVER_PI * sd
+    ok = np.isfinite(strike) & (sd > 0)
+    s, m, k = sd[ok], mu[ok], np.log(strike[ok])
+    d1 = (m - k + s * s) / s
+    d2 = d1 - s
+    forward = np.exp(m + 0.5 * s * s - k)  # E[X] / K
+    call = forward * ndtr(d1) - ndtr(d2)
+    put = ndtr(-d2) - forward * ndtr(-d1)
+    out[ok] += np.where(m <= k, call, put)
+    return out.reshape(shape)
+
+
+def strikes(grid: pd.DataFrame) -> np.ndarray:
+    """For each row of ``grid`` (operation, algorithm, mapping, P, size, predicted): the smallest
+    prediction of the other algorithms at its (operation, mapping, P, size); NaN where it is alone."""
+    cell = ["operation", "mapping", "P", "size"]
+    v = grid["predicted"].to_numpy(float)
+    key = grid.groupby(cell, sort=False).ngroup().to_numpy()
+    order = np.lexsort((v, key))
+    k, vs = key[order], v[order]
+    first = np.r_[True, k[1:] != k[:-1]]
+    start = np.flatnonzero(first)
+    n = np.diff(np.r_[start, len(k)])
+    best = np.repeat(vs[start], n)
+    second = np.repeat(np.where(n > 1, vs[np.minimum(start + 1, len(k) - 1)], np.nan), n)
+    out = np.empty(len(v))
+    out[order] = np.where(~first, best, second)  # the best row's strike is the runner-up
+    return out
+
+
+@dataclass
+class _Curve:
+    """One curve's candidate P, its log predictions and strikes [P, size], its measured P."""
+
+    key: tuple
+    P: np.ndarray
+    mu: np.ndarray
+    strike: np.ndarray
+    measured: list
+    cost: np.ndarray
+
+
+def _curves(grid: pd.DataFrame, measured: pd.DataFrame, cost: pd.Series | None) -> list[_Curve]:
+    g = grid.assign(strike=strikes(grid))
+    done = {key: sorted(v["P"].astype(int)) for key, v in measured.groupby(CURVE)} if len(measured) else {}
+    out = []
+    for key, c in g.groupby(CURVE, sort=True):
+        wide = c.pivot_table(index="P", columns="size", values=["predicted", "strike"], aggfunc="first", dropna=False)
+        P = wide.index.to_numpy(int)
+        costs = (np.ones(len(P)) if cost is None else
+                 cost.reindex(pd.MultiIndex.from_arrays([[key[0]] * len(P), [key[1]] * len(P), [key[2]] * len(P), P],
+                                                        names=LAUNCH)).to_numpy(float))
+        out.append(_Curve(key, P, np.log(wide["predicted"].to_numpy(float)), wide["strike"].to_numpy(float),
+                          done.get(key, []), costs))
+    return out
+
+
+def _values(c: _Curve, u: Uncertainty) -> tuple[np.ndarray, np.ndarray]:
+    """(value of measuring each candidate P of a curve, the part of it that is the choice's)."""
+    before = curve_sd(c.P, np.array(c.measured), u)  # [n]
+    logP = np.log2(c.P.astype(float))
+    by = np.minimum(u.floor + u.per_octave * np.abs(logP[:, None] - logP[None, :]), u.cap)  # [launch, P]
+    after = np.minimum(before[None, :], by)
+    now = np.nansum(cell_value(c.mu, c.strike, before[:, None]))
+    lost = np.array([np.nansum(cell_value(c.mu, c.strike, a[:, None])) for a in after])
+    errors = SQRT_2_OVER_PI * np.isfinite(c.mu).sum(axis=1)  # the error part per unit of sd, per P
+    error_drop = (before[None, :] - after) @ errors
+    value = now - lost
+    value[np.isin(c.P, c.measured)] = -np.inf
+    return value, value - error_drop
+
+
+def next_launches(grid: pd.DataFrame, measured: pd.DataFrame, u: Uncertainty, budget: float,
+                  cost: pd.Series | None = None) -> pd.DataFrame:
+    """Greedy picks of unmeasured launches of ``grid`` (every candidate launch's cells: operation,
+    algorithm, mapping, P, size, predicted in us) until ``budget`` is spent: launches when ``cost``
+    is None, else the sum of ``cost`` (a Series indexed by :data:`LAUNCH`, e.g. node-seconds; the
+    value is then taken per unit of cost). ``measured``: the launches already made (:data:`LAUNCH`).
+    Columns :data:`LAUNCH`, ``value`` (relative latency summed over the curve's cells), ``choice``
+    (the part of it that is the algorithm choice's), ``cost``, ``reason``."""
+    curves = _curves(grid, measured, cost)
+    scored = [_values(c, u) for c in curves]
+    rows, spent = [], 0.0
+    while True:
+        best, where = -np.inf, None
+        for i, (c, (value, _)) in enumerate(zip(curves, scored)):
+            per = value / (c.cost if cost is not None else 1.0)
+            ok = np.isfinite(per) & (spent + (c.cost if cost is not None else 1.0) <= budget + 1e-9)
+            if ok.any():
+                j = int(np.flatnonzero(ok)[np.argmax(per[ok])])
+                if per[j] > best:
+                    best, where = per[j], (i, j)
+        if where is None or best <= 0:
+            break
+        i, j = where
+        c = curves[i]
+        value, choice = scored[i][0][j], scored[i][1][j]
+        gap = curve_sd(c.P[j:j + 1], np.array(c.measured), u)[0]
+        spent += float(c.cost[j]) if cost is not None else 1.0
+        rows.append((*c.key, int(c.P[j]), float(value), float(choice), float(c.cost[j]), _reason(c, j, gap, choice, value)))
+        c.measured = sorted(c.measured + [int(c.P[j])])
+        scored[i] = _values(c, u)
+    return pd.DataFrame(rows, columns=LAUNCH + ["value", "choice", "cost", "reason"])
+
+
+def _reason(c: _Curve, j: int, sd: float, choice: float, value: float) -> str:
+    """Why a launch was picked, in words."""
+    where = ("its curve had no measurement" if not c.measured else
+             f"nearest measured P {min(c.measured, key=lambda m: abs(np.log2(m / c.P[j])))}")
+    what = "the algorithm choice" if choice >= 0.5 * value else "the model's error"
+    return f"{what} ({choice:.3g} of {value:.3g} expected relative latency removed); log sd {sd:.2f}, {where}"
+
+
+def estimate_uncertainty(cells: pd.DataFrame, prior: Uncertainty, physics: np.ndarray | None = None,
+                         min_points: int = 20) -> Uncertainty:
+    """The :class:`Uncertainty` the measured ``cells`` (operation, algorithm, mapping, P, size,
+    measured: median latency per cell) show, each number falling back to ``prior`` where they hold
+    fewer than ``min_points`` examples:
+
+    * ``floor``: kept from ``prior`` (config: the noise of one cell, e.g. the model stage's noise floor);
+    * ``per_octave``: each measured P between two others of its curve predicted by log-linear
+      interpolation between them; the median over them of |log error| less the floor, per octave to
+      the nearer of the two;
+    * ``cap``: with ``physics`` (the calibrated mode's prediction of each cell), the median |log|
+      of measured over physics: how far the model is where no measurement of the curve helps."""
+    per_octave, cap = prior.per_octave, prior.cap
+    P, y = np.log2(cells["P"].to_numpy(float)), np.log(cells["measured"].to_numpy(float))
+    ratios = []
+    for rows in cells.groupby(CURVE + ["size"], sort=False).indices.values():
+        if len(rows) < 3:
+            continue
+        rows = rows[np.argsort(P[rows], kind="stable")]
+        x, v = P[rows], y[rows]
+        guess = v[:-2] + (v[2:] - v[:-2]) * (x[1:-1] - x[:-2]) / (x[2:] - x[:-2])
+        d = np.minimum(x[1:-1] - x[:-2], x[2:] - x[1:-1])
+        ratios.append(np.maximum(np.abs(v[1:-1] - guess) - prior.floor, 0.0) / d)
+    ratios = np.concatenate(ratios) if ratios else np.zeros(0)
+    if len(ratios) >= min_points:
+        per_octave = float(np.median(ratios))
+    if physics is not None:
+        r = np.abs(y - np.log(np.asarray(physics, float)))
+        r = r[np.isfinite(r)]
+        if len(r) >= min_points:
+            cap = float(max(np.median(r), prior.floor))
+    return Uncertainty(prior.floor, per_octave, cap)

@@ -1,0 +1,54 @@
+# Stage: plan, and measuring. `plan` proposes the next round of OSU launches (results/plan/): for a
+# machine nothing was measured on, the first design; else the launches where a measurement most
+# lowers the expected regret of the algorithm choice and the model's error (src/collat/plan/).
+# `measure` runs the launches a user accepted (config measure.launches) whose logs data.raw.dir
+# does not hold yet, one job per launch, when config measure.osu names an OSU build; the ingest
+# reads their logs like any other. A log that exists is a raw input: never run again.
+
+
+rule plan:
+    input:
+        unpack(plan_input),
+    output:
+        launches=report("results/plan/launches.csv", category="10. Measurement plan", caption="../report/plan.rst"),
+        manifest="results/plan/manifest.csv",
+        jobs=directory("results/plan/jobs"),
+    params:
+        machine=config["machine"],
+        algorithms=config["algorithms"],
+        mappings=config["mappings"],
+        channels=config["channels"],
+        plan=config["plan"],
+        measure=config["measure"],
+        raw_dir=RAW["dir"],
+        target=config["selection"]["targets"][0],
+    threads: 1
+    priority: 1  # nothing waits for it
+    log:
+        "logs/plan/plan.log",
+    benchmark:
+        "benchmarks/rules/plan/plan.tsv",
+    conda:
+        "../envs/collat.yaml"
+    script:
+        "../scripts/plan.py"
+
+
+rule measure:
+    output:
+        f"{RAW['dir']}/{{measured}}",
+    params:
+        launch=lambda w: PENDING[w.measured],
+        machine=config["machine"],
+        measure=config["measure"],
+    wildcard_constraints:
+        measured="|".join(re.escape(f) for f in PENDING) or "$^",
+    resources:
+        nodes=lambda w: PENDING[w.measured]["nodes"],
+        tasks=lambda w: int(PENDING[w.measured]["P"]),
+    log:
+        "logs/measure/{measured}.log",
+    conda:
+        "../envs/collat.yaml"
+    script:
+        "../scripts/measure.py"

@@ -1,0 +1,36 @@
+"""Run one accepted launch with OSU and write its raw log (stdout and stderr) into data.raw.dir;
+nothing is written when the run fails (the log's last lines say why)."""
+
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+from collat import UserError
+from collat.plan.jobs import MeasureOptions, command, rankfile
+from collat.runner import setup_log
+
+log = setup_log(snakemake.log)
+p = snakemake.params
+launch, out = p.launch, Path(snakemake.output[0])
+opts = MeasureOptions.from_config(p.measure)
+out.parent.mkdir(parents=True, exist_ok=True)
+with tempfile.TemporaryDirectory() as tmp:
+    rf = None
+    if launch["kind"] != "collective" and opts.bind:
+        rf = os.path.join(tmp, "rankfile")
+        Path(rf).write_text(rankfile(p.machine, launch))
+    words = command(launch, p.machine, opts, rf)
+    log.info("%s", " ".join(words))
+    part = Path(tmp) / "log"
+    with open(part, "w") as fh:
+        done = subprocess.run(words, stdout=fh, stderr=subprocess.STDOUT)
+    text = part.read_text(errors="replace")
+    if done.returncode != 0:
+        tail = " | ".join(text.strip().splitlines()[-3:])
+        raise UserError(f"{out}: {words[0]} exited with {done.returncode} running {launch['kind']} launch "
+                        f"{' '.join(words)}; its output ends: {tail}")
+    tmp_out = out.with_name(f".{out.name}.part")
+    tmp_out.write_text(text)
+    os.replace(tmp_out, out)
+log.info("%s: %d lines", out, text.count("\n"))
