@@ -22,7 +22,7 @@ One folder per stage of the workflow (workflow/rules/<stage>.smk), one module pe
                  (``rulesfile``) and their figures
 ``partitioned``  MPI-4 partitioned-communication gain (``gain``) and its figures
 ``plan``         the next OSU launches of a campaign: candidates and the first design (``design``),
-                 the picks by expected regret and error removed (``choice``), one round
+                 the picks by expected regret and error removed (``acquisition``), one round
                  (``campaign``), OSU commands, batch scripts and manifests (``jobs``)
 ``runner``       logging and worker processes for the workflow scripts
 ===============  ====================================================================================

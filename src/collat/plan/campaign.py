@@ -4,7 +4,7 @@ worth their cost (stage plan, results/plan/launches.csv).
 The point-to-point and NBFT launches the model needs come first and do not count against the
 budget (a few short runs); then, without a prediction of the collectives (nothing measured yet),
 the first design (:func:`collat.plan.design.first_design`), else the greedy picks of
-:func:`collat.plan.choice.next_launches` on the planning mode's predictions.
+:func:`collat.plan.acquisition.next_launches` on the planning mode's predictions.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from collat.plan.choice import Uncertainty, estimate_uncertainty, next_launches
+from collat.plan.acquisition import Uncertainty, estimate_uncertainty, next_launches
 from collat.plan.design import COLUMNS, LAUNCH, collective_candidates, first_design, model_launches, nodes_spanned
 
 PLANNING_MODES = ("hybrid", "calibrated", "openmpi")  # the first the model stage priced plans

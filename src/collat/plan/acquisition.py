@@ -58,18 +58,20 @@ def curve_sd(P: np.ndarray, measured: np.ndarray, u: Uncertainty) -> np.ndarray:
     return np.minimum(u.floor + u.per_octave * d, u.cap)
 
 
-def cell_value(mu: np.ndarray, strike: np.ndarray, sd: np.ndarray) -> np.ndarray:
+def cell_value(mu: np.ndarray, strike: np.ndarray, sd: np.ndarray, strike_sd: np.ndarray | float = 0.0) -> np.ndarray:
     """What is still unknown at a cell, in relative latency: the choice's expected relative regret
-    (a log-normal latency exp(N(mu, sd^2)) against ``strike``, the best prediction of the other
-    algorithms: a put where mu is above it, a call where mu is at or below it, over the strike) plus
-    the prediction's expected relative error sqrt(2 / pi) sd. NaN strikes (no other algorithm)
-    count the error only."""
-    mu, strike, sd = np.broadcast_arrays(np.asarray(mu, float), np.asarray(strike, float), np.asarray(sd, float))
+    (the latency's ratio to ``strike``, the best prediction of the other algorithms, log-normal
+    around exp(mu) / strike with the log sd of both, sqrt(sd^2 + strike_sd^2): a put where mu is
+    above the strike, a call where it is at or below it) plus the prediction's expected relative
+    error sqrt(2 / pi) sd. NaN strikes (no other algorithm) count the error only."""
+    mu, strike, sd, ssd = np.broadcast_arrays(np.asarray(mu, float), np.asarray(strike, float),
+                                              np.asarray(sd, float), np.asarray(strike_sd, float))
     shape = mu.shape
-    mu, strike, sd = (np.atleast_1d(a).ravel() for a in (mu, strike, sd))
+    mu, strike, sd, ssd = (np.atleast_1d(a).ravel() for a in (mu, strike, sd, ssd))
     out = SQRT_2_OVER_PI * sd
-    ok = np.isfinite(strike) & (sd > 0)
-    s, m, k = sd[ok], mu[ok], np.log(strike[ok])
+    both = np.sqrt(sd * sd + np.nan_to_num(ssd) ** 2)
+    ok = np.isfinite(strike) & (both > 0)
+    s, m, k = both[ok], mu[ok], np.log(strike[ok])
     d1 = (m - k + s * s) / s
     d2 = d1 - s
     forward = np.exp(m + 0.5 * s * s - k)  # E[X] / K
@@ -79,9 +81,10 @@ def cell_value(mu: np.ndarray, strike: np.ndarray, sd: np.ndarray) -> np.ndarray
     return out.reshape(shape)
 
 
-def strikes(grid: pd.DataFrame) -> np.ndarray:
+def strikes(grid: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """For each row of ``grid`` (operation, algorithm, mapping, P, size, predicted): the smallest
-    prediction of the other algorithms at its (operation, mapping, P, size); NaN where it is alone."""
+    prediction of the other algorithms at its (operation, mapping, P, size), and that algorithm;
+    NaN and -1 where it is alone."""
     cell = ["operation", "mapping", "P", "size"]
     v = grid["predicted"].to_numpy(float)
     key = grid.groupby(cell, sort=False).ngroup().to_numpy()
@@ -90,11 +93,15 @@ def strikes(grid: pd.DataFrame) -> np.ndarray:
     first = np.r_[True, k[1:] != k[:-1]]
     start = np.flatnonzero(first)
     n = np.diff(np.r_[start, len(k)])
-    best = np.repeat(vs[start], n)
-    second = np.repeat(np.where(n > 1, vs[np.minimum(start + 1, len(k) - 1)], np.nan), n)
-    out = np.empty(len(v))
+    alg = grid["algorithm"].to_numpy(int)[order]
+    best, best_alg = np.repeat(vs[start], n), np.repeat(alg[start], n)
+    runner = np.minimum(start + 1, len(k) - 1)
+    second = np.repeat(np.where(n > 1, vs[runner], np.nan), n)
+    second_alg = np.repeat(np.where(n > 1, alg[runner], -1), n)
+    out, out_alg = np.empty(len(v)), np.empty(len(v), dtype=int)
     out[order] = np.where(~first, best, second)  # the best row's strike is the runner-up
-    return out
+    out_alg[order] = np.where(~first, best_alg, second_alg)
+    return out, out_alg
 
 
 @dataclass
@@ -105,33 +112,42 @@ class _Curve:
     P: np.ndarray
     mu: np.ndarray
     strike: np.ndarray
+    rival: np.ndarray  # the strike's algorithm [P, size], -1 for none
     measured: list
     cost: np.ndarray
 
 
 def _curves(grid: pd.DataFrame, measured: pd.DataFrame, cost: pd.Series | None) -> list[_Curve]:
-    g = grid.assign(strike=strikes(grid))
+    strike, rival = strikes(grid)
+    g = grid.assign(strike=strike, rival=rival)
     done = {key: sorted(v["P"].astype(int)) for key, v in measured.groupby(CURVE)} if len(measured) else {}
     out = []
     for key, c in g.groupby(CURVE, sort=True):
-        wide = c.pivot_table(index="P", columns="size", values=["predicted", "strike"], aggfunc="first", dropna=False)
+        wide = c.pivot_table(index="P", columns="size", values=["predicted", "strike", "rival"], aggfunc="first",
+                             dropna=False)
         P = wide.index.to_numpy(int)
         costs = (np.ones(len(P)) if cost is None else
                  cost.reindex(pd.MultiIndex.from_arrays([[key[0]] * len(P), [key[1]] * len(P), [key[2]] * len(P), P],
                                                         names=LAUNCH)).to_numpy(float))
         out.append(_Curve(key, P, np.log(wide["predicted"].to_numpy(float)), wide["strike"].to_numpy(float),
-                          done.get(key, []), costs))
+                          np.nan_to_num(wide["rival"].to_numpy(float), nan=-1).astype(int), done.get(key, []), costs))
     return out
 
 
-def _values(c: _Curve, u: Uncertainty) -> tuple[np.ndarray, np.ndarray]:
-    """(value of measuring each candidate P of a curve, the part of it that is the choice's)."""
+def _values(c: _Curve, u: Uncertainty, rivals: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(value of measuring each candidate P of a curve, the part of it that is the choice's);
+    ``rivals``: {algorithm: measured P} of the curves of the same operation and mapping, whose sds
+    the strikes carry."""
     before = curve_sd(c.P, np.array(c.measured), u)  # [n]
+    strike_sd = np.zeros(c.mu.shape)
+    for alg in np.unique(c.rival[c.rival >= 0]):
+        sd = curve_sd(c.P, np.array(rivals.get(int(alg), [])), u)
+        strike_sd = np.where(c.rival == alg, sd[:, None], strike_sd)
     logP = np.log2(c.P.astype(float))
     by = np.minimum(u.floor + u.per_octave * np.abs(logP[:, None] - logP[None, :]), u.cap)  # [launch, P]
     after = np.minimum(before[None, :], by)
-    now = np.nansum(cell_value(c.mu, c.strike, before[:, None]))
-    lost = np.array([np.nansum(cell_value(c.mu, c.strike, a[:, None])) for a in after])
+    now = np.nansum(cell_value(c.mu, c.strike, before[:, None], strike_sd))
+    lost = np.array([np.nansum(cell_value(c.mu, c.strike, a[:, None], strike_sd)) for a in after])
     errors = SQRT_2_OVER_PI * np.isfinite(c.mu).sum(axis=1)  # the error part per unit of sd, per P
     error_drop = (before[None, :] - after) @ errors
     value = now - lost
@@ -148,7 +164,14 @@ def next_launches(grid: pd.DataFrame, measured: pd.DataFrame, u: Uncertainty, bu
     Columns :data:`LAUNCH`, ``value`` (relative latency summed over the curve's cells), ``choice``
     (the part of it that is the algorithm choice's), ``cost``, ``reason``."""
     curves = _curves(grid, measured, cost)
-    scored = [_values(c, u) for c in curves]
+    groups: dict = {}  # (operation, mapping) -> indices of its curves
+    for i, c in enumerate(curves):
+        groups.setdefault((c.key[0], c.key[2]), []).append(i)
+
+    def rivals(i):
+        return {curves[j].key[1]: curves[j].measured for j in groups[(curves[i].key[0], curves[i].key[2])]}
+
+    scored = [_values(c, u, rivals(i)) for i, c in enumerate(curves)]
     rows, spent = [], 0.0
     while True:
         best, where = -np.inf, None
@@ -168,7 +191,8 @@ def next_launches(grid: pd.DataFrame, measured: pd.DataFrame, u: Uncertainty, bu
         spent += float(c.cost[j]) if cost is not None else 1.0
         rows.append((*c.key, int(c.P[j]), float(value), float(choice), float(c.cost[j]), _reason(c, j, gap, choice, value)))
         c.measured = sorted(c.measured + [int(c.P[j])])
-        scored[i] = _values(c, u)
+        for k in groups[(c.key[0], c.key[2])]:  # its own and its rivals' values change
+            scored[k] = _values(curves[k], u, rivals(k))
     return pd.DataFrame(rows, columns=LAUNCH + ["value", "choice", "cost", "reason"])
 
 

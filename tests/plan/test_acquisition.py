@@ -1,4 +1,4 @@
-"""The next launches by expected regret and error removed (collat.plan.choice)."""
+"""The next launches by expected regret and error removed (collat.plan.acquisition)."""
 
 import math
 
@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from collat.plan import choice
-from collat.plan.choice import Uncertainty
+from collat.plan import acquisition
+from collat.plan.acquisition import Uncertainty
 
 
 def phi(x):
@@ -16,33 +16,36 @@ def phi(x):
 
 def test_curve_sd_grows_per_octave_to_the_nearest_measured_P_up_to_the_cap():
     u = Uncertainty(0.03, 0.1, 0.3)
-    assert choice.curve_sd(np.array([2, 4, 16]), np.array([4]), u) == pytest.approx([0.13, 0.03, 0.23])
-    assert choice.curve_sd(np.array([2, 4, 1024]), np.array([4]), u)[2] == pytest.approx(0.3)  # 8 octaves: capped
-    assert choice.curve_sd(np.array([2, 4]), np.array([]), u) == pytest.approx([0.3, 0.3])  # nothing measured
+    assert acquisition.curve_sd(np.array([2, 4, 16]), np.array([4]), u) == pytest.approx([0.13, 0.03, 0.23])
+    assert acquisition.curve_sd(np.array([2, 4, 1024]), np.array([4]), u)[2] == pytest.approx(0.3)  # 8 octaves: capped
+    assert acquisition.curve_sd(np.array([2, 4]), np.array([]), u) == pytest.approx([0.3, 0.3])  # nothing measured
 
 
 def test_cell_value_is_an_option_on_the_choice_plus_the_expected_error():
     err = math.sqrt(2 / math.pi)
     # predicted best (1 us) against a runner-up at 1 us, log sd 1: E[(X - 1)+] = e^0.5 Phi(1) - Phi(0)
     call = math.exp(0.5) * phi(1) - phi(0)
-    assert choice.cell_value(np.log(1.0), 1.0, 1.0) == pytest.approx(call + err)
+    assert acquisition.cell_value(np.log(1.0), 1.0, 1.0) == pytest.approx(call + err)
     # predicted at 2 us against a best of 1 us: E[(1 - X)+] = Phi(-d2) - e^(ln 2 + 0.5) Phi(-d1)
     d1 = math.log(2) + 1
     put = phi(-(d1 - 1)) - math.exp(math.log(2) + 0.5) * phi(-d1)
-    assert choice.cell_value(np.log(2.0), 1.0, 1.0) == pytest.approx(put + err)
+    assert acquisition.cell_value(np.log(2.0), 1.0, 1.0) == pytest.approx(put + err)
     # Monte Carlo of the same put, to 1 %
     x = np.exp(np.log(2.0) + np.random.default_rng(0).standard_normal(2_000_000))
     assert np.mean(np.maximum(1.0 - x, 0)) == pytest.approx(put, rel=0.01)
     # no other algorithm: the error only; a measured cell (sd 0): nothing
-    assert choice.cell_value(0.0, np.nan, 0.5) == pytest.approx(0.5 * err)
-    assert choice.cell_value(0.0, 2.0, 0.0) == 0.0
+    assert acquisition.cell_value(0.0, np.nan, 0.5) == pytest.approx(0.5 * err)
+    assert acquisition.cell_value(0.0, 2.0, 0.0) == 0.0
+    # the rival as uncertain: the option on the ratio has the sd of both (sqrt(0.6^2 + 0.8^2) = 1)
+    assert acquisition.cell_value(np.log(2.0), 1.0, 0.6, 0.8) == pytest.approx(put + 0.6 * err)
 
 
 def test_strikes_are_the_best_of_the_other_algorithms():
     grid = pd.DataFrame({"operation": "bcast", "mapping": "core", "P": [4, 4, 4, 8], "size": 1,
                          "algorithm": [1, 2, 5, 1], "predicted": [2.0, 3.0, 1.0, 7.0]})
-    s = choice.strikes(grid)
+    s, rival = acquisition.strikes(grid)
     assert s[:3] == pytest.approx([1.0, 1.0, 2.0]) and np.isnan(s[3])  # the best's strike: the runner-up
+    assert list(rival) == [5, 5, 1, -1]
 
 
 def one_curve(P, sizes=(1, 1024)):
@@ -55,7 +58,7 @@ def test_next_launches_take_the_largest_drop_of_error_then_update_the_curve():
     grid = one_curve([2, 4, 8, 16, 32])
     measured = pd.DataFrame({"operation": ["bcast"], "algorithm": [6], "mapping": ["core"], "P": [2]})
     u = Uncertainty(0.0, 1.0, 10.0)
-    picks = choice.next_launches(grid, measured, u, budget=2)
+    picks = acquisition.next_launches(grid, measured, u, budget=2)
     # sds before [0, 1, 2, 3, 4]: measuring 16 leaves [0, 1, 1, 0, 1] (7 octaves less), 8 or 32 only 6;
     # then 4, 8 and 32 each remove 1: the first, 4
     assert list(picks["P"]) == [16, 4]
@@ -69,7 +72,7 @@ def test_next_launches_within_a_cost_budget_and_never_a_measured_launch():
     cost = pd.Series([1.0, 1.0, 1.0, 1.0, 100.0],
                      index=pd.MultiIndex.from_tuples([("bcast", 6, "core", p) for p in (2, 4, 8, 16, 32)],
                                                      names=["operation", "algorithm", "mapping", "P"]))
-    picks = choice.next_launches(grid, measured, Uncertainty(0.0, 1.0, 10.0), budget=3.0, cost=cost)
+    picks = acquisition.next_launches(grid, measured, Uncertainty(0.0, 1.0, 10.0), budget=3.0, cost=cost)
     assert 32 not in set(picks["P"]) and 2 not in set(picks["P"]) and picks["cost"].sum() <= 3.0
     assert len(picks) == 3
 
@@ -81,7 +84,7 @@ def test_a_close_race_is_worth_more_than_a_settled_one():
         rows += [{"operation": "bcast", "algorithm": 1, "mapping": "core", "P": p, "size": 1, "predicted": a},
                  {"operation": "bcast", "algorithm": 6, "mapping": "core", "P": p, "size": 1, "predicted": b}]
     measured = pd.DataFrame({"operation": "bcast", "algorithm": [6, 6], "mapping": "core", "P": [4, 16]})
-    picks = choice.next_launches(pd.DataFrame(rows), measured, Uncertainty(0.0, 1.0, 0.5), budget=2)
+    picks = acquisition.next_launches(pd.DataFrame(rows), measured, Uncertainty(0.0, 1.0, 0.5), budget=2)
     assert list(picks["P"]) == [16, 4] and picks["choice"].iloc[0] > picks["choice"].iloc[1]
 
 
@@ -95,7 +98,7 @@ def test_estimate_uncertainty_from_interpolating_measured_P():
                   "measured": np.exp(v + (0.5 if (alg == 0 and p == 8) else 0.0))} for p, v in zip(P, y)]
     cells = pd.DataFrame(rows)
     prior = Uncertainty(0.0, 9.0, 9.0)
-    u = choice.estimate_uncertainty(cells, prior, physics=cells["measured"].to_numpy() * np.e ** 0.2)
+    u = acquisition.estimate_uncertainty(cells, prior, physics=cells["measured"].to_numpy() * np.e ** 0.2)
     assert u.per_octave == pytest.approx(0.0)  # straight in log-log: interpolation is exact (the median)
     assert u.cap == pytest.approx(0.2)  # the physics 0.2 off everywhere
-    assert choice.estimate_uncertainty(cells.head(6), prior) == prior  # too few points: the prior
+    assert acquisition.estimate_uncertainty(cells.head(6), prior) == prior  # too few points: the prior
