@@ -8,9 +8,12 @@ predictions). Every strategy reveals launches (operation, algorithm, mapping, P:
 once) of the data; after each, the calibrated mode and the hybrid are refitted on the revealed
 cells only (collat.model.calibration.fit_predict, as the validation does) and scored on the rest:
 
-* ``planner``: the first design (collat.plan.design.first_design, 3 P per curve), then rounds of
-  ``--step`` launches from collat.plan.choice.next_launches on the refitted hybrid's predictions,
-  the uncertainty estimated from the revealed cells only (estimate_uncertainty);
+* ``planner``: the first design (collat.plan.design.first_design, ``--first`` P per curve), then
+  rounds of ``--step`` launches from collat.plan.acquisition.next_launches on the refitted
+  hybrid's predictions, the uncertainty estimated from the revealed cells only
+  (estimate_uncertainty). Its two knobs are chosen per (operation, mapping) on the other five
+  groups only (nested: a group's score never chooses its own knobs); every setting's rows are kept
+  as ``planner[first=..,step=..]``;
 * ``planner_cost``: the same with the budget and the value in node-seconds;
 * ``random`` (``--seeds`` seeds), ``uniform`` (every curve the same number of P, evenly spaced in
   the measured P), ``powers_of_two`` (per curve the measured P nearest 2, 4, 8, ..., round robin
@@ -48,8 +51,8 @@ def main() -> None:
     ap.add_argument("--results", default=str(REPO / "results"))
     ap.add_argument("--config", default=str(REPO / "config/config.yaml"))
     ap.add_argument("--target", default="avg")
-    ap.add_argument("--step", type=int, default=37)
-    ap.add_argument("--first", type=int, default=3, help="P per curve of the first design")
+    ap.add_argument("--step", default="16,37", help="launches per round (knob values, comma-separated)")
+    ap.add_argument("--first", default="2,3", help="P per curve of the first design (knob values)")
     ap.add_argument("--budgets", default="81,118,155,192,288,384,480")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--overhead", type=float, default=2.0, help="seconds per launch besides OSU's loops")
@@ -66,7 +69,7 @@ def main() -> None:
     from collat.model.hybrid_mode import HybridOptions
     from collat.model.placement import total_cores
     from collat.model.validation import measured_cells, noise_floor, segmented
-    from collat.plan.choice import Uncertainty, estimate_uncertainty, next_launches
+    from collat.plan.acquisition import Uncertainty, estimate_uncertainty, next_launches
     from collat.plan.design import LAUNCH, first_design, nodes_spanned
 
     res = Path(args.results)
@@ -125,31 +128,32 @@ def main() -> None:
     rows, t0 = [], time.time()
     strategies = args.strategies.split(",")
     plans = {}
-    if "planner" in strategies or "planner_cost" in strategies:
-        first = first_design(launches, machine, args.first)[LAUNCH]
-        for name in [s for s in ("planner", "planner_cost") if s in strategies]:
-            revealed = first.copy()
+    knobs = [(int(f), int(st)) for f in args.first.split(",") for st in args.step.split(",")]
+    for name in [s for s in ("planner", "planner_cost") if s in strategies]:
+        for first_n, step_n in knobs:
+            revealed = first_design(launches, machine, first_n)[LAUNCH]
             order = [revealed]
             while len(revealed) < max(budgets):
                 hyb, cal, seen = refit(revealed)
                 u = estimate_uncertainty(cells[seen], prior, cal[seen])
                 grid = cells[LAUNCH + ["size"]].assign(predicted=hyb)
-                step = min(args.step, max(budgets) - len(revealed))
+                step = min(step_n, max(budgets) - len(revealed))
                 if name == "planner":
                     new = next_launches(grid, revealed, u, step)
                 else:  # as many node-seconds as the step's share of the launches' cost
-                    spend = cost.sum() * step / len(launches)
-                    new = next_launches(grid, revealed, u, spend, cost=cost)
+                    new = next_launches(grid, revealed, u, cost.sum() * step / len(launches), cost=cost)
                 if new.empty:
                     break
                 order.append(new[LAUNCH])
                 revealed = pd.concat([revealed, new[LAUNCH]], ignore_index=True)
-                print(f"{name}: {len(revealed)} launches (u = {u}), {time.time() - t0:.0f} s", flush=True)
-            plans[name] = pd.concat(order, ignore_index=True)
-    for name in strategies:
-        if name in plans:
-            seqs = {name: plans[name]}
-        elif name == "random":
+            plans[f"{name}[first={first_n},step={step_n}]"] = pd.concat(order, ignore_index=True)
+            print(f"{name} first={first_n} step={step_n}: {len(revealed)} launches, {time.time() - t0:.0f} s", flush=True)
+    for label, seq in plans.items():
+        for n in budgets:
+            pick = seq.head(n)
+            rows += score(label, pick, float(cost.reindex(pd.MultiIndex.from_frame(pick[LAUNCH])).sum()))
+    for name in [s for s in strategies if not s.startswith("planner")]:
+        if name == "random":
             seqs = {f"random_{s}": launches.sample(frac=1, random_state=s).reset_index(drop=True)
                     for s in range(args.seeds)}
         elif name == "uniform":
@@ -165,10 +169,30 @@ def main() -> None:
                 sec = float(cost.reindex(pd.MultiIndex.from_frame(pick[LAUNCH])).sum())
                 rows += score(label, pick, sec)
             print(f"{label} scored, {time.time() - t0:.0f} s", flush=True)
-    table = pd.DataFrame(rows)
+    table = _nested(pd.DataFrame(rows))
     table.to_csv(out / "replay.csv", index=False)
     _figure(table, len(launches), out / "replay.png")
     _print(table, len(launches))
+
+
+def _nested(table: pd.DataFrame) -> pd.DataFrame:
+    """``planner`` and ``planner_cost`` rows whose knobs (first design, round size) are chosen for
+    each (operation, mapping) on the other groups only: the setting of the smallest mean over them,
+    at the same budget, of (1 - within_10) + median_error; the rows of every setting kept beside."""
+    out = [table]
+    groups = table[table["operation"] != "all"]
+    for name in ("planner", "planner_cost"):
+        mine = groups[groups["strategy"].str.startswith(name + "[")]
+        if mine.empty:
+            continue
+        mine = mine.assign(loss=(1 - mine["within_10"]) + mine["median_error"])
+        for (op, mapping), g in mine.groupby(["operation", "mapping"]):
+            others = mine[(mine["operation"] != op) | (mine["mapping"] != mapping)]
+            best = others.groupby(["launches", "strategy"])["loss"].mean().groupby("launches").idxmin()
+            for n, (_, label) in best.items():
+                row = g[(g["launches"] == n) & (g["strategy"] == label)].drop(columns="loss")
+                out.append(row.assign(strategy=name, knobs=label))
+    return pd.concat(out, ignore_index=True)
 
 
 def _costs(coll: pd.DataFrame, machine: dict, overhead: float, nodes_spanned) -> pd.Series:
@@ -215,15 +239,22 @@ def _powers_of_two(launches: pd.DataFrame) -> pd.DataFrame:
 
 
 def _print(table: pd.DataFrame, total: int) -> None:
+    t = _tidy(table)
     with pd.option_context("display.width", 200, "display.max_rows", 500):
-        t = table.copy()
-        t["strategy"] = t["strategy"].str.replace(r"random_\d+", "random", regex=True)
-        agg = t.groupby(["strategy", "launches", "operation", "mapping"], as_index=False)[
-            ["within_10", "median_error", "node_seconds"]].mean()
         for what in ("within_10", "median_error"):
+            wide = t.pivot_table(index=["strategy", "launches"], columns=["operation", "mapping"], values=what)
+            wide[("mean", "groups")] = wide.mean(axis=1)
             print(f"\n{what} (rows: strategy x launches of {total}; columns: operation mapping)")
-            print(agg.pivot_table(index=["strategy", "launches"], columns=["operation", "mapping"], values=what)
-                  .round(3).to_string())
+            print(wide.round(3).to_string())
+
+
+def _tidy(table: pd.DataFrame) -> pd.DataFrame:
+    """The groups' rows of the reported strategies (the random seeds averaged, the knob settings left
+    out)."""
+    t = table[(table["operation"] != "all") & ~table["strategy"].str.contains("[", regex=False)].copy()
+    t["strategy"] = t["strategy"].str.replace(r"random_\d+", "random", regex=True)
+    return t.groupby(["strategy", "launches", "operation", "mapping"], as_index=False)[
+        ["within_10", "median_error", "node_seconds", "floor"]].mean()
 
 
 def _figure(table: pd.DataFrame, total: int, path: Path) -> None:
@@ -232,21 +263,28 @@ def _figure(table: pd.DataFrame, total: int, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    t = table[table["operation"] == "all"].copy()
-    t["strategy"] = t["strategy"].str.replace(r"random_\d+", "random", regex=True)
-    t = t.groupby(["strategy", "launches"], as_index=False)[["within_10", "median_error", "node_seconds"]].mean()
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    t = _tidy(table).groupby(["strategy", "launches"], as_index=False)[
+        ["within_10", "median_error", "node_seconds"]].mean()  # the mean over (operation, mapping)
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
     for name, g in t.groupby("strategy"):
-        axes[0].plot(g["launches"], g["within_10"], marker="o", label=name)
-        axes[1].plot(g["launches"], g["median_error"], marker="o", label=name)
-        axes[2].plot(g["node_seconds"], g["median_error"], marker="o", label=name)
+        style = {"lw": 2.5} if name.startswith("planner") else {"lw": 1.2}
+        axes[0].plot(g["launches"], g["within_10"], marker="o", ms=3, label=name, **style)
+        axes[1].plot(g["launches"], g["median_error"], marker="o", ms=3, label=name, **style)
+        axes[2].plot(g["node_seconds"], g["median_error"], marker="o", ms=3, label=name, **style)
     axes[0].set(xlabel=f"launches revealed (of {total})", ylabel="cells within 10 % of the measured best")
     axes[1].set(xlabel=f"launches revealed (of {total})", ylabel="median relative error, unrevealed cells")
-    axes[2].set(xlabel="node-seconds revealed", ylabel="median relative error, unrevealed cells", xscale="log")
+    axes[2].set(xlabel="node-seconds of the launches revealed", ylabel="median relative error, unrevealed cells",
+                xscale="log")
+    floor = table["floor"].iloc[0]
     for ax in axes[1:]:
-        ax.axhline(table["floor"].iloc[0], color="grey", ls=":", label="noise floor (repeats)")
-        ax.axhline(1.5 * table["floor"].iloc[0], color="grey", ls="--", label="1.5 x floor")
+        ax.axhline(floor, color="grey", ls=":", label="noise floor (repeats)")
+        ax.axhline(1.5 * floor, color="grey", ls="--", label="1.5 x floor")
+    axes[0].axhline(0.9, color="grey", ls="--", label="goal 0.9")
+    axes[0].axvline(0.1 * total, color="grey", ls=":")
+    axes[1].axvline(0.1 * total, color="grey", ls=":")
+    axes[0].legend(fontsize=7)
     axes[1].legend(fontsize=7)
+    fig.suptitle("Replay of measurement campaigns on the study's data (mean over operation x mapping; target avg)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 

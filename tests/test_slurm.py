@@ -45,3 +45,42 @@ def test_default_pipeline_under_slurm_equals_local(tmp_path):
             pd.testing.assert_frame_equal(pd.read_parquet(a[rel]), pd.read_parquet(b[rel]), obj=rel)
         else:
             assert filecmp.cmp(a[rel], b[rel], shallow=False), rel
+
+
+OSU = os.environ.get("COLLAT_OSU_BUILD")
+
+
+@pytest.mark.skipif(not OSU, reason="no OSU build (tests/slurm/run.sh builds ../shared/tools/osu)")
+def test_a_launch_group_of_stage_measure_runs_as_slurm_jobs(tmp_path):
+    """A planned launch group (the first design of a 2-core node: every launch on one node) accepted
+    and run by stage measure through the SLURM profile: one SLURM job per launch, with the launch's
+    node count and tasks, each writing its OSU log into data.raw.dir; the ingest reads them."""
+    import yaml
+
+    mpi = ["--oversubscribe", "--mca", "btl", "self,vader"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+    cfg = {"machine": {"name": "two cores", "nodes": 1, "sockets_per_node": 1, "cores_per_socket": 2, "cores_per_l3": 1},
+           "mappings": ["core"],
+           "algorithms": {"bcast": [{"id": 0, "name": "default"}, {"id": 6, "name": "binomial"}],
+                          "reduce": [{"id": 0, "name": "default"}, {"id": 5, "name": "binomial"}]},
+           "data": {"raw": {"dir": "osu_raw"}},
+           "measure": {"osu": OSU, "launches": "accepted.csv", "launcher_options": mpi, "bind": False,
+                       "iterations": 20, "warmup": 2, "max_size": 1024}}
+    wd = tmp_path / "wd"
+    wd.mkdir()
+    (wd / "mine.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    run_snakemake(wd, "results/plan/launches.csv", "--cores", "1", "--configfile", str(wd / "mine.yaml"))
+    plan = pd.read_csv(wd / "results/plan/launches.csv")
+    assert len(plan) == 7 and (plan["nodes"] == 1).all() and plan["P"].max() == 2  # one group: a node, 2 ranks
+    assert (wd / "results/plan/jobs/nodes1.sbatch").is_file()
+    (wd / "accepted.csv").write_text((wd / "results/plan/launches.csv").read_text())
+    run_snakemake(wd, "results/tidy/pt2pt.parquet", "results/tidy/nbft.parquet", "results/tidy/collective.parquet",
+                  "--profile", str(REPO / "tests/slurm/profile"), "--configfile", str(wd / "mine.yaml"), timeout=1200)
+    completed = Path(BASE, "log", "jobcomp.txt").read_text()
+    ours = [line for line in completed.splitlines() if f"WorkDir={wd} " in line and "JobState=COMPLETED" in line]
+    assert sum("ProcCnt=2 " in line for line in ours) == len(plan), completed[-2000:]  # a launch: its P as tasks
+    measured = list((wd / ".snakemake" / "slurm_logs" / "rule_measure").rglob("*.log"))
+    assert len(measured) == len(plan), measured
+    for f in plan["file"]:
+        assert "# OSU MPI" in (wd / "osu_raw" / f).read_text(), f
+    coll = pd.read_parquet(wd / "results/tidy/collective.parquet")
+    assert set(zip(coll["operation"], coll["algorithm"])) == {("bcast", 0), ("bcast", 6), ("reduce", 0), ("reduce", 5)}

@@ -229,7 +229,7 @@ def test_forcerun_single_rule(study_run):
     assert set(jobs) == {"nbft_gamma", "nbft_figures", "model_calibrate", "model_predict_unfitted", "model_predict",
                          "model_validate", "model_validation", "model_what_if", "selection_what_if", "evaluate_tables",
                          "evaluate_summary", "figures_collective", "figures_accuracy", "figures_validation",
-                         "selection", "selection_figures", "all"}
+                         "selection", "selection_figures", "plan", "all"}
 
 
 def test_a_deleted_study_copy_is_fetched_again(study_run):
@@ -287,7 +287,7 @@ def test_thin_raw_logs_through_the_pipeline(tmp_path):
     log.write_text(log.read_text().replace("1.01", "1.02", 1))
     jobs = planned_jobs(run_snakemake(wd, "-n"))
     assert jobs == {"ingest_raw": 1, "tidy_table": 1, "tidy": 1, "pt2pt_hockney": 1, "pt2pt_figures": 1,
-                    "partitioned_gain": 1, "partitioned_figures": 1, "all": 1}
+                    "partitioned_gain": 1, "partitioned_figures": 1, "plan": 1, "all": 1}  # plan: what is measured
     res = run_snakemake(wd, "-n", "--quiet", "all")
     out = res.stdout + res.stderr
     assert str(raw / "thin-osu_latency-node.txt") in out  # the changed log is re-ingested ...
@@ -347,7 +347,7 @@ def test_changed_parameter_reruns_only_its_rules(study_run, tmp_path):
     cases = [("regression", "cv_folds", 4, {"regression_fit", "evaluate_tables", "evaluate_summary",
                                               "figures_collective", "figures_accuracy", "model_predict",
                                               "model_what_if", "selection_what_if", "selection",
-                                              "selection_figures", "all"}),
+                                              "selection_figures", "plan", "all"}),
              ("partitioned", "threads", [1, 4, 8], {"partitioned_gain", "partitioned_figures", "evaluate_summary",
                                                      "all"})]
     for section, key, value, expected in cases:

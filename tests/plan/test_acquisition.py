@@ -102,3 +102,17 @@ def test_estimate_uncertainty_from_interpolating_measured_P():
     assert u.per_octave == pytest.approx(0.0)  # straight in log-log: interpolation is exact (the median)
     assert u.cap == pytest.approx(0.2)  # the physics 0.2 off everywhere
     assert acquisition.estimate_uncertainty(cells.head(6), prior) == prior  # too few points: the prior
+
+
+def test_a_curve_that_bends_gets_its_own_growth():
+    # 30 straight curves, and one (algorithm 0) whose P = 8 sits 0.5 (log) above the line at 12 sizes:
+    # interpolating P = 8 from 4 and 16 misses by 0.5 over 1 octave; P = 4 and 16 miss by 0.25 over 1
+    P = np.array([2, 4, 8, 16, 32])
+    rows = [{"operation": "bcast", "algorithm": a, "mapping": "core", "P": p, "size": s,
+             "measured": np.exp(np.log2(p) + (0.5 if (a == 0 and p == 8) else 0.0))}
+            for a in range(30) for s in range(12) for p in P]
+    u = acquisition.estimate_uncertainty(pd.DataFrame(rows), Uncertainty(0.0, 9.0, 9.0))
+    assert u.per_octave == pytest.approx(0.0)
+    assert u.of(("bcast", 0, "core")).per_octave == pytest.approx(0.25)  # median of 0.25, 0.5, 0.25 per size
+    assert u.of(("bcast", 1, "core")).per_octave == pytest.approx(0.0)
+    assert u.of(("reduce", 1, "core")) is u  # a curve with no examples: the global growth

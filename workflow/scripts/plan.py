@@ -36,7 +36,8 @@ launches, u = plan_round(p.machine, p.algorithms, p.mappings, p.channels, PlanOp
                          opts.iterations, opts.warmup)
 launches["file"] = [log_path(r) for _, r in launches.iterrows()]
 log.info("%d launches (%d collective)%s", len(launches), int((launches["kind"] == "collective").sum()),
-         "" if u is None else f"; uncertainty {u}")
+         "" if u is None else f"; log sd {u.floor:.3f} at a measured P, {u.per_octave:.3f} more per octave "
+         f"({len(u.curves)} curves their own), at most {u.cap:.3f}")
 atomic_write(snakemake.output.launches, lambda tmp: launches.to_csv(tmp, index=False))
 atomic_write(snakemake.output.manifest, lambda tmp: manifest(launches).to_csv(tmp, index=False))
 jobs = Path(snakemake.output.jobs)

@@ -42,6 +42,12 @@ class Uncertainty:
     floor: float
     per_octave: float
     cap: float
+    curves: tuple = ()  # ((operation, algorithm, mapping), per_octave) where a curve shows its own
+
+    def of(self, curve: tuple) -> "Uncertainty":
+        """This uncertainty with ``curve``'s own growth per octave, where it has one."""
+        own = dict(self.curves).get(tuple(curve))
+        return self if own is None else Uncertainty(self.floor, own, self.cap)
 
     @classmethod
     def from_config(cls, cfg: dict) -> "Uncertainty":
@@ -138,16 +144,24 @@ def _values(c: _Curve, u: Uncertainty, rivals: dict) -> tuple[np.ndarray, np.nda
     """(value of measuring each candidate P of a curve, the part of it that is the choice's);
     ``rivals``: {algorithm: measured P} of the curves of the same operation and mapping, whose sds
     the strikes carry."""
-    before = curve_sd(c.P, np.array(c.measured), u)  # [n]
+    mine = u.of(c.key)
+    before = curve_sd(c.P, np.array(c.measured), mine)  # [n]
     strike_sd = np.zeros(c.mu.shape)
     for alg in np.unique(c.rival[c.rival >= 0]):
-        sd = curve_sd(c.P, np.array(rivals.get(int(alg), [])), u)
+        sd = curve_sd(c.P, np.array(rivals.get(int(alg), [])), u.of((c.key[0], int(alg), c.key[2])))
         strike_sd = np.where(c.rival == alg, sd[:, None], strike_sd)
     logP = np.log2(c.P.astype(float))
-    by = np.minimum(u.floor + u.per_octave * np.abs(logP[:, None] - logP[None, :]), u.cap)  # [launch, P]
+    by = np.minimum(mine.floor + mine.per_octave * np.abs(logP[:, None] - logP[None, :]), mine.cap)  # [launch, P]
     after = np.minimum(before[None, :], by)
     now = np.nansum(cell_value(c.mu, c.strike, before[:, None], strike_sd))
-    lost = np.array([np.nansum(cell_value(c.mu, c.strike, a[:, None], strike_sd)) for a in after])
+    # only the P whose sd a launch lowers change: the value summed over those [launch, P, size]
+    lower = after < before[None, :]
+    lost = np.full(len(c.P), now)
+    rows, cols = np.nonzero(lower)
+    if len(rows):
+        old = cell_value(c.mu[cols], c.strike[cols], before[cols][:, None], strike_sd[cols])
+        new = cell_value(c.mu[cols], c.strike[cols], after[rows, cols][:, None], strike_sd[cols])
+        lost -= np.bincount(rows, weights=np.nansum(old - new, axis=1), minlength=len(c.P))
     errors = SQRT_2_OVER_PI * np.isfinite(c.mu).sum(axis=1)  # the error part per unit of sd, per P
     error_drop = (before[None, :] - after) @ errors
     value = now - lost
@@ -191,8 +205,9 @@ def next_launches(grid: pd.DataFrame, measured: pd.DataFrame, u: Uncertainty, bu
         spent += float(c.cost[j]) if cost is not None else 1.0
         rows.append((*c.key, int(c.P[j]), float(value), float(choice), float(c.cost[j]), _reason(c, j, gap, choice, value)))
         c.measured = sorted(c.measured + [int(c.P[j])])
-        for k in groups[(c.key[0], c.key[2])]:  # its own and its rivals' values change
-            scored[k] = _values(curves[k], u, rivals(k))
+        for k in groups[(c.key[0], c.key[2])]:  # its own values change, and those it is the rival of
+            if k == i or (curves[k].rival == c.key[1]).any():
+                scored[k] = _values(curves[k], u, rivals(k))
     return pd.DataFrame(rows, columns=LAUNCH + ["value", "choice", "cost", "reason"])
 
 
@@ -205,7 +220,7 @@ def _reason(c: _Curve, j: int, sd: float, choice: float, value: float) -> str:
 
 
 def estimate_uncertainty(cells: pd.DataFrame, prior: Uncertainty, physics: np.ndarray | None = None,
-                         min_points: int = 20) -> Uncertainty:
+                         min_points: int = 20, min_curve: int = 10) -> Uncertainty:
     """The :class:`Uncertainty` the measured ``cells`` (operation, algorithm, mapping, P, size,
     measured: median latency per cell) show, each number falling back to ``prior`` where they hold
     fewer than ``min_points`` examples:
@@ -213,26 +228,32 @@ def estimate_uncertainty(cells: pd.DataFrame, prior: Uncertainty, physics: np.nd
     * ``floor``: kept from ``prior`` (config: the noise of one cell, e.g. the model stage's noise floor);
     * ``per_octave``: each measured P between two others of its curve predicted by log-linear
       interpolation between them; the median over them of |log error| less the floor, per octave to
-      the nearer of the two;
+      the nearer of the two; a curve with ``min_curve`` such examples (over its sizes) gets its own
+      median (curves are not alike: some bend, some are noisy);
     * ``cap``: with ``physics`` (the calibrated mode's prediction of each cell), the median |log|
       of measured over physics: how far the model is where no measurement of the curve helps."""
     per_octave, cap = prior.per_octave, prior.cap
     P, y = np.log2(cells["P"].to_numpy(float)), np.log(cells["measured"].to_numpy(float))
-    ratios = []
-    for rows in cells.groupby(CURVE + ["size"], sort=False).indices.values():
+    ratios, own = [], {}
+    for key, rows in cells.groupby(CURVE + ["size"], sort=False).indices.items():
         if len(rows) < 3:
             continue
         rows = rows[np.argsort(P[rows], kind="stable")]
         x, v = P[rows], y[rows]
         guess = v[:-2] + (v[2:] - v[:-2]) * (x[1:-1] - x[:-2]) / (x[2:] - x[:-2])
         d = np.minimum(x[1:-1] - x[:-2], x[2:] - x[1:-1])
-        ratios.append(np.maximum(np.abs(v[1:-1] - guess) - prior.floor, 0.0) / d)
+        r = np.maximum(np.abs(v[1:-1] - guess) - prior.floor, 0.0) / d
+        ratios.append(r)
+        own.setdefault(tuple(key[:3]), []).append(r)
     ratios = np.concatenate(ratios) if ratios else np.zeros(0)
+    curves = ()
     if len(ratios) >= min_points:
         per_octave = float(np.median(ratios))
+        curves = tuple(sorted((k, float(np.median(np.concatenate(v)))) for k, v in own.items()
+                              if sum(map(len, v)) >= min_curve))
     if physics is not None:
         r = np.abs(y - np.log(np.asarray(physics, float)))
         r = r[np.isfinite(r)]
         if len(r) >= min_points:
             cap = float(max(np.median(r), prior.floor))
-    return Uncertainty(prior.floor, per_octave, cap)
+    return Uncertainty(prior.floor, per_octave, cap, curves)

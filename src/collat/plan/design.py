@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from collat import UserError
 from collat.model.placement import cores_per_node, place_arrays, total_cores
 
 LAUNCH = ["operation", "algorithm", "mapping", "P"]  # one collective launch
@@ -110,10 +111,12 @@ def first_design(candidates: pd.DataFrame, machine: dict, per_curve: int) -> pd.
 
 def channel_ranks(machine: dict, channel: str, count: int) -> np.ndarray:
     """Global core ids of up to ``count`` receivers that talk to core 0 over ``channel`` (cores in
-    core 0's L3 for cache, in its socket outside that L3 for core, on the next socket for socket, on
-    the next node for node), in core order; fewer where the machine has fewer."""
+    core 0's L3 for cache, in its socket outside that L3 for core (the socket's other cores where
+    one L3 spans it), on the next socket for socket, on the next node for node), in core order;
+    fewer where the machine has fewer."""
     l3, cps, cpn = int(machine["cores_per_l3"]), int(machine["cores_per_socket"]), cores_per_node(machine)
-    spans = {"cache": (1, l3), "core": (l3, cps), "socket": (cps, 2 * cps if machine["sockets_per_node"] > 1 else cps),
+    # one L3 per socket: the socket's other cores are its core channel (as a user's logs name them)
+    spans = {"cache": (1, l3), "core": (l3, cps) if l3 < cps else (1, cps), "socket": (cps, 2 * cps if machine["sockets_per_node"] > 1 else cps),
              "node": (cpn, 2 * cpn if machine["nodes"] > 1 else cpn)}
     lo, hi = spans[channel]
     return np.arange(lo, min(hi, lo + count))
@@ -128,7 +131,10 @@ def model_launches(machine: dict, channels, operations, nbft_points: int = 4) ->
     for ch in channels:
         recv = channel_ranks(machine, ch, total_cores(machine))
         if not len(recv):
-            raise ValueError(f"channels: the machine has no {ch} channel (machine: {machine})")
+            raise UserError(f"config key channels: {ch} names no pair of cores of the machine "
+                            f"({machine['name']}: {machine['cores_per_l3']} cores per L3, "
+                            f"{machine['cores_per_socket']} per socket, {machine['sockets_per_node']} sockets per "
+                            f"node, {machine['nodes']} nodes); expected channels it has")
         rows.append(("pt2pt", "osu_latency", None, None, None, ch, 2, int(recv[0])))
         top = len(recv) + 1
         Ps = np.unique(np.round(np.geomspace(2, top, min(nbft_points, top - 1))).astype(int))
