@@ -29,7 +29,8 @@ Scores, per (operation, mapping) and over all, at each budget: ``within_10``: th
 (operation, mapping, P, size) cells where the hybrid's pick among the algorithms measured there
 is within 10 % of the measured best; ``median_error``: the median relative error of the hybrid on
 the cells not revealed; with the noise floor (repeats) beside it. Writes ``replay.csv`` and
-``replay.png`` in ``--out`` (default results/plan/replay).
+``replay.png`` in ``--out`` (default benchmarks/replay/, committed with the numbers of the last
+run on the study's data).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--overhead", type=float, default=2.0, help="seconds per launch besides OSU's loops")
     ap.add_argument("--strategies", default="planner,planner_cost,random,uniform,powers_of_two,cheapest")
-    ap.add_argument("--out", default=None)
+    ap.add_argument("--out", default=None, help="default: benchmarks/replay (the committed table and figure)")
     args = ap.parse_args()
 
     from functools import partial
@@ -73,7 +74,7 @@ def main() -> None:
     from collat.plan.design import LAUNCH, first_design, nodes_spanned
 
     res = Path(args.results)
-    out = Path(args.out or res / "plan" / "replay")
+    out = Path(args.out or REPO / "benchmarks" / "replay")
     out.mkdir(parents=True, exist_ok=True)
     cfg = yaml.safe_load(open(args.config))
     validate_config(cfg, REPO / "workflow/schemas/config.schema.yaml", args.config)
@@ -171,8 +172,46 @@ def main() -> None:
             print(f"{label} scored, {time.time() - t0:.0f} s", flush=True)
     table = _nested(pd.DataFrame(rows))
     table.to_csv(out / "replay.csv", index=False)
+    ref = _noise_reference(coll, cells, target)
+    ref.to_csv(out / "noise_reference.csv", index=False)
+    print("\nwhat noise alone allows, per (operation, mapping) with repeats: their floor, and the share of cells "
+          "where a repetition of every measurement with that noise picks within 10 % of the measured best")
+    print(ref.round(3).to_string(index=False))
     _figure(table, len(launches), out / "replay.png")
     _print(table, len(launches))
+
+
+def _noise_reference(coll: pd.DataFrame, cells: pd.DataFrame, target: str, draws: int = 50) -> pd.DataFrame:
+    """Per (operation, mapping) where the data repeat a cell (runs of one cell in one job,
+    collat.model.validation): ``floor``, the median |a - b| / b over the pairs of repeats, and
+    ``within_10_ceiling``: the mean, over ``draws`` repetitions of every cell drawn log-normal
+    around its median with the sd that gives that floor (median |a - b| / b of two draws is
+    0.954 sd), of the share of cells where the repetition's fastest algorithm is within 10 % of the
+    measured best: how finely noise of that size lets any design be judged."""
+    from collat.model.validation import _repeat_differences
+
+    rng = np.random.default_rng(0)
+    cell = ["operation", "mapping", "P", "size"]
+    rows = []
+    for kind, (rel, pairs) in {"repeats": _repeat_differences(coll, target)}.items():
+        pairs = pairs.assign(rel=rel)
+        for (op, mapping), g in cells.groupby(SPLIT):
+            mine = pairs[(pairs["operation"] == op) & (pairs["mapping"] == mapping)]
+            floor = float(mine["rel"].median()) if len(mine) else np.nan
+            row = {"kind": kind, "operation": op, "mapping": mapping, "pairs": len(mine), "floor": floor,
+                   "within_10_ceiling": np.nan}
+            if np.isfinite(floor):
+                g = g[g.groupby(cell)["algorithm"].transform("size") > 1].reset_index(drop=True)
+                best = g.groupby(cell)["measured"].transform("min").to_numpy()
+                key = g.groupby(cell).ngroup().to_numpy()
+                share = []
+                for _ in range(draws):
+                    drawn = g["measured"].to_numpy() * np.exp(floor / 0.954 * rng.standard_normal(len(g)))
+                    pick = pd.Series(drawn).groupby(key).idxmin().to_numpy()
+                    share.append(np.mean(g["measured"].to_numpy()[pick] <= 1.1 * best[pick]))
+                row["within_10_ceiling"] = float(np.mean(share))
+            rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def _nested(table: pd.DataFrame) -> pd.DataFrame:
@@ -259,6 +298,7 @@ def _tidy(table: pd.DataFrame) -> pd.DataFrame:
 
 def _figure(table: pd.DataFrame, total: int, path: Path) -> None:
     import matplotlib
+    import matplotlib.ticker
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -275,6 +315,9 @@ def _figure(table: pd.DataFrame, total: int, path: Path) -> None:
     axes[1].set(xlabel=f"launches revealed (of {total})", ylabel="median relative error, unrevealed cells")
     axes[2].set(xlabel="node-seconds of the launches revealed", ylabel="median relative error, unrevealed cells",
                 xscale="log")
+    axes[2].xaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+    axes[2].xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    axes[2].xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     floor = table["floor"].iloc[0]
     for ax in axes[1:]:
         ax.axhline(floor, color="grey", ls=":", label="noise floor (repeats)")
