@@ -875,3 +875,40 @@ def test_a_manifest_names_a_log_the_glob_leaves_out_and_metadata_per_glob(tmp_pa
     q = pd.read_csv(wd / "results/tidy/quality.csv").set_index("source")
     assert set(q.index) == {"core/latency.txt", "socket/latency.txt", "job-77.out"} and (q["rows"] > 0).all()
     assert set(pd.read_csv(wd / "results/pt2pt/hockney.csv")["channel"]) == {"core", "socket", "node"}
+
+
+def test_plan_from_nothing_and_measure_errors_are_one_line(tmp_path):
+    """Stage plan on a machine with no log at all writes a first design (no MPI needed); stage
+    measure with a wrong OSU path stops with one line naming the key, among the last five printed
+    (Snakemake's own tail after it), and writes no log; an accepted launches file with a bad row is
+    refused before any job, its file and line the last line."""
+    import yaml
+
+    cfg = {"machine": {"name": "two sockets", "nodes": 2, "sockets_per_node": 2, "cores_per_socket": 4,
+                       "cores_per_l3": 2},
+           "data": {"raw": {"dir": "raw"}}, "plan": {"budget": {"launches": 10}},
+           "measure": {"osu": str(tmp_path / "no-osu"), "launches": "accepted.csv"}}
+    wd = tmp_path / "wd"
+    wd.mkdir()
+    (wd / "mine.yaml").write_text(yaml.safe_dump(cfg))
+    run_snakemake(wd, "results/plan/launches.csv", "--cores", "1", "--configfile", str(wd / "mine.yaml"))
+    plan = pd.read_csv(wd / "results/plan/launches.csv")
+    assert list(plan.loc[plan["kind"] == "pt2pt", "channel"]) == ["cache", "core", "socket", "node"]
+    assert (plan["kind"] == "collective").sum() == 10  # the budget
+    assert set(plan.loc[plan["kind"] == "collective", "mapping"]) <= {"core", "socket", "node"}
+    assert sorted(p.name for p in (wd / "results/plan/jobs").glob("*.sbatch")) == ["nodes1.sbatch", "nodes2.sbatch"]
+    manifest = pd.read_csv(wd / "results/plan/manifest.csv")
+    assert list(manifest["file"]) == list(plan["file"])
+    (wd / "accepted.csv").write_text("\n".join((wd / "results/plan/launches.csv").read_text().splitlines()[:2]) + "\n")
+    res = run_snakemake(wd, "raw/pt2pt/cache/recv1.txt", "--cores", "1", "--configfile", str(wd / "mine.yaml"),
+                        check=False)
+    tail = [ln for ln in res.stderr.splitlines() if ln.strip()][-5:]  # Snakemake's own tail after the line
+    said = [ln for ln in tail if ln.startswith("config key measure.osu:")]
+    assert res.returncode != 0 and len(said) == 1 and "no-osu" in said[0], res.stderr[-2000:]
+    assert "Traceback" not in res.stdout + res.stderr and not (wd / "raw/pt2pt/cache/recv1.txt").exists()
+    (wd / "accepted.csv").write_text("kind,benchmark,operation,algorithm,mapping,channel,P,receiver\n"
+                                     "collective,osu_bcast,bcast,six,core,,4,\n")
+    res = run_snakemake(wd, "results/plan/launches.csv", "--cores", "1", "--configfile", str(wd / "mine.yaml"),
+                        check=False)
+    last = [ln for ln in res.stderr.splitlines() if ln.strip()][-1]  # refused before any job: the last line
+    assert res.returncode != 0 and last.startswith("accepted.csv, line 2: expected a launch"), res.stderr[-2000:]

@@ -2,6 +2,7 @@
 nothing is written when the run fails (the log's last lines say why)."""
 
 import os
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -22,6 +23,12 @@ with tempfile.TemporaryDirectory() as tmp:
         Path(rf).write_text(rankfile(p.machine, launch))
     words = command(launch, p.machine, opts, rf)
     log.info("%s", " ".join(words))
+    osu = next(w for w in words if "/osu_" in w)
+    if not Path(osu).is_file():
+        raise UserError(f"config key measure.osu: {osu} not found for {out} (expected an OSU 7 build, the folder "
+                        f"holding c/mpi/, or an install's libexec/osu-micro-benchmarks/mpi)")
+    if shutil.which(words[0]) is None:
+        raise UserError(f"config key measure.launcher: {words[0]} not found on PATH for {out}")
     part = Path(tmp) / "log"
     with open(part, "w") as fh:
         done = subprocess.run(words, stdout=fh, stderr=subprocess.STDOUT)
