@@ -176,3 +176,23 @@ def test_another_run_floor_pairs_the_default_with_the_forced_run_of_its_tree_by_
     repeats = f[f["kind"] == "repeats"].set_index(["mapping", "nodes"])  # the default's two runs at core
     assert list(repeats.index) == [("all", "all"), ("core", "1")]
     assert va.noise_floors(c, MACHINE, ["avg"])["kind"].eq("repeats").all()  # without the rules: repeats only
+
+
+def test_training_cells_take_their_outlier_flags_from_the_training_rows_alone():
+    # one curve along P = 2..31: the training P (even) step up to 5 us from P = 20 on; the test P (odd)
+    # stay at 1 us. On every row each even P from 20 sits above both neighbourhoods (1 us): flagged. On
+    # the training rows alone they are a step (the right-hand neighbours are 5 us too): kept
+    from collat.ingest.quality import flag_outliers
+
+    P = np.arange(2, 32)
+    avg = np.where((P % 2 == 0) & (P >= 20), 5.0, 1.0)
+    rows = pd.DataFrame({"operation": "bcast", "algorithm": 1, "mapping": "core", "P": P, "size": 1,
+                         "iterations": 1000, "run": 0, "source": "a.txt", "avg": avg, "max": avg})
+    rule = {"window": 3, "z": 6.0, "min_relative": 1.0, "direction": "up", "edge_factor": 2.0}
+    rows["outlier"] = flag_outliers(rows, "collective", **rule).to_numpy()
+    assert set(rows.loc[rows["outlier"], "P"]) == {20, 22, 24, 26, 28, 30}  # on every row
+    assert not set(va.measured_cells(rows, "avg")["P"]) & {20, 22}
+    even = P[P % 2 == 0]
+    train = pd.DataFrame({"operation": "bcast", "algorithm": 1, "mapping": "core", "P": even, "size": 1})
+    again = va.training_cells(rows, train, "avg", rule)
+    assert list(again["P"]) == list(even) and (again.set_index("P").loc[20:, "measured"] == 5.0).all()

@@ -134,6 +134,7 @@ rule model_validate:
         machine=config["machine"],
         forms=config["regression"]["forms"],
         options=config["validation"],
+        outliers=config["quality"]["outliers"],  # the training part's flags, set on its own rows
         config={key: config[key] for key in ("machine", "channels", "model")},
     # one job per target and one worker each: two jobs of one core pack beside the other rules,
     # where one job of two workers (1.5x faster) waited for both cores to be free; on SLURM the

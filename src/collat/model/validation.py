@@ -3,7 +3,9 @@
 The measured cells are the medians over runs of one (operation, algorithm, mapping, P, size), rows
 the ingest flagged as outliers left out (the ``robust`` cleaning). A split divides them into a
 training part and a test part; a model is fitted on the training part only and scored on the test
-part (:func:`splits`):
+part (:func:`splits`). Where a split cuts the outlier rule's series (along P or along sizes), the
+training part's flags are set again on its own rows (:func:`training_cells`): no test row decides
+which training row counts. The other splits hold out whole curves, whose flags are their own.
 
 * ``sparse_P``: every ``sparse_every``-th measured P of each (operation, algorithm, mapping, size)
   trains, the P values between are tested (interpolation; a curve with fewer than two training P
@@ -240,6 +242,22 @@ def segmented(train: pd.DataFrame, test: pd.DataFrame, machine: dict, forms: lis
     return out
 
 
+#: splits whose parts cut the outlier rule's series (along P, along sizes): the training part's flags
+#: are recomputed from its own rows; the other splits hold out whole curves, whose flags are their own
+CROSSING = ("sparse_P", "extrapolation", "sizes")
+
+
+def training_cells(collective: pd.DataFrame, train: pd.DataFrame, target: str, outliers: dict) -> pd.DataFrame:
+    """The ``train`` cells measured again with outlier flags the rule (collat.ingest.quality, config
+    ``quality.outliers``) sets on the training part's rows alone, so that no test row decides
+    which training row counts; a cell all of whose rows are then flagged is left out."""
+    from collat.ingest.quality import flag_outliers
+
+    rows = collective.merge(train[CELL], on=CELL)
+    rows["outlier"] = flag_outliers(rows, "collective", **outliers).to_numpy()
+    return train[CELL].merge(measured_cells(rows, target), on=CELL)
+
+
 def _priced(tr: pd.DataFrame, te: pd.DataFrame, split: str) -> pd.DataFrame:
     """The cells a refitted model prices in one fold: its test cells (``scored`` True), and in the
     unseen_algorithm split also its training cells after them (``scored`` False), so that the
@@ -250,8 +268,8 @@ def _priced(tr: pd.DataFrame, te: pd.DataFrame, split: str) -> pd.DataFrame:
 
 
 def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict, forms: list[dict],
-             options: ValidationOptions, fitted: dict | None = None, processes: int = 1
-             ) -> tuple[pd.DataFrame, pd.DataFrame]:
+             options: ValidationOptions, fitted: dict | None = None, processes: int = 1,
+             outliers: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(scores per model x split x operation x algorithm x mapping x target, test-part predictions:
     ``scored`` False marks a fitted model's predictions of its own training cells in the
     unseen_algorithm split, kept for :func:`collat.selection.choice.regret_unseen_algorithm`).
@@ -264,7 +282,9 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
     measurements (``calibrated``, ``hybrid``), called on the training part of every split and fold;
     those models' rows of ``predictions`` (fitted on all the data) are not scored. The folds (the
     segmented regression, the baseline and ``fitted``) run in ``processes`` worker processes.
-    ``forms`` is config ``regression.forms``.
+    ``forms`` is config ``regression.forms``. With ``outliers`` (config ``quality.outliers``), the
+    training part of a split in :data:`CROSSING` is measured with flags set on its own rows
+    (:func:`training_cells`); without, every part keeps the tidy table's flags.
     """
     fitted = fitted or {}
     folds = []  # (target, cells, fixed predictions, split, fold, train mask, test mask)
@@ -282,6 +302,8 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
         (the fitted models': of :func:`_priced` cells)}."""
         target, cells, fixed, split, _, train, test = folds[i]
         tr, te = cells[train].reset_index(drop=True), cells[test].reset_index(drop=True)
+        if outliers is not None and split in CROSSING:
+            tr = training_cells(collective, tr, target, outliers)
         out = {"segmented": segmented(tr, te, machine, forms),
                "nearest_neighbour": nearest_neighbour(tr, te, options.neighbours)}
         if fitted:
