@@ -321,9 +321,10 @@ def test_a_machine_from_nothing_plan_measure_model_rules_file(tmp_path):
     # what ran: every forced launch its algorithm at every size, nothing else but the default's choices
     ran = defaultdict(set)  # (operation, P) -> {(function, bytes)} at depth 0
     for line in record.read_text().splitlines():
-        op, fn, P, nbytes, _, _, depth = line.split()
+        op, fn, P, nbytes, seg, _, depth = line.split()
         if depth == "0":
             ran[(op, int(P))].add((fn, int(nbytes)))
+            assert seg == "0", line  # the segment size the command states, as the model prices it
     rules_cfg = load_config()["model"]["openmpi"]["default_rules"]
     forced = plan[plan["kind"] != "pt2pt"]
     for (op, P), g in forced.groupby(["operation", "P"]):

@@ -19,7 +19,16 @@ def test_a_collective_forces_its_algorithm_placement_and_binding():
     words = jobs.command(launch(), SMALL, OPTS)
     assert words == ["mpirun", "-np", "6", "--map-by", "core", "--bind-to", "core",
                      "--mca", "coll_tuned_use_dynamic_rules", "1", "--mca", "coll_tuned_reduce_algorithm", "5",
+                     "--mca", "coll_tuned_reduce_algorithm_segmentsize", "0",
                      "/opt/osu/c/mpi/collective/blocking/osu_reduce", "-f", "-m", "4:65536"]
+    trees = [{"operation": "bcast", "algorithm": 7, "tree": "knomial", "radix": 4},
+             {"operation": "reduce", "algorithm": 2, "tree": "chain", "fanout": 4}]
+    chain = jobs.command(launch(algorithm=2), SMALL, OPTS, trees=trees)
+    assert chain[chain.index("coll_tuned_reduce_algorithm_chain_fanout") + 1] == "4"
+    knomial = jobs.command(launch(operation="bcast", benchmark="osu_bcast", algorithm=7), SMALL, OPTS, trees=trees)
+    assert knomial[knomial.index("coll_tuned_bcast_algorithm_knomial_radix") + 1] == "4"
+    default = jobs.command(launch(algorithm=0), SMALL, OPTS, trees=trees)
+    assert not any("segmentsize" in w for w in default)  # the fixed rules choose for themselves
     node = jobs.command(launch(mapping="node", P=3), SMALL, OPTS)
     assert node[node.index("--bind-to") + 1] == "numa"  # more ranks than nodes: a NUMA domain each
     srun = jobs.command(launch(mapping="socket"), SMALL, jobs.MeasureOptions(**{**OPTS.__dict__, "launcher": "srun"}))

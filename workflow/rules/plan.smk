@@ -21,6 +21,7 @@ rule plan:
         plan=config["plan"],
         measure=config["measure"],
         raw_dir=RAW["dir"],
+        trees=config["model"]["openmpi"]["trees"],  # the fan-out or radix each forced run states
         target=config["selection"]["targets"][0],
     threads: 1
     priority: 1  # nothing waits for it
@@ -41,6 +42,7 @@ rule measure:
         launch=lambda w: PENDING[w.measured],
         machine=config["machine"],
         measure=config["measure"],
+        trees=config["model"]["openmpi"]["trees"],
     wildcard_constraints:
         measured="|".join(re.escape(f) for f in PENDING) or "$^",
     resources:

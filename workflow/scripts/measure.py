@@ -21,7 +21,7 @@ with tempfile.TemporaryDirectory() as tmp:
     if launch["kind"] != "collective" and opts.bind:
         rf = os.path.join(tmp, "rankfile")
         Path(rf).write_text(rankfile(p.machine, launch))
-    words = command(launch, p.machine, opts, rf)
+    words = command(launch, p.machine, opts, rf, p.trees)
     log.info("%s", " ".join(words))
     osu = next(w for w in words if "/osu_" in w)
     if not Path(osu).is_file():

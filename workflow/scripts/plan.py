@@ -42,5 +42,5 @@ atomic_write(snakemake.output.launches, lambda tmp: launches.to_csv(tmp, index=F
 atomic_write(snakemake.output.manifest, lambda tmp: manifest(launches).to_csv(tmp, index=False))
 jobs = Path(snakemake.output.jobs)
 jobs.mkdir(parents=True, exist_ok=True)
-for name, text in batch_scripts(launches, p.machine, opts, p.raw_dir).items():
+for name, text in batch_scripts(launches, p.machine, opts, p.raw_dir, p.trees).items():
     atomic_write(jobs / name, lambda tmp: Path(tmp).write_text(text))

@@ -6,7 +6,8 @@ directory read through other patterns. What forces the run:
 
 * a collective: ``--map-by <mapping>`` and its binding (core; socket; one rank per node on a core,
   more on a NUMA domain), ``coll_tuned_use_dynamic_rules 1`` and ``coll_tuned_<op>_algorithm``
-  (0: the fixed rules decide), OSU's ``-f`` for the min and max over ranks; with srun, the
+  (0: the fixed rules decide) with its segment size (0) and fan-out or radix stated, OSU's ``-f``
+  for the min and max over ranks; with srun, the
   distribution and binding that place ranks alike and the MCA parameters as OMPI_MCA_ variables;
 * a point-to-point or NBFT launch: a rankfile that pins the root to core 0 of the first node and
   the receivers to the cores of one channel (:func:`collat.plan.design.ranks_of`); always mpirun.
@@ -80,9 +81,24 @@ def rankfile(machine: dict, launch) -> str:
     return "".join(f"rank {i}=+n{node} slot={core}\n" for i, (node, core) in enumerate(ranks_of(machine, launch)))
 
 
-def command(launch, machine: dict, opts: MeasureOptions, rankfile_path: str | None = None) -> list[str]:
+def algorithm_knobs(trees: list | None, operation: str, algorithm: int) -> list[tuple[str, str]]:
+    """The MCA parameters a forced algorithm runs with, stated as the model assumes them (config
+    ``model.openmpi.trees``): no segmentation, and the chain's fan-out or the k-nomial's radix where
+    its shape has one (OpenMPI's defaults, stated so that each log says what ran)."""
+    out = [(f"coll_tuned_{operation}_algorithm_segmentsize", "0")]
+    spec = next((t for t in trees or [] if t["operation"] == operation and int(t["algorithm"]) == int(algorithm)), {})
+    if spec.get("tree") == "chain" and "fanout" in spec:
+        out.append((f"coll_tuned_{operation}_algorithm_chain_fanout", str(int(spec["fanout"]))))
+    if spec.get("tree") == "knomial" and "radix" in spec:
+        out.append((f"coll_tuned_{operation}_algorithm_knomial_radix", str(int(spec["radix"]))))
+    return out
+
+
+def command(launch, machine: dict, opts: MeasureOptions, rankfile_path: str | None = None,
+            trees: list | None = None) -> list[str]:
     """The words that run one launch (its stdout is the raw log). A pt2pt or NBFT launch needs the
-    path its :func:`rankfile` is written to, when ``opts.bind``."""
+    path its :func:`rankfile` is written to, when ``opts.bind``; ``trees`` (config
+    ``model.openmpi.trees``) gives a forced algorithm's fan-out or radix (:func:`algorithm_knobs`)."""
     bench = launch["benchmark"]
     osu = [binary(opts.osu, bench)]
     if bench != "osu_latency":
@@ -97,6 +113,8 @@ def command(launch, machine: dict, opts: MeasureOptions, rankfile_path: str | No
     if launch["kind"] != "pt2pt":
         op, alg = launch["operation"], int(launch["algorithm"])
         mca = [("coll_tuned_use_dynamic_rules", "1"), (f"coll_tuned_{op}_algorithm", str(alg))]
+        if alg != 0:  # the default's fixed rules choose their own (and pass segment size 0)
+            mca += algorithm_knobs(trees, op, alg)
     if launch["kind"] == "collective" and opts.launcher == "srun":
         dist, bind = DISTRIBUTION[launch["mapping"]]
         env = ["env"] + [f"OMPI_MCA_{k}={v}" for k, v in mca]
@@ -128,7 +146,8 @@ def manifest(launches: pd.DataFrame) -> pd.DataFrame:
     return m
 
 
-def batch_scripts(launches: pd.DataFrame, machine: dict, opts: MeasureOptions, raw_dir: str) -> dict[str, str]:
+def batch_scripts(launches: pd.DataFrame, machine: dict, opts: MeasureOptions, raw_dir: str,
+                  trees: list | None = None) -> dict[str, str]:
     """One SLURM batch script per node count: {file name: text}. Each runs its launches one after
     another, each log written beside the others under ``raw_dir`` (data.raw.dir) with its rankfile."""
     nodes = [nodes_spanned(machine, r["kind"], r["mapping"], r["P"], r["channel"]) for _, r in launches.iterrows()]
@@ -148,7 +167,7 @@ def batch_scripts(launches: pd.DataFrame, machine: dict, opts: MeasureOptions, r
             pinned = r["kind"] != "collective" and opts.bind
             if pinned:
                 lines.append(f"rf=$(mktemp); printf '%s' {shlex.quote(rankfile(machine, r))} > \"$rf\"")
-            words = command(r, machine, opts, "$rf" if pinned else None)
+            words = command(r, machine, opts, "$rf" if pinned else None, trees)
             cmd = " ".join('"$rf"' if w == "$rf" else shlex.quote(w) for w in words)
             lines.append(f'{cmd} > "$raw/{log}.part" 2>&1 && mv "$raw/{log}.part" "$raw/{log}"')
         out[f"nodes{n}.sbatch"] = "\n".join(lines) + "\n"
