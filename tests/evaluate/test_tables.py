@@ -164,3 +164,12 @@ def test_the_summary_opens_with_its_headline_in_few_words():
                     "runs is 0.030). At P held out, its choice of algorithm is within 10 % of the fastest measured "
                     "in 82%-97% of cells, per operation and mapping.")
     assert len(text.split()) <= 80
+
+
+def test_the_summary_leaves_out_a_regression_row_without_any_r2():
+    # a machine measured at a few P per curve: every segmented fit too short for an R² (NaN)
+    hockney = pd.DataFrame({"channel": ["core"], "regime": [0], "alpha_us": [0.44], "bandwidth_GBps": [5.0]})
+    short = regression_scores().assign(r2=np.nan)
+    paths = {"hockney": "h.csv", "model_scores": "m.csv", "regression_scores": "r.csv", "tables": "t/"}
+    text = summary_markdown(hockney, model_scores(), short, [], None, paths, 1)
+    assert "segmented (study eq. 12)" not in text and "point-to-point" in text

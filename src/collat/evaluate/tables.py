@@ -383,6 +383,8 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
         if cleaning == "none":
             continue
         g = g.dropna(subset=["r2"])
+        if g.empty:  # every curve too short for an R² (a few P per curve)
+            continue
         b = g.loc[g["r2"].idxmax()]
         out.append(f"| segmented (study eq. 12) | in-sample / {target} | {cleaning} | {b['r2']:.3f} ({b['operation']} "
                    f"{b['algorithm_name']}, map-by {b['mapping']}) | {g['r2'].median():.3f} "
