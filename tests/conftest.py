@@ -76,6 +76,25 @@ def make_workdir(tmp: Path, config: dict) -> Path:
     return tmp
 
 
+def measure_config(wd: Path, cores: int, cores_per_l3: int, algorithms: dict, osu: str, launcher_options: list,
+                   max_size: int, **extra) -> Path:
+    """A user's config (written to ``wd``/mine.yaml, its path returned) of a one-node machine nobody
+    measured, map-by core, the given algorithms ({operation: {id: name}}), stage measure on with
+    ``osu`` and accepted launches in ``accepted.csv``, logs in ``osu_raw`` (OSU run short: the
+    timings of an oversubscribed test machine mean nothing); ``extra`` top-level keys beside."""
+    cfg = {"machine": {"name": f"{cores} cores", "nodes": 1, "sockets_per_node": 1, "cores_per_socket": cores,
+                       "cores_per_l3": cores_per_l3},
+           "mappings": ["core"],
+           "algorithms": {op: [{"id": i, "name": n} for i, n in entries.items()] for op, entries in algorithms.items()},
+           "data": {"raw": {"dir": "osu_raw"}},
+           "measure": {"osu": osu, "launches": "accepted.csv", "launcher_options": launcher_options, "bind": False,
+                       "iterations": 20, "warmup": 2, "max_size": max_size},
+           **extra}
+    wd.mkdir(parents=True, exist_ok=True)
+    (wd / "mine.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return wd / "mine.yaml"
+
+
 def cut_config() -> dict:
     """The default config reading the cut of the study data (its checksums) instead of the full files."""
     cfg = load_config()

@@ -32,13 +32,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 
 from collat import InputError
 from collat.model.shapes import trees
 from collat.model.shapes import openmpi as md
 from collat.selection.rulesfile import lookup, validate
-from conftest import load_config, make_workdir, run_snakemake
+from conftest import load_config, make_workdir, measure_config, run_snakemake
 
 BUILD = os.environ.get("COLLAT_OPENMPI_BUILD")
 pytestmark = [pytest.mark.openmpi,
@@ -288,21 +287,11 @@ def test_a_machine_from_nothing_plan_measure_model_rules_file(tmp_path):
     record = tmp_path / "record.txt"
     mpi = ["--oversubscribe", "--mca", "btl", "self,vader", "-x", f"COLLAT_RECORD={record}",
            "-x", f"LD_PRELOAD={BUILD}/record.so"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
-    cfg = {"machine": {"name": "four cores", "nodes": 1, "sockets_per_node": 1, "cores_per_socket": 4,
-                       "cores_per_l3": 2},
-           "mappings": ["core"],
-           "algorithms": {"bcast": [{"id": 0, "name": "default"}, {"id": 1, "name": "linear"},
-                                    {"id": 6, "name": "binomial"}],
-                          "reduce": [{"id": 0, "name": "default"}, {"id": 1, "name": "linear"},
-                                     {"id": 5, "name": "binomial"}]},
-           "data": {"raw": {"dir": "osu_raw"}},
-           "plan": {"budget": {"launches": 18}},
-           "measure": {"osu": OSU, "launches": "accepted.csv", "launcher_options": mpi, "bind": False,
-                       "iterations": 20, "warmup": 2, "max_size": 4096}}
     wd = tmp_path / "wd"
-    wd.mkdir()
-    (wd / "mine.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
-    run_snakemake(wd, "results/plan/launches.csv", "--cores", "2", "--configfile", str(wd / "mine.yaml"))
+    mine = measure_config(wd, 4, 2, {"bcast": {0: "default", 1: "linear", 6: "binomial"},
+                                     "reduce": {0: "default", 1: "linear", 5: "binomial"}}, OSU, mpi, 4096,
+                          plan={"budget": {"launches": 18}})
+    run_snakemake(wd, "results/plan/launches.csv", "--cores", "2", "--configfile", str(mine))
     plan = pd.read_csv(wd / "results/plan/launches.csv")
     assert set(plan.loc[plan["kind"] == "pt2pt", "channel"]) == {"cache", "core"}  # the machine's channels
     nbft = plan[plan["kind"] == "nbft"]
@@ -312,7 +301,7 @@ def test_a_machine_from_nothing_plan_measure_model_rules_file(tmp_path):
     assert (wd / "results/plan/jobs/nodes1.sbatch").read_text().count("mpirun") == len(plan)
     assert not (wd / "osu_raw").exists()  # planning runs nothing
     (wd / "accepted.csv").write_text((wd / "results/plan/launches.csv").read_text())
-    run_snakemake(wd, "--cores", "2", "--configfile", str(wd / "mine.yaml"), timeout=1500)
+    run_snakemake(wd, "--cores", "2", "--configfile", str(mine), timeout=1500)
     for f in plan["file"]:
         assert "# OSU MPI" in (wd / "osu_raw" / f).read_text(), f  # every planned log, written by OSU
     rules = (wd / "results/selection/rules_map-by-core.txt").read_text()
@@ -336,6 +325,6 @@ def test_a_machine_from_nothing_plan_measure_model_rules_file(tmp_path):
         default = md.default_algorithms(op, np.array([P]), sizes, rules_cfg)[0]
         allowed = asked | ({FUNCTIONS[op][int(a)] for a in default} if 0 in set(g["algorithm"]) else set())
         assert {f for f, _ in ran[(op, P)]} <= allowed, (op, P, ran[(op, P)], allowed)
-    again = run_snakemake(wd, "-n", "--cores", "2", "--configfile", str(wd / "mine.yaml"))
+    again = run_snakemake(wd, "-n", "--cores", "2", "--configfile", str(mine))
     assert "Nothing to be done" in again.stdout + again.stderr  # a measured log is a raw input now
     assert (wd / "results/plan/launches.csv").is_file()  # the next round, proposed

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import REPO, load_config, make_workdir, run_snakemake
+from conftest import REPO, load_config, make_workdir, measure_config, run_snakemake
 
 BASE = os.environ.get("COLLAT_SLURM_BASE")
 pytestmark = [pytest.mark.slurm, pytest.mark.skipif(not BASE, reason="no SLURM test cluster (tests/slurm/run.sh)")]
@@ -55,26 +55,17 @@ def test_a_launch_group_of_stage_measure_runs_as_slurm_jobs(tmp_path):
     """A planned launch group (the first design of a 2-core node: every launch on one node) accepted
     and run by stage measure through the SLURM profile: one SLURM job per launch, with the launch's
     node count and tasks, each writing its OSU log into data.raw.dir; the ingest reads them."""
-    import yaml
-
     mpi = ["--oversubscribe", "--mca", "btl", "self,vader"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
-    cfg = {"machine": {"name": "two cores", "nodes": 1, "sockets_per_node": 1, "cores_per_socket": 2, "cores_per_l3": 1},
-           "mappings": ["core"],
-           "algorithms": {"bcast": [{"id": 0, "name": "default"}, {"id": 6, "name": "binomial"}],
-                          "reduce": [{"id": 0, "name": "default"}, {"id": 5, "name": "binomial"}]},
-           "data": {"raw": {"dir": "osu_raw"}},
-           "measure": {"osu": OSU, "launches": "accepted.csv", "launcher_options": mpi, "bind": False,
-                       "iterations": 20, "warmup": 2, "max_size": 1024}}
     wd = tmp_path / "wd"
-    wd.mkdir()
-    (wd / "mine.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
-    run_snakemake(wd, "results/plan/launches.csv", "--cores", "1", "--configfile", str(wd / "mine.yaml"))
+    mine = measure_config(wd, 2, 1, {"bcast": {0: "default", 6: "binomial"}, "reduce": {0: "default", 5: "binomial"}},
+                          OSU, mpi, 1024)
+    run_snakemake(wd, "results/plan/launches.csv", "--cores", "1", "--configfile", str(mine))
     plan = pd.read_csv(wd / "results/plan/launches.csv")
     assert len(plan) == 7 and (plan["nodes"] == 1).all() and plan["P"].max() == 2  # one group: a node, 2 ranks
     assert (wd / "results/plan/jobs/nodes1.sbatch").is_file()
     (wd / "accepted.csv").write_text((wd / "results/plan/launches.csv").read_text())
     run_snakemake(wd, "results/tidy/pt2pt.parquet", "results/tidy/nbft.parquet", "results/tidy/collective.parquet",
-                  "--profile", str(REPO / "tests/slurm/profile"), "--configfile", str(wd / "mine.yaml"), timeout=1200)
+                  "--profile", str(REPO / "tests/slurm/profile"), "--configfile", str(mine), timeout=1200)
     completed = Path(BASE, "log", "jobcomp.txt").read_text()
     ours = [line for line in completed.splitlines() if f"WorkDir={wd} " in line and "JobState=COMPLETED" in line]
     assert sum("ProcCnt=2 " in line for line in ours) == len(plan), completed[-2000:]  # a launch: its P as tasks

@@ -78,14 +78,14 @@ def _pending():
     """The accepted launches (config measure.launches) whose logs data.raw.dir does not hold yet,
     by log path: what stage measure runs, when config measure.osu names an OSU build. A log that
     exists is a raw input like any other, never run again."""
+    path = Path(config["measure"]["launches"])
+    if config["measure"]["osu"] is None or not path.is_file():
+        return {}
     import csv
 
     from collat.plan.design import nodes_spanned
     from collat.plan.jobs import log_path
 
-    path = Path(config["measure"]["launches"])
-    if config["measure"]["osu"] is None or not path.is_file():
-        return {}
     out = {}
     with open(path, newline="") as fh:
         for number, row in enumerate(csv.DictReader(fh), 2):

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from collat import UserError
-from collat.model.placement import cores_per_node, place_arrays, total_cores
+from collat.model.placement import cores_per_node, total_cores
 
 LAUNCH = ["operation", "algorithm", "mapping", "P"]  # one collective launch
 COLUMNS = ["kind", "benchmark", "operation", "algorithm", "mapping", "channel", "P", "receiver"]
@@ -147,14 +147,13 @@ def ranks_of(machine: dict, launch) -> list[tuple[int, int]]:
     """(node, core within the node) of each rank of a pt2pt or NBFT launch (root at core 0, the
     receivers from :func:`channel_ranks`), for a rankfile; a collective launch is placed by
     ``--map-by`` instead (:func:`collat.model.placement.place_arrays` says where)."""
-    cpn = cores_per_node(machine)
     if launch["kind"] == "pt2pt":
         cores = [0, int(launch["receiver"])]
     elif launch["kind"] == "nbft":
         cores = [0] + channel_ranks(machine, launch["channel"], int(launch["P"]) - 1).tolist()
     else:
-        r = place_arrays(int(launch["P"]), launch["mapping"], machine)
-        return [(int(n), -1) for n in r["node"]]
+        raise ValueError(f"a {launch['kind']} launch is placed by --map-by, not by a rankfile")
+    cpn = cores_per_node(machine)
     return [(c // cpn, c % cpn) for c in cores]
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from collat.plan.design import COLUMNS, nodes_spanned, ranks_of
+from collat.plan.design import nodes_spanned, ranks_of
 
 BINARIES = {  # OSU 7 build tree (c/mpi/...) and install tree (libexec/osu-micro-benchmarks/mpi/...)
     "osu_latency": ("c/mpi/pt2pt/standard/osu_latency", "pt2pt/standard/osu_latency", "pt2pt/osu_latency"),
@@ -171,16 +171,4 @@ def batch_scripts(launches: pd.DataFrame, machine: dict, opts: MeasureOptions, r
             cmd = " ".join('"$rf"' if w == "$rf" else shlex.quote(w) for w in words)
             lines.append(f'{cmd} > "$raw/{log}.part" 2>&1 && mv "$raw/{log}.part" "$raw/{log}"')
         out[f"nodes{n}.sbatch"] = "\n".join(lines) + "\n"
-    return out
-
-
-def launch_table(rows: pd.DataFrame) -> pd.DataFrame:
-    """``rows`` with every column of :data:`collat.plan.design.COLUMNS` (the accepted launches file
-    or a plan), typed: integers nullable, text columns as text."""
-    out = rows.copy()
-    for c in COLUMNS:
-        if c not in out:
-            out[c] = pd.NA
-    for c in ("algorithm", "P", "receiver"):
-        out[c] = pd.to_numeric(out[c]).astype("Int64")
     return out
