@@ -71,7 +71,7 @@ def main() -> None:
     from collat.model.placement import total_cores
     from collat.model.validation import measured_cells, noise_floor, segmented
     from collat.plan.acquisition import Uncertainty, estimate_uncertainty, next_launches
-    from collat.plan.design import LAUNCH, first_design, nodes_spanned
+    from collat.plan.design import LAUNCH, first_design
 
     res = Path(args.results)
     out = Path(args.out or REPO / "benchmarks" / "replay")
@@ -96,7 +96,7 @@ def main() -> None:
     floor = noise_floor(coll, target)
     prior = Uncertainty.from_config({**cfg["plan"]["uncertainty"], "floor": floor})
     launches = cells[LAUNCH].drop_duplicates().reset_index(drop=True)
-    cost = _costs(coll, machine, args.overhead, nodes_spanned)
+    cost = _costs(coll, machine, args.overhead)
     forms = cfg["regression"]["forms"]
 
     def refit(revealed: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -234,17 +234,15 @@ def _nested(table: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(out, ignore_index=True)
 
 
-def _costs(coll: pd.DataFrame, machine: dict, overhead: float, nodes_spanned) -> pd.Series:
-    """Node-seconds per launch: nodes x (overhead + sum over sizes of OSU's iterations and warm-up x
-    the measured max latency)."""
-    from collat.plan.design import LAUNCH
+def _costs(coll: pd.DataFrame, machine: dict, overhead: float) -> pd.Series:
+    """Node-seconds per launch: nodes x the seconds collat.plan.campaign.launch_seconds gives OSU's
+    loops at the measured max latency (median over runs, outliers left out), plus ``overhead``."""
+    from collat.plan.campaign import launch_seconds
+    from collat.plan.design import LAUNCH, nodes_spanned
 
     c = coll[~coll["outlier"].astype(bool)].groupby(LAUNCH + ["size"], as_index=False)["max"].median()
-    loops = np.where(c["size"] <= 8192, 1100, 110)
-    c["seconds"] = loops * c["max"] * 1e-6
-    s = c.groupby(LAUNCH)["seconds"].sum() + overhead
-    nodes = np.array([nodes_spanned(machine, "collective", m, P) for _, _, m, P in s.index])
-    return s * nodes
+    s = launch_seconds(c.rename(columns={"max": "predicted"}), overhead)
+    return s * np.array([nodes_spanned(machine, "collective", m, P) for _, _, m, P in s.index])
 
 
 def _uniform(launches: pd.DataFrame, n: int) -> pd.DataFrame:

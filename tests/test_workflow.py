@@ -879,9 +879,8 @@ def test_a_manifest_names_a_log_the_glob_leaves_out_and_metadata_per_glob(tmp_pa
 
 def test_plan_from_nothing_and_measure_errors_are_one_line(tmp_path):
     """Stage plan on a machine with no log at all writes a first design (no MPI needed); stage
-    measure with a wrong OSU path stops with one line naming the key, among the last five printed
-    (Snakemake's own tail after it), and writes no log; an accepted launches file with a bad row is
-    refused before any job, its file and line the last line."""
+    measure with a wrong OSU path, or an accepted launches file with a bad row, is refused before any
+    job with one line naming the key or the file and line, and no log is written."""
     import yaml
 
     cfg = {"machine": {"name": "two sockets", "nodes": 2, "sockets_per_node": 2, "cores_per_socket": 4,

@@ -84,7 +84,7 @@ def _pending():
     import csv
 
     from collat.plan.design import nodes_spanned
-    from collat.plan.jobs import log_path
+    from collat.plan.jobs import BINARIES, binary, log_path
 
     out = {}
     with open(path, newline="") as fh:
@@ -94,16 +94,23 @@ def _pending():
             try:
                 for k in ("algorithm", "P", "receiver"):
                     launch[k] = None if launch[k] is None else int(float(launch[k]))
-                if launch["kind"] not in ("pt2pt", "nbft", "collective") or launch["P"] is None:
+                if (launch["kind"] not in ("pt2pt", "nbft", "collective") or launch["P"] is None
+                        or launch["benchmark"] not in BINARIES):
                     raise ValueError
             except ValueError:
-                sys.exit(f"{path}, line {number}: expected a launch (kind pt2pt, nbft or collective; integer "
-                         f"algorithm, P, receiver), found {dict(row)}")
+                sys.exit(f"{path}, line {number}: expected a launch (kind pt2pt, nbft or collective; benchmark "
+                         f"osu_latency, osu_bcast or osu_reduce; integer algorithm, P, receiver), found {dict(row)}")
             launch["nodes"] = nodes_spanned(config["machine"], launch["kind"], launch["mapping"], launch["P"],
                                             launch["channel"])
             file = log_path(launch)
             if not (Path(RAW["dir"]) / file).exists():
                 out[file] = launch
+    # a wrong OSU path is the config's mistake: refused before any job, as the last line
+    for benchmark in sorted({launch["benchmark"] for launch in out.values()}):
+        osu = binary(config["measure"]["osu"], benchmark)
+        if not Path(osu).is_file():
+            sys.exit(f"config key measure.osu: {osu} not found (expected an OSU 7 build, the folder holding "
+                     f"c/mpi/, or an install's libexec/osu-micro-benchmarks/mpi)")
     return out
 
 

@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from collat import UserError
-from collat.plan.jobs import MeasureOptions, binary, command, rankfile
+from collat.plan.jobs import MeasureOptions, command, rankfile
 from collat.runner import setup_log
 
 log = setup_log(snakemake.log)
@@ -23,10 +23,6 @@ with tempfile.TemporaryDirectory() as tmp:
         Path(rf).write_text(rankfile(p.machine, launch))
     words = command(launch, p.machine, opts, rf, p.trees)
     log.info("%s", " ".join(words))
-    osu = binary(opts.osu, launch["benchmark"])
-    if not Path(osu).is_file():
-        raise UserError(f"config key measure.osu: {osu} not found for {out} (expected an OSU 7 build, the folder "
-                        f"holding c/mpi/, or an install's libexec/osu-micro-benchmarks/mpi)")
     if shutil.which(words[0]) is None:
         raise UserError(f"config key measure.launcher: {words[0]} not found on PATH for {out}")
     part = Path(tmp) / "log"

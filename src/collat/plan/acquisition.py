@@ -232,25 +232,21 @@ def estimate_uncertainty(cells: pd.DataFrame, prior: Uncertainty, physics: np.nd
       median (curves are not alike: some bend, some are noisy);
     * ``cap``: with ``physics`` (the calibrated mode's prediction of each cell), the median |log|
       of measured over physics: how far the model is where no measurement of the curve helps."""
+    from collat.model.validation import GROUP, measured_neighbours
+
     per_octave, cap = prior.per_octave, prior.cap
-    P, y = np.log2(cells["P"].to_numpy(float)), np.log(cells["measured"].to_numpy(float))
-    ratios, own = [], {}
-    for key, rows in cells.groupby(CURVE + ["size"], sort=False).indices.items():
-        if len(rows) < 3:
-            continue
-        rows = rows[np.argsort(P[rows], kind="stable")]
-        x, v = P[rows], y[rows]
-        guess = v[:-2] + (v[2:] - v[:-2]) * (x[1:-1] - x[:-2]) / (x[2:] - x[:-2])
-        d = np.minimum(x[1:-1] - x[:-2], x[2:] - x[1:-1])
-        r = np.maximum(np.abs(v[1:-1] - guess) - prior.floor, 0.0) / d
-        ratios.append(r)
-        own.setdefault(tuple(key[:3]), []).append(r)
-    ratios = np.concatenate(ratios) if ratios else np.zeros(0)
+    y = np.log(cells["measured"].to_numpy(float))
+    guess = np.log(measured_neighbours(cells))  # each measured P from its neighbours on the curve, NaN at its ends
+    logP = pd.Series(np.log2(cells["P"].to_numpy(float)), index=cells.index).sort_values(kind="stable")
+    along = logP.groupby([cells[g] for g in GROUP])  # each curve in increasing P
+    nearer = np.minimum(logP - along.shift(1), along.shift(-1) - logP).reindex(cells.index).to_numpy()
+    inner = np.isfinite(guess)
+    ratios = np.maximum(np.abs(y - guess) - prior.floor, 0.0)[inner] / nearer[inner]
+    own = pd.Series(ratios, index=pd.MultiIndex.from_frame(cells.loc[inner, CURVE])).groupby(level=[0, 1, 2])
     curves = ()
     if len(ratios) >= min_points:
         per_octave = float(np.median(ratios))
-        curves = tuple(sorted((k, float(np.median(np.concatenate(v)))) for k, v in own.items()
-                              if sum(map(len, v)) >= min_curve))
+        curves = tuple(sorted((tuple(k), float(np.median(v))) for k, v in own if len(v) >= min_curve))
     if physics is not None:
         r = np.abs(y - np.log(np.asarray(physics, float)))
         r = r[np.isfinite(r)]
