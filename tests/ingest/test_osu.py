@@ -298,3 +298,45 @@ def test_the_benchmark_a_log_names_before_it_is_read(tmp_path):
     assert got == {"lat.out": "osu_latency", "bcast.txt": "osu_bcast", "none.txt": None, "ibcast.txt": None,
                    "empty.txt": None}
     assert title_benchmark(tmp_path / "missing.txt") is None
+
+
+def _read_at(monkeypatch, chunk, path, **kw):
+    """A log read with chunks of ``chunk`` bytes: (benchmark, version, datatype, rows, skipped lines,
+    skipped runs, markers, MPI lines), or the error it raises."""
+    import collat.ingest.osu as osu
+    from collat.ingest.osu import read_osu
+
+    monkeypatch.setattr(osu, "_CHUNK", chunk)
+    try:
+        log = read_osu(path, **kw)
+    except InputError as exc:
+        return str(exc)
+    return (log.benchmark, log.version, log.datatype, log.data.to_dict("list"), log.skipped_lines, log.skipped_runs,
+            log.run_markers, log.run_mpi)
+
+
+def test_chunks_read_at_once_equal_line_by_line(monkeypatch, tmp_path):
+    """A chunk of plain runs (banners, repeated titles and headers, clean rows) is read with array
+    operations, anything else line by line: every log of the test data reads the same when most of
+    its chunks are read at once (chunks of 512 bytes; the first chunk is always read line by line)
+    as when the whole file is one chunk, errors included."""
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parents[1]
+    logs = sorted(p for d in ("fixtures/osu", "data/osu_raw", "data/osu_16core") for p in (here / d).rglob("*")
+                  if p.is_file() and p.suffix in (".txt", ".out", ".log"))
+    # a plain log whose version and datatype change, and one whose size list starts again without a header
+    plain = "".join(f"job banner {r}\n# OSU MPI Broadcast Latency Test v7.{r // 20}\n# Datatype: MPI_{'CHAR' if r < 30 else 'INT'}.\n"
+                    "# Size       Avg Latency(us)\n" + "".join(f"{s:<8d}{1 + r / 10 + s / 100:>10.2f}\n" for s in (1, 2, 4))
+                    for r in range(60))
+    (tmp_path / "plain.txt").write_text(plain)
+    (tmp_path / "restart.txt").write_text(plain.replace("# Size       Avg Latency(us)\n", "", 59)
+                                          .replace("# Size", "# Size       Avg Latency(us)\n# Size", 1))
+    logs += [tmp_path / "plain.txt", tmp_path / "restart.txt"]
+    assert len(logs) > 100
+    for path in logs:
+        for on_bad_run in ("error", "skip"):
+            whole = _read_at(monkeypatch, 1 << 24, path, on_bad_run=on_bad_run)
+            assert _read_at(monkeypatch, 512, path, on_bad_run=on_bad_run) == whole, path
+    plain_log = _read_at(monkeypatch, 512, tmp_path / "plain.txt")
+    assert plain_log[1:3] == ("7.2", "MPI_INT") and len(set(plain_log[3]["run"])) == 60

@@ -12,6 +12,7 @@ to the next OSU title). Every error names the file and the line.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import re
 from dataclasses import dataclass, field
@@ -197,7 +198,38 @@ _DIGIT = np.zeros(256, bool)
 _DIGIT[48:58] = True
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
+class _Text:
+    """What a (stripped, non-empty) text line is, before any state of the parse: read once per
+    distinct line (:func:`_text_kind`)."""
+
+    title: tuple | None      # an OSU title: (its name, lower case, single spaces; the version or None)
+    datatype: str | None     # '# Datatype: MPI_CHAR.'
+    header: bool             # '# Size ...'
+    data: bool               # a digit first, or a sign or point and a digit
+    mpi: str | None          # an MPI version line (:func:`mpi_version`)
+    launch: bool             # launcher or error text (:func:`_launch_error`)
+    cells: int               # whitespace-separated cells
+    number_cells: bool       # a digit in the first cell and numbers in the others: a data row with a bad size
+
+
+def _text_kind(line: str) -> _Text:
+    """The :class:`_Text` of one stripped, non-empty line."""
+    m = _TITLE.match(line)
+    title = None if m is None else (re.sub(r"\s+", " ", m["name"].lower()), m["version"])
+    dt = _DATATYPE.match(line)
+    cells = line.split()
+    return _Text(title, None if dt is None else dt["dt"], _HEADER.match(line) is not None,
+                 line[0].isdigit() or (line[0] in "+-." and len(line) > 1 and line[1].isdigit()),
+                 mpi_version(line), _launch_error(line), len(cells),
+                 any(ch.isdigit() for ch in cells[0]) and all(map(_is_number, cells[1:])))
+
+
+_SKIP, _CLOSE, _NOTE, _OTHER = 0, 1, 2, 3  # what a text line does in a chunk read at once (parse_osu)
+_KINDS_KEPT = 4096  # distinct text lines remembered per log (a log's banners may all differ)
+
+
+@dataclass(slots=True)
 class _Rows:
     """Consecutive data lines of a log (blank lines may sit between them): their line numbers and
     their bytes, from the first to the last, each ending with its newline (the last one perhaps not)."""
@@ -212,13 +244,48 @@ class _Rows:
         return self.text.split(b"\n")[lineno - int(self.lines[0])].decode().strip()
 
 
-def _items(stream):
-    """The lines of a binary stream, in order: (line number, text) for each line that is not a data
-    row, :class:`_Rows` for each stretch of lines that look like data rows (a digit first, or a sign
-    or point and a digit), blank lines left out. Read :data:`_CHUNK` bytes at a time and classified
-    with numpy, so that a file of millions of rows is never a Python object per row. Ends with
-    ``("end", last line number, last line's text)``. A lone carriage return ends a line, as a newline
-    does; a byte sequence that is not UTF-8 raises :class:`UnicodeDecodeError`."""
+@dataclass(slots=True)
+class _Chunk:
+    """A block of whole lines of a log, classified with numpy (:func:`_chunks`): where each line
+    starts and ends, which lines are text (not blank, not data), which are data rows, and every
+    data row parsed at once (``parsed``: see :func:`_chunk_values`; None where they could not be)."""
+
+    buf: bytes
+    lineno: int            # lines before the chunk
+    first_byte: list       # per line, where it starts in buf
+    last_byte: list        # per line, one past its newline
+    others: np.ndarray     # the text lines (index in the chunk)
+    rows: np.ndarray       # the data rows (index in the chunk)
+    parsed: tuple | None
+    before: list           # per text line, the data rows before it in the chunk
+
+    def items(self):
+        """The chunk's lines in order: (line number, text) for a text line, :class:`_Rows` for each
+        stretch of data rows."""
+        buf, first_byte, last_byte, n = self.buf, self.first_byte, self.last_byte, len(self.first_byte)
+        row_lines, at_row = self.rows + (self.lineno + 1), self.rows.tolist()
+        values, integer, bad, falls = self.parsed if self.parsed is not None else (None,) * 4
+        pos = 0
+        for i, stop in zip([*self.others.tolist(), n], self.before + [len(at_row)]):
+            if stop > pos:
+                yield _Rows(row_lines[pos:stop], buf[first_byte[at_row[pos]]:last_byte[at_row[stop - 1]]],
+                            None if values is None else (values[pos:stop], integer, bad[stop] > bad[pos],
+                                                         falls[stop] > falls[pos + 1]))
+            pos = stop
+            if i < n:
+                yield self.lineno + 1 + i, buf[first_byte[i]:last_byte[i]].decode("utf-8")
+
+    def texts(self) -> list[bytes]:
+        """The text lines, stripped."""
+        buf, first_byte, last_byte = self.buf, self.first_byte, self.last_byte
+        return [buf[first_byte[i]:last_byte[i]].strip() for i in self.others.tolist()]
+
+
+def _chunks(stream):
+    """The lines of a binary stream as :class:`_Chunk` s of about :data:`_CHUNK` bytes, so that a file
+    of millions of rows is never a Python object per row; then ``(last line number, last line's text)``.
+    A data row is a line with a digit first, or a sign or point and a digit. A lone carriage return
+    ends a line, as a newline does; a byte sequence that is not UTF-8 raises :class:`UnicodeDecodeError`."""
     lineno, carry, last = 0, b"", ""
     while True:
         chunk = stream.read(_CHUNK)
@@ -252,23 +319,25 @@ def _items(stream):
         data = ~blank & (_DIGIT[c] | sign)
         others = np.flatnonzero(~blank & ~data)
         rows = np.flatnonzero(data)
-        numbers = np.arange(lineno + 1, lineno + 1 + len(starts))
-        parsed = _chunk_values(a, data, starts, np.minimum(ends + 1, len(a)), numbers[rows]) if len(rows) else None
-        pos = 0
-        first_byte, last_byte = starts.tolist(), (ends + 1).tolist()
-        for i, stop in zip([*others.tolist(), len(starts)], np.searchsorted(rows, others).tolist() + [len(rows)]):
-            if stop > pos:
-                yield _Rows(numbers[rows[pos:stop]], buf[first_byte[rows[pos]]:last_byte[rows[stop - 1]]],
-                            None if parsed is None else (parsed[0][pos:stop], parsed[1], parsed[2][stop] > parsed[2][pos],
-                                                         parsed[3][stop] > parsed[3][pos + 1]))
-            pos = stop
-            if i < len(starts):
-                yield lineno + 1 + i, buf[first_byte[i]:last_byte[i]].decode("utf-8")
+        stops = np.minimum(ends + 1, len(a))
+        parsed = _chunk_values(a, data, starts, stops, rows + (lineno + 1)) if len(rows) else None
+        yield _Chunk(buf, lineno, starts.tolist(), (ends + 1).tolist(), others, rows, parsed,
+                     np.searchsorted(rows, others).tolist())
         lineno += len(starts)
         last = buf[starts[-1]:ends[-1] + 1].decode("utf-8")
         if not chunk:
             break
-    yield "end", lineno, last
+    yield lineno, last
+
+
+def _items(stream):
+    """The lines of a binary stream, in order (:meth:`_Chunk.items` of each :func:`_chunks`), blank
+    lines left out; then ``("end", last line number, last line's text)``."""
+    for chunk in _chunks(stream):
+        if isinstance(chunk, _Chunk):
+            yield from chunk.items()
+        else:
+            yield "end", *chunk
 
 
 def _chunk_values(a: np.ndarray, data: np.ndarray, starts: np.ndarray, stops: np.ndarray, lines: np.ndarray):
@@ -294,11 +363,17 @@ def _chunk_values(a: np.ndarray, data: np.ndarray, starts: np.ndarray, stops: np
     return out, integer, np.concatenate(([0], np.cumsum(bad))).tolist(), falls.tolist()
 
 
+@functools.lru_cache(maxsize=64)
+def _integer_columns(cols: tuple) -> tuple[int, ...]:
+    """Where the columns that hold integers (size, iterations) sit among ``cols``."""
+    return tuple(i for i, name in enumerate(cols) if name in ("size", "iterations"))
+
+
 def _values(rows: _Rows, cols: list[str]) -> np.ndarray | None:
     """The rows as an array (line, then one value per column), or None when any row is not a clean
     OSU data row (a cell missing or extra, not a number, negative, not finite, a size or iteration
     count that is not an integer): the caller then reads them one by one for the exact error."""
-    integer = [i for i, name in enumerate(cols) if name in ("size", "iterations")]
+    integer = _integer_columns(tuple(cols))
     if rows.parsed is not None:  # read with the rest of its chunk
         out, integers, bad, _ = rows.parsed
         if out.shape[1] == 1 + len(cols) and all(integers[i] for i in integer) and not bad:
@@ -361,18 +436,25 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
             run_mpi.append(current_mpi)
         current = []
 
+    found_markers: dict[str, dict | None] = {}  # line -> what the marker rules read from it
+
     def read_marker(line, lineno):
+        if line in found_markers:
+            return found_markers[line]
         try:
-            return mk.match(markers, line, machine)
+            found = mk.match(markers, line, machine)
         except ValueError as exc:  # says what it expected and what it found
             raise InputError(path, lineno, str(exc)) from None
+        if len(found_markers) < _KINDS_KEPT:
+            found_markers[line] = found
+        return found
 
-    def context_line(line, lineno) -> bool:
+    def context_line(line, lineno, kind: _Text) -> bool:
         """An MPI version line (e.g. 'mpirun (Open MPI) 4.1.5') or a marker the job script printed:
         it ends the run before it and names the implementation (the metadata) of the runs that
         follow. False for any other line."""
         nonlocal mpi, marker, marker_since_run
-        version_line = mpi_version(line)
+        version_line = kind.mpi
         if version_line is not None:
             close_run()
             mpi = (lineno, {"mpi": version_line})
@@ -483,22 +565,28 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
             return
         add_rows(values, rows.line, rising)
 
+    kinds: dict[str, _Text] = {}  # a log repeats its text lines (titles, headers, banners): each read once
+
     def text_line(lineno: int, raw: str) -> None:
         nonlocal benchmark, version, datatype, cols, in_variant
         line = raw.strip()
         if not line:
             return
-        if in_variant and not _TITLE.match(line):
-            if _launch_error(line):  # the block ends as any run does: launcher text is never passed over
+        kind = kinds.get(line)
+        if kind is None:
+            kind = _text_kind(line)
+            if len(kinds) < _KINDS_KEPT:
+                kinds[line] = kind
+        if in_variant and kind.title is None:
+            if kind.launch:  # the block ends as any run does: launcher text is never passed over
                 in_variant = False
             else:  # a marker or a version line still names the runs that follow
-                context_line(line, lineno)
+                context_line(line, lineno, kind)
                 skipped.append(lineno)
                 return
-        if line.startswith("#"):
-            m = _TITLE.match(line)
-            if m:
-                title = re.sub(r"\s+", " ", m["name"].lower())
+        if line[0] == "#":
+            if kind.title is not None:
+                title, found_version = kind.title
                 name = BENCHMARKS.get(title)
                 in_variant = False
                 if name is None and re.search(r"\b(persistent|non-blocking|nonblocking)\b", title):
@@ -525,31 +613,28 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
                     raise InputError(path, lineno, f"an OSU benchmark this tool reads ({', '.join(BENCHMARKS.values())})", line)
                 if benchmark is not None and name != benchmark:
                     raise InputError(path, lineno, f"the same benchmark as earlier in the file ({benchmark})", line)
-                benchmark, version = name, m["version"] or version
+                benchmark, version = name, found_version or version
                 close_run()
                 return
-            m = _DATATYPE.match(line)
-            if m:
-                datatype = m["dt"]
+            if kind.datatype is not None:
+                datatype = kind.datatype
                 return
-            if _HEADER.match(line):
+            if kind.header:
                 close_run()
                 cols = parse_header(line, path, lineno)
                 return
-            context_line(line, lineno)
+            context_line(line, lineno, kind)
             return  # a version line, a marker or another OSU comment
-        if line[0].isdigit() or (line[0] in "+-." and len(line) > 1 and line[1].isdigit()):
+        if kind.data:
             data_row(lineno, line)
             return
-        if context_line(line, lineno):
+        if context_line(line, lineno, kind):
             skipped.append(lineno)
             return
-        cells = line.split()
-        if (cols is not None and len(cells) == len(cols) > 1 and any(ch.isdigit() for ch in cells[0])
-                and all(map(_is_number, cells[1:]))):
+        if cols is not None and kind.cells == len(cols) > 1 and kind.number_cells:
             # a data row whose size has letters in it ('2x', 'O4'); a marker such as 'BROADCAST 1' has no digit
-            raise InputError(path, lineno, "an integer in column 'size'", cells[0])
-        if _launch_error(line):
+            raise InputError(path, lineno, "an integer in column 'size'", line.split()[0])
+        if kind.launch:
             if on_bad_run != "skip":
                 raise InputError(path, lineno, "OSU output, not MPI launcher or error text", line)
             if current:  # e.g. a job killed at its time limit in the middle of a run
@@ -561,21 +646,113 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
         if markers:
             unmatched.append((lineno, line))
 
+    plain: dict[bytes, int] = {}  # text line -> what it does in a chunk read at once (_SKIP, _CLOSE, ...)
+    plain_for: list = [None]  # the (benchmark, columns) those codes hold for
+    noted: dict[bytes, dict] = {}  # text line -> the version (a title) or datatype it states
+
+    def plain_code(line: bytes) -> int:
+        """What a text line does where the parse is plain (no markers, no variant, the columns and
+        benchmark known): _SKIP a banner, _CLOSE a title of the same benchmark or the same header,
+        _NOTE a datatype or another OSU comment, _OTHER anything else (read line by line)."""
+        text = line.decode("utf-8")
+        kind = kinds.get(text) or _text_kind(text)
+        if text[0] == "#":
+            if kind.title is not None:
+                return _CLOSE if BENCHMARKS.get(kind.title[0]) == benchmark else _OTHER
+            if kind.datatype is not None:
+                return _NOTE
+            if kind.header:
+                try:
+                    return _CLOSE if parse_header(text, path, 0) == cols else _OTHER
+                except InputError:
+                    return _OTHER
+            return _NOTE if kind.mpi is None else _OTHER
+        if kind.data or kind.mpi is not None or kind.launch or (kind.cells == len(cols) > 1 and kind.number_cells):
+            return _OTHER
+        return _SKIP
+
+    def last_noted(texts: list[bytes], field: str):
+        """The version (field "version") or datatype the last line of ``texts`` that states one states."""
+        found = {line for line in set(texts) if noted[line][field] is not None}
+        if len(found) <= 1:
+            return noted[found.pop()][field] if found else None
+        return next(noted[line][field] for line in reversed(texts) if line in found)
+
+    def at_once(chunk: _Chunk) -> bool:
+        """Read a chunk's runs with a few array operations instead of line by line, where that is
+        plain: every data row clean and of the open columns, every text line a banner, a comment, or
+        a title or header that repeats the open one, and the sizes rising within each run. False
+        (nothing changed) where anything else is in the chunk: it is then read line by line."""
+        nonlocal benchmark, version, datatype, current, current_marker, current_mpi
+        if chunk.parsed is None or markers or in_variant or cols is None or benchmark is None or not first_size:
+            return False
+        values, integer, bad, _ = chunk.parsed
+        if values.shape[1] != 1 + len(cols) or bad[-1] or not all(integer[i] for i in _integer_columns(tuple(cols))):
+            return False
+        state = (benchmark, tuple(cols))
+        if plain_for[0] != state or len(plain) > _KINDS_KEPT:
+            plain.clear()
+            noted.clear()
+            plain_for[0] = state
+        texts = chunk.texts()
+        for line in set(texts).difference(plain):
+            plain[line] = plain_code(line)
+            kind = _text_kind(line.decode("utf-8"))
+            noted[line] = {"version": None if kind.title is None else kind.title[1], "datatype": kind.datatype}
+        codes = np.array([plain[line] for line in texts], dtype=np.int8)
+        if (codes == _OTHER).any():
+            return False
+        before = np.asarray(chunk.before, dtype=np.int64)
+        closes = np.unique(before[codes == _CLOSE])  # a run ends before these rows (len(values): at the end)
+        sizes = values[:, 1]
+        falls = np.flatnonzero(sizes[1:] <= sizes[:-1]) + 1
+        if not np.isin(falls, closes).all():  # a size list starting again without a header
+            return False
+        goes_on = bool(current) and not (len(closes) and closes[0] == 0)  # the open run goes on into the chunk
+        if goes_on and sizes[0] <= current[-1][-1, 1]:
+            return False
+        new = closes[closes < len(values)].tolist()
+        if not current and (not new or new[0] != 0):
+            new.insert(0, 0)
+        if goes_on:
+            current.append(values[:new[0] if new else len(values)])
+        if new or (len(closes) and closes[-1] == len(values)):
+            close_run()
+        bounds = new + [len(values)]
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            runs.append(values[a:b])
+        if new:
+            run_cols.extend([cols] * len(new))
+            run_marker.extend([marker] * len(new))
+            run_mpi.extend([mpi] * len(new))
+            if not (len(closes) and closes[-1] == len(values)):  # the last run stays open
+                current = [runs.pop()]
+                run_cols.pop(), run_marker.pop(), run_mpi.pop()
+                current_marker, current_mpi = marker, mpi
+        skipped.extend((chunk.others[codes == _SKIP] + (chunk.lineno + 1)).tolist())
+        version = last_noted(texts, "version") or version
+        datatype = last_noted(texts, "datatype") or datatype
+        return True
+
     if isinstance(text, str):
         text = text.encode("utf-8")
     stream = io.BytesIO(text) if isinstance(text, (bytes, bytearray)) else text
     first_text = last_raw = ""
-    for item in _items(stream):
-        if isinstance(item, _Rows):
-            if not first_text and item.lines[0] == 1:
-                first_text = item.line(1)[:80]
-            data_rows(item)
-        elif item[0] == "end":
-            _, last_line, last_raw = item
-        else:
-            if item[0] == 1:
-                first_text = item[1].strip()[:80]
-            text_line(*item)
+    for chunk in _chunks(stream):
+        if not isinstance(chunk, _Chunk):
+            last_line, last_raw = chunk
+            break
+        if chunk.lineno > 0 and at_once(chunk):
+            continue
+        for item in chunk.items():
+            if isinstance(item, _Rows):
+                if not first_text and item.lines[0] == 1:
+                    first_text = item.line(1)[:80]
+                data_rows(item)
+            else:
+                if item[0] == 1:
+                    first_text = item[1].strip()[:80]
+                text_line(*item)
     if current and not last_raw.endswith(("\n", "\r")) and current[-1][-1, 0] == last_line:
         # OSU ends every row with a newline: a file ending inside a data row was cut while writing
         if on_bad_run != "skip":
@@ -617,15 +794,6 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
             skipped_runs.append({"run": i, "line": int(run[0][0]), "reason": reason})
             continue
         kept.append((i, run))
-    latency_of = {}  # per column set: the latency columns' places
-    for i, run in kept:
-        names = tuple(run_cols[i])
-        if names not in latency_of:
-            latency_of[names] = [j for j, name in enumerate(names, start=1) if name in ("avg", "min", "max")]
-        latency = latency_of[names]
-        if latency and not run[:, latency].any():
-            raise InputError(path, int(run[0][0]), f"latencies above 0 (every latency of run {i} is 0)")
-
     kept_markers, kept_mpi, by_columns = {}, {}, {}  # one frame per column set, not per run (10^5 runs)
     for new_index, (original, run) in enumerate(kept):
         by_columns.setdefault(tuple(run_cols[original]), []).append((new_index, run))
@@ -633,14 +801,24 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
             kept_markers[new_index] = run_marker[original]
         if run_mpi[original] is not None:
             kept_mpi[new_index] = run_mpi[original]
-    frames = []
+    frames, silent = [], []  # silent: (kept index, first line) of each run whose every latency is 0
     for columns, items in by_columns.items():  # one array per column, made at once
         frame = {}
         for j, name in enumerate(["line", *columns]):
             dtype = np.int64 if name in ("line", "size", "iterations") else np.float64
             frame[name] = np.concatenate([run[:, j] for _, run in items]).astype(dtype, copy=False)
-        frame["run"] = np.repeat(np.array([i for i, _ in items], dtype=np.int64), [len(run) for _, run in items])
+        lengths = np.array([len(run) for _, run in items])
+        index = np.array([i for i, _ in items], dtype=np.int64)
+        frame["run"] = np.repeat(index, lengths)
+        latency = [frame[name] for name in columns if name in ("avg", "min", "max")]
+        if latency:
+            starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+            zero = np.add.reduceat(np.any([v != 0 for v in latency], axis=0), starts) == 0
+            silent += [(int(i), int(frame["line"][s])) for i, s in zip(index[zero], starts[zero])]
         frames.append(pd.DataFrame(frame, copy=False))
+    if silent:
+        new_index, line = min(silent)
+        raise InputError(path, line, f"latencies above 0 (every latency of run {kept[new_index][0]} is 0)")
     del runs, kept, by_columns
     data = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True).sort_values("line", ignore_index=True)
     return OsuLog(path, benchmark, version, datatype, data, skipped, skipped_runs, kept_markers, kept_mpi)

@@ -12,7 +12,6 @@ At the ends of a series only one side exists and it alone decides.
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -30,27 +29,17 @@ CHUNK_CELLS = 1 << 20  # series cells flagged in one batch
 VALUES = {"pt2pt": ["avg"], "nbft": ["avg", "max"], "collective": ["avg", "max"]}
 
 
-def _window_median(windows: np.ndarray) -> np.ndarray:
-    """Median over the last axis, NaNs skipped, NaN where a window has no value (sorted: NaNs go last)."""
-    v = np.sort(windows, axis=-1)
-    k = np.isfinite(v).sum(axis=-1)
-    lo = np.take_along_axis(v, np.maximum((k - 1) // 2, 0)[..., None], axis=-1)[..., 0]
-    hi = np.take_along_axis(v, np.maximum(k // 2, 0)[..., None], axis=-1)[..., 0]
-    return np.where(k > 0, (lo + hi) / 2, np.nan)
-
-
 def side_medians(x: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray]:
     """Median of the up-to-``window`` values before and after each element along the last axis (each
-    row of a 2-D ``x`` a series of its own), NaNs skipped (NaN where none), over sliding windows of a
-    NaN-padded copy."""
-    from numpy.lib.stride_tricks import sliding_window_view
-
+    row of a 2-D ``x`` a series of its own), NaNs skipped (NaN where none): one rolling median
+    (pandas) along the rows laid end to end, ``window`` NaNs between them so that no window spans two."""
     x = np.asarray(x, dtype=float)
     n = x.shape[-1]
     pad = np.full((*x.shape[:-1], window), np.nan)
-    left = _window_median(sliding_window_view(np.concatenate([pad, x], axis=-1), window, axis=-1)[..., :n, :])
-    right = _window_median(sliding_window_view(np.concatenate([x, pad], axis=-1), window, axis=-1)[..., 1:, :])
-    return left, right
+    laid = np.concatenate([pad, x, pad], axis=-1)
+    rolled = pd.Series(laid.ravel()).rolling(window, min_periods=1).median().to_numpy().reshape(laid.shape)
+    # rolled[..., j]: the median of laid[..., j - window + 1 : j + 1]; element i sits at window + i
+    return rolled[..., window - 1:window - 1 + n], rolled[..., 2 * window:2 * window + n]
 
 
 def series_flags(x: np.ndarray, window: int, z: float, min_relative: float,
@@ -73,17 +62,22 @@ def batch_flags(X: np.ndarray, window: int, z: float, min_relative: float, direc
     only on the rows the first flagged something in (on the others it would repeat the first)."""
     m, n = X.shape
     ok = np.isfinite(X) & (X > 0)
-    # move each row's valid values to its front, in order: neighbours skip what is not a value
-    order = np.argsort(~ok, axis=1, kind="stable")
-    valid = np.take_along_axis(ok, order, axis=1)
+    # move each row's valid values to its front, in order: neighbours skip what is not a value (no
+    # move where they are there already: a shorter series' padding is at its end)
+    at_front = bool(np.all(ok[:, 1:] <= ok[:, :-1]))
+    order = None if at_front else np.argsort(~ok, axis=1, kind="stable")
+    valid = ok if at_front else np.take_along_axis(ok, order, axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        lx = np.where(valid, np.log(np.where(valid, np.take_along_axis(X, order, axis=1), 1.0)), np.nan)
+        lx = np.where(valid, np.log(np.where(valid, X if at_front else np.take_along_axis(X, order, axis=1), 1.0)),
+                      np.nan)
     live = (ok.sum(axis=1) >= 3)[:, None]  # fewer than 3 values: nothing flagged
     args = (window, z, np.log1p(min_relative), direction, edge_factor)
     excluded = _pass(lx, valid, live, np.zeros((m, n), dtype=bool), *args)
     again = excluded.any(axis=1)
     if again.any():
         excluded[again] = _pass(lx[again], valid[again], live[again], excluded[again], *args)
+    if at_front:
+        return excluded
     flags = np.zeros((m, n), dtype=bool)
     np.put_along_axis(flags, order, excluded, axis=1)
     return flags
@@ -96,10 +90,8 @@ def _pass(lx, valid, live, excluded, window, z, floor, direction, edge_factor) -
     left, right = side_medians(ref, window)
     rl, rr = lx - left, lx - right
     finite = np.where(np.isfinite(rl) & ~excluded, rl, np.nan)
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a row without values: NaN, as meant
-        centre = np.nanmedian(finite, axis=1, keepdims=True)
-        scale = 1.4826 * np.nanmedian(np.abs(finite - centre), axis=1, keepdims=True)
+    centre = _row_medians(finite)
+    scale = 1.4826 * _row_medians(np.abs(finite - centre))
     thr = np.maximum(z * np.nan_to_num(scale, nan=0.0), floor)
     if direction == "up":
         rl_, rr_ = np.where(np.isfinite(rl), np.maximum(rl, 0), np.nan), np.where(np.isfinite(rr), np.maximum(rr, 0), np.nan)
@@ -115,6 +107,16 @@ def _pass(lx, valid, live, excluded, window, z, floor, direction, edge_factor) -
         ) & valid & live
 
 
+def _row_medians(x: np.ndarray) -> np.ndarray:
+    """The median of each row of ``x`` [m, n], NaNs skipped, NaN where a row has none, as [m, 1]:
+    np.nanmedian's values, from one sort (NaNs sort last) instead of its masked arrays."""
+    v = np.sort(x, axis=1)
+    k = (~np.isnan(v)).sum(axis=1)
+    lo = np.take_along_axis(v, np.maximum((k - 1) // 2, 0)[:, None], axis=1)
+    hi = np.take_along_axis(v, np.maximum(k // 2, 0)[:, None], axis=1)
+    return np.where(k[:, None] > 0, (lo + hi) / 2, np.nan)
+
+
 def _rank_codes(s: pd.Series) -> np.ndarray:
     """Integer codes in the sort order of the values, nulls last (one code): sorting by the codes
     orders rows as sorting by the values does, with a fraction of the memory of a string sort."""
@@ -124,6 +126,8 @@ def _rank_codes(s: pd.Series) -> np.ndarray:
         rank[np.argsort(categories, kind="stable")] = np.arange(len(categories))
         codes = s.cat.codes.to_numpy()
         return np.where(codes < 0, len(categories), rank[np.maximum(codes, 0)]).astype(np.int32)
+    if s.dtype.kind in "iub":  # plain integers (no nulls): their own order
+        return s.to_numpy()
     codes, uniques = pd.factorize(s, sort=True, use_na_sentinel=True)
     return np.where(codes < 0, len(uniques), codes).astype(np.int32)
 
