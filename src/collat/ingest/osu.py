@@ -308,10 +308,17 @@ def _chunks(stream):
         if not len(ends) or ends[-1] != len(a) - 1:
             ends = np.append(ends, len(a))  # the file's last line, without a newline
         starts = np.concatenate(([0], ends[:-1] + 1))
-        text = np.flatnonzero(~_SPACE[a] & (a != 10))
-        k = np.searchsorted(text, starts)
-        first = text[np.minimum(k, max(len(text) - 1, 0))] if len(text) else np.full(len(starts), len(a))
-        blank = (k >= len(text)) | (first >= ends)
+        # each line's first byte that is not white space (len(a) where none is left in the chunk):
+        # its first byte for most lines, searched for only in the lines that start with a space
+        first = np.minimum(starts, len(a) - 1)
+        indented = _SPACE[a[first]] | (a[first] == 10)
+        if indented.any():
+            text = np.flatnonzero(~_SPACE[a] & (a != 10))
+            k = np.searchsorted(text, starts[indented])
+            first = first.copy()
+            first[indented] = text[np.minimum(k, len(text) - 1)] if len(text) else len(a)
+            first[np.flatnonzero(indented)[k >= len(text)]] = len(a)
+        blank = first >= ends
         at = np.minimum(first, len(a) - 1)
         nxt = a[np.minimum(at + 1, len(a) - 1)]
         c = a[at]
