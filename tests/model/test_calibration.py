@@ -232,6 +232,15 @@ def test_fit_predict_never_sees_the_test_cells():
     again = cal.fit_predict(train, test.assign(measured=1e6), "avg", None, None, start, OPTIONS, md.Placements(TINY), opts, 7,
                             hybrid_neighbours=2)["hybrid"]
     assert np.allclose(again, both["hybrid"][:len(test)]) and np.isfinite(again).all()
+    # an interval from inner folds of the training part: the 80 % quantile of the calibrated mode's
+    # |log error| on the inner test cells, priced by the calibration of the whole training part
+    half = (train["P"] > 4).to_numpy()
+    inner = va.InnerFolds(((~half, half, None, None),), ("calibrated", "hybrid"))
+    got = cal.fit_predict(train, test, "avg", None, None, start, OPTIONS, md.Placements(TINY), opts, 7,
+                          hybrid_neighbours=2, inner=inner)
+    priced = cal.fit_predict(train, train, "avg", None, None, start, OPTIONS, md.Placements(TINY), opts, 7)["calibrated"]
+    assert got["interval"]["calibrated"] == pytest.approx(va.interval_width(train["measured"][half], priced[half]))
+    assert np.isfinite(got["interval"]["hybrid"]) and np.array_equal(got["calibrated"], first)
 
 
 def test_validate_calls_a_fitted_model_on_disjoint_parts():
@@ -240,12 +249,17 @@ def test_validate_calls_a_fitted_model_on_disjoint_parts():
     collective = c.rename(columns={"measured": "avg"}).assign(max=lambda d: d["avg"], outlier=False, run=0)
     seen = []
 
-    def fitted(train, test, target, trend, unfitted):
+    def fitted(train, test, target, trend, unfitted, inner):
         key = ["operation", "algorithm", "mapping", "P", "size"]
         assert len(trend) == len(unfitted) == len(test)  # other forecasts of each test cell, or NaN
         assert train.merge(test[test["scored"]], on=key).empty  # no calibration row in its own test part
+        for a, b, inner_trend, inner_unfitted in inner.folds:  # inner folds: of the training part only
+            assert len(a) == len(b) == len(train) and not (a & b).any() and len(inner_unfitted) == b.sum()
+        assert inner.models[:2] == ("calibrated", "hybrid")
         seen.append(len(test))
-        return {"calibrated": test["measured"].to_numpy() * 1.1}
+        # an interval of x 1.2 around 1.1 y holds every cell; x 1.05 none
+        return {"calibrated": test["measured"].to_numpy() * 1.1,
+                "interval": {"calibrated": np.log(1.2 if target == "avg" else 1.05)}}
 
     stage = c.assign(mode="calibrated", target="avg", predicted=np.nan)  # the all-data fit is not scored
     options = va.ValidationOptions(sparse_every=3, extrapolation_P=5, size_max_train=1, neighbours=1,
@@ -259,6 +273,9 @@ def test_validate_calls_a_fitted_model_on_disjoint_parts():
     assert set(folds.loc[~folds["scored"], "algorithm"]) == {1, 2}
     assert (cal_scores.groupby("split")["n"].sum()["unseen_algorithm"]) == len(c)
     assert np.allclose(cal_scores.loc[cal_scores["n"] > 0, "mape"], 0.1)  # |1.1 y - y| / y
+    assert (cal_scores.loc[cal_scores["n"] > 0, "coverage"] == 1.0).all()
+    assert va.leaderboard(scores).set_index("model").loc["calibrated", "coverage"].tolist() == [1.0] * 4
+    assert table.loc[table["model"] != "calibrated", "lower"].isna().all()  # no interval
 
 
 def test_a_calibration_on_small_sizes_keeps_the_per_byte_terms_at_their_start():

@@ -196,3 +196,34 @@ def test_training_cells_take_their_outlier_flags_from_the_training_rows_alone():
     train = pd.DataFrame({"operation": "bcast", "algorithm": 1, "mapping": "core", "P": even, "size": 1})
     again = va.training_cells(rows, train, "avg", rule)
     assert list(again["P"]) == list(even) and (again.set_index("P").loc[20:, "measured"] == 5.0).all()
+
+
+def test_inner_folds_hold_out_of_a_training_part_what_the_split_holds_out():
+    c = cells()  # bcast 1 and 2, core and node, sizes 1 and 2048, P = 2 .. 40 step 2
+    got = {split: va.inner_folds(split, c, OPTIONS) for split in va.SPLITS}
+    (a, b), (a2, b2) = got["sparse_P"]  # odd and even P ranks in turn, the curve's first P never tested
+    assert sorted(c.loc[b, "P"].unique()) == list(range(4, 42, 4)) and sorted(c.loc[b2, "P"].unique()) == list(range(6, 42, 4))
+    assert not (a & b).any() and not (a2 & b2).any()
+    [(a, b)] = got["extrapolation"]  # above half extrapolation_P (20): P > 10
+    assert c.loc[a, "P"].max() == 10 and c.loc[b, "P"].min() == 12
+    assert [set(c.loc[b, "algorithm"]) for _, b in got["unseen_algorithm"]] == [{1}, {2}]
+    assert [set(c.loc[b, "mapping"]) for _, b in got["unseen_mapping"]] == [{"core"}, {"node"}]
+    [(a, b)] = got["sizes"]  # above the median size (1024.5)
+    assert set(c.loc[b, "size"]) == {2048} and set(c.loc[a, "size"]) == {1}
+    one = c[c["algorithm"] == 1]
+    assert va.inner_folds("unseen_algorithm", one, OPTIONS) == []  # one algorithm: nothing to train on
+
+
+def test_interval_width_holds_80_percent_of_the_inner_cells():
+    measured = np.exp(np.array([0.0, 0.1, -0.2, 0.3, 0.4, -0.5, 0.0, 0.0, 0.0, 0.0, np.nan]))
+    # |log error|: 0, .1, .2, .3, .4, .5, 0, 0, 0, 0 (NaN left out): the 0.8 quantile, linear between
+    # the sorted 8th and 9th of ten (0.2 + 0.2 (0.3 - 0.2)... numpy's default): 0.32
+    assert va.interval_width(measured, np.ones(11)) == pytest.approx(np.quantile([0, .1, .2, .3, .4, .5, 0, 0, 0, 0], 0.8))
+    assert np.isnan(va.interval_width([np.nan], [1.0]))
+
+
+def test_coverage_is_the_share_of_cells_inside_the_interval():
+    t = pd.DataFrame({"model": "m", "split": "s", "measured": [1.0, 2.0, 3.0, 4.0],
+                      "lower": [0.5, 2.5, 2.9, np.nan], "upper": [1.5, 3.0, 3.0, np.nan]})
+    got = va.coverage(t, ["model", "split"])
+    assert got["coverage"].tolist() == pytest.approx([2 / 3])  # 1 and 3 inside, 2 below; 4 has no interval

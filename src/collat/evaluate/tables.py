@@ -314,7 +314,10 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "Columns: *cells*, the (operation, algorithm, mapping) cells scored; *median relative error*, "
                 "|predicted − measured| / measured, the median over a cell's test points, then over cells; "
                 "*× floor*, that error over the noise floor (the median difference between repeated "
-                "measurements of one cell); *median R²*, over cells.", "",
+                "measurements of one cell); *median R²*, over cells; *in 80 % interval*, the share of the test "
+                "points inside a fitted model's 80 % prediction interval (its half-width in log latency: the 80th "
+                "percentile of the model's error on inner folds of the training part that hold out of it what the "
+                "split holds out; — for a model without one).", "",
                 "Models:", "",
                 "- *calibrated*: OpenMPI's shapes with channel costs fitted on the training part of every split and "
                 "fold;",
@@ -339,11 +342,12 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "the error that picks one, the choice per operation) and the calibrated mode's shared rendezvous "
                 "bytes (`model.openmpi.concurrent_rendezvous`) were chosen by comparing variants on these same "
                 "splits.", "",
-                "| split | target | model | cells | median relative error | × floor | median R² |",
-                "|---|---|---|---|---|---|---|"]
+                "| split | target | model | cells | median relative error | × floor | median R² | in 80 % interval |",
+                "|---|---|---|---|---|---|---|---|"]
         for _, r in board.sort_values(["split", "target", "median_mape"]).iterrows():
+            inside = "—" if pd.isna(r["coverage"]) else f"{r['coverage']:.2f}"
             out.append(f"| {r['split']} | {r['target']} | {r['model']} | {int(r['cells'])} | {r['median_mape']:.3f} "
-                       f"| {r['mape_over_floor']:.1f} | {r['median_r2']:.2f} |")
+                       f"| {r['mape_over_floor']:.1f} | {r['median_r2']:.2f} | {inside} |")
         floors = board.groupby("target")["floor"].first()
         out += ["", "Noise floor: " + ", ".join(f"{t} {v:.3f}" for t, v in floors.items()), ""]
         out += noise_floor_markdown(noise_floors, paths)

@@ -273,7 +273,7 @@ def calibrate_all(cells_of: dict, openmpi_costs: dict, options: ModelOptions, pl
 def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.ndarray | None,
                 unfitted: np.ndarray | None, start: dict,
                 options: ModelOptions, placements: Placements, opts: CalibrationOptions, max_receivers: int,
-                hybrid_neighbours: int | None = None) -> dict[str, np.ndarray]:
+                hybrid_neighbours: int | None = None, inner: list | None = None) -> dict[str, np.ndarray]:
     """Calibrate on the ``train`` cells of ``target`` only and predict the ``test`` cells (NaN for a
     test cell whose operation has no training cell): the calibrated mode inside a validation split,
     {"calibrated": predictions}, and with ``hybrid_neighbours`` also {"hybrid": ...}, the same
@@ -281,7 +281,13 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     and ``unfitted`` (one per test cell, or None; :func:`collat.model.hybrid_mode.hybrid`), and
     {:data:`collat.model.hybrid_mode.CARRIED`: ...}, the same without ``trend``, and
     {:data:`collat.model.hybrid_mode.UNTWINNED`: ...}, the same without the measurement of a train
-    cell the model prices as the same run (:func:`collat.model.hybrid_mode.default_twins`)."""
+    cell the model prices as the same run (:func:`collat.model.hybrid_mode.default_twins`).
+
+    With ``inner`` (:class:`collat.model.validation.InnerFolds` of ``train``), also {"interval":
+    {model: half-width in log latency}} for its models: :func:`collat.model.validation.interval_width` of each
+    model over the inner folds' test cells, the calibration of ``train`` pricing them (it is not
+    fitted again per inner fold: the parameters are the machine's, shared by every cell) and the
+    hybrid corrected by each inner fold's training cells alone."""
     from dataclasses import replace
 
     from collat.model.hybrid_mode import CARRIED, UNTWINNED, hybrid
@@ -293,12 +299,14 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     operations = sorted(set(test["operation"].unique()) & set(train["operation"].unique()) & set(start))
     if not operations:
         return result
-    train = train[train["operation"].isin(operations)].reset_index(drop=True)
+    kept = train["operation"].isin(operations).to_numpy()
+    train = train[kept].reset_index(drop=True)
     table = calibrate_all({target: train}, start, options, placements, replace(opts, targets=(target,)),
                           max_receivers)
     rows = test["operation"].isin(operations).to_numpy()
     channels = list(next(iter(start.values())).channels)
-    priced = test[rows] if hybrid_neighbours is None else pd.concat([test[rows], train], ignore_index=True)
+    priced = (test[rows] if hybrid_neighbours is None and inner is None else
+              pd.concat([test[rows], train], ignore_index=True))
     p = predict_cells(table, priced, target, channels, options, placements, max_receivers)
     out[rows] = p[:rows.sum()]
     if hybrid_neighbours is not None:
@@ -312,4 +320,37 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
         result[UNTWINNED] = out.copy()
         result[UNTWINNED][rows] = hybrid(train, p[rows.sum():], test[rows], p[:rows.sum()], hybrid_neighbours,
                                          trend_r, unfitted_r, twins=np.full(int(rows.sum()), np.nan))
+    if inner is not None:
+        result["interval"] = _inner_widths(train, p[rows.sum():], kept, inner, hybrid_neighbours)
     return result
+
+
+def _inner_widths(train: pd.DataFrame, priced: np.ndarray, kept: np.ndarray, inner,
+                  hybrid_neighbours: int | None) -> dict[str, float]:
+    """{model: interval half-width} of :func:`fit_predict` from its inner folds (masks over the rows
+    of the train cells it was given, ``kept`` those of the calibrated operations, ``priced`` their
+    calibrated prices)."""
+    from collat.model.hybrid_mode import CARRIED, UNTWINNED, hybrid
+    from collat.model.validation import interval_width
+
+    measured = train["measured"].to_numpy(float)
+    variants = {"hybrid": {}, CARRIED: {"trend": False}, UNTWINNED: {"twins": True}}
+    pooled: dict[str, list] = {m: [] for m in inner.models
+                               if m == "calibrated" or (m in variants and hybrid_neighbours is not None)}
+    for train_mask, test_mask, trend, unfitted in inner.folds:
+        a, b = train_mask[kept], test_mask[kept]
+        if not (a.any() and b.any()):
+            continue
+        trend, unfitted = (None if o is None else np.asarray(o, float)[kept[test_mask]] for o in (trend, unfitted))
+        tr, te = train[a].reset_index(drop=True), train[b].reset_index(drop=True)
+        for model in pooled:
+            if model == "calibrated":
+                pooled[model].append((measured[b], priced[b]))
+                continue
+            how = variants[model]
+            twins = np.full(int(b.sum()), np.nan) if how.get("twins") else None
+            pooled[model].append((measured[b], hybrid(tr, priced[a], te, priced[b], hybrid_neighbours,
+                                                      trend if how.get("trend", True) else None, unfitted,
+                                                      twins=twins)))
+    return {model: interval_width(np.concatenate([m for m, _ in pairs]), np.concatenate([q for _, q in pairs]))
+            if pairs else float("nan") for model, pairs in pooled.items()}

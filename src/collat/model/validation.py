@@ -35,6 +35,13 @@ scored in the extrapolation split, the one where the two differ; ``hybrid_untwin
 without the measurement of a training cell the model prices as the same run (a twin is a
 measurement, not a prediction), in the unseen_algorithm split.
 
+The fitted models give an 80 % prediction interval with each prediction: the prediction times
+exp(+-w), w the 80th percentile of the model's |log error| on inner folds of the fold's training
+part that hold out of it what the split holds out (:func:`inner_folds`, :func:`interval_width`;
+split conformal prediction, nothing seen of the test part); the scores' ``coverage`` is the share
+of test cells inside it. Where the test part differs from anything inside the training part (a
+second node, sizes beyond the protocol switch) the inner folds cannot show it, and it covers less.
+
 The noise floor (:func:`noise_floor`) is the median relative difference between repeated
 measurements of one cell (|a - b| / b over ordered pairs of runs): the error of predicting a
 measurement with another measurement of the same thing; :func:`noise_floors` gives it per mapping
@@ -65,7 +72,8 @@ SPLITS = ("sparse_P", "extrapolation", "unseen_algorithm", "unseen_mapping", "si
 REFERENCE = "measured_neighbours"  # no model: the sparse_P test cells interpolated from their measured neighbours
 CELL = ["operation", "algorithm", "mapping", "P", "size"]
 GROUP = ["operation", "algorithm", "mapping", "size"]
-COLUMNS = ["model", "split", "operation", "algorithm", "mapping", "target", "cleaning", "n", "r2", "mape", "floor"]
+COLUMNS = ["model", "split", "operation", "algorithm", "mapping", "target", "cleaning", "n", "r2", "mape", "floor",
+           "coverage"]
 
 
 @dataclass(frozen=True)
@@ -223,6 +231,61 @@ def splits(cells: pd.DataFrame, options: ValidationOptions):
     yield from kept("sizes", "all", train, ~train)
 
 
+def inner_folds(split: str, cells: pd.DataFrame, options: ValidationOptions) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(train mask, test mask) pairs over the rows of a training part ``cells`` that hold out of it
+    what ``split`` holds out of the data, so that what a model may not see in a fold (the width of
+    its prediction interval) is chosen inside the fold's training part: sparse_P, the curves' odd
+    and even measured P in turn (the training P between two others); extrapolation, P above half
+    ``extrapolation_P``; unseen_algorithm, each of the part's algorithms of an operation that has
+    more than one; unseen_mapping, each of its mappings; sizes, the sizes above its median size.
+    Folds with nothing to train or test on are left out."""
+    P = cells["P"].to_numpy()
+    if split == "sparse_P":
+        rank = cells.groupby(GROUP)["P"].rank(method="dense").to_numpy().astype(int) - 1
+        pairs = [(rank % 2 == 0, rank % 2 == 1), (rank % 2 == 1, (rank % 2 == 0) & (rank > 0))]
+    elif split == "extrapolation":
+        test = P > options.extrapolation_P // 2
+        pairs = [(~test, test)]
+    elif split == "unseen_algorithm":
+        pairs = []
+        for op, algs in cells.groupby("operation")["algorithm"].unique().items():
+            same = (cells["operation"] == op).to_numpy()
+            pairs += [(same & ~(test := same & (cells["algorithm"] == a).to_numpy()), test) for a in algs
+                      if len(algs) > 1]
+    elif split == "unseen_mapping":
+        pairs = [(~(test := (cells["mapping"] == m).to_numpy()), test) for m in sorted(cells["mapping"].unique())]
+    elif split == "sizes":
+        size = cells["size"].to_numpy()
+        test = size > np.median(size)
+        pairs = [(~test, test)]
+    else:
+        raise ValueError(f"split {split!r}: expected one of {', '.join(SPLITS)}")
+    return [(a, b) for a, b in pairs if a.any() and b.any()]
+
+
+INTERVAL = 0.8  # the nominal coverage of the fitted models' prediction intervals
+SCORED_ON = {CARRIED: "extrapolation", UNTWINNED: "unseen_algorithm"}  # the hybrid's variants: the split of each
+
+
+@dataclass(frozen=True)
+class InnerFolds:
+    """The inner folds of a fold's training part (:func:`inner_folds`): (train mask, test mask, the
+    segmented regression's and the openmpi mode's predictions of its test cells) per inner fold, and
+    the models whose interval they choose."""
+
+    folds: tuple
+    models: tuple[str, ...]
+
+
+def interval_width(measured: np.ndarray, predicted: np.ndarray) -> float:
+    """The half-width, in log latency, of a prediction interval that holds :data:`INTERVAL` of the
+    cells: that quantile of |log(measured / predicted)| over the inner folds' test cells (split
+    conformal prediction); NaN without a cell."""
+    r = np.abs(np.log(np.asarray(measured, float)) - np.log(np.asarray(predicted, float)))
+    r = r[np.isfinite(r)]
+    return float(np.quantile(r, INTERVAL)) if len(r) else float("nan")
+
+
 def segmented(train: pd.DataFrame, test: pd.DataFrame, machine: dict, forms: list[dict]) -> np.ndarray:
     """Study eq. 12 fitted per (operation, algorithm, mapping, size) on the training cells; NaN for a
     test cell whose group has no training cells or too few distinct P for the form's parameters."""
@@ -315,8 +378,18 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
             openmpi = fixed.get("openmpi", np.full(len(cells), np.nan))
             trend = np.r_[out["segmented"], np.full(len(tr), np.nan)] if also else out["segmented"]
             unfitted = np.r_[openmpi[test], openmpi[train]] if also else openmpi[test]
+            # the inner folds of the training part: what a fitted model's interval is chosen on
+            at_train = tr[CELL].merge(cells[CELL].assign(openmpi=openmpi), on=CELL, how="left")["openmpi"].to_numpy()
+            inner = InnerFolds(tuple((a, b, segmented(tr[a].reset_index(drop=True), tr[b].reset_index(drop=True),
+                                                      machine, forms), at_train[b])
+                                     for a, b in inner_folds(split, tr, options)),
+                               ("calibrated", "hybrid", *(m for m, s in SCORED_ON.items() if s == split)))
+            widths = {}
             for fit in fitted.values():
-                out.update(fit(tr, priced, target, trend, unfitted))
+                got = fit(tr, priced, target, trend, unfitted, inner=inner)
+                widths.update(got.pop("interval", {}))
+                out.update(got)
+            out["interval"] = widths
         return out
 
     results = fork_map(one_fold, len(folds), processes)
@@ -329,19 +402,35 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
             preds[REFERENCE] = measured_neighbours(cells)[test]
         for model, p in preds.items():
             rows.append(te.assign(model=model, split=split, fold=fold, target=target, predicted=p, scored=True))
-        only = {CARRIED: "extrapolation", UNTWINNED: "unseen_algorithm"}  # variants scored on one split each
-        fits = {m: p for m, p in out.items() if m not in preds and only.get(m, split) == split}
+        only = SCORED_ON
+        widths = out.get("interval", {})
+        fits = {m: p for m, p in out.items() if m not in preds and m != "interval" and only.get(m, split) == split}
         if fits:
             priced = _priced(tr, te, split)
-            later += [priced.assign(model=m, split=split, fold=fold, target=target, predicted=p) for m, p in fits.items()]
+            later += [priced.assign(model=m, split=split, fold=fold, target=target, predicted=p,
+                                    lower=p * np.exp(-widths.get(m, np.nan)), upper=p * np.exp(widths.get(m, np.nan)))
+                      for m, p in fits.items()]
     rows += later  # the refitted models' rows after the others, fold by fold
     table = pd.concat(rows, ignore_index=True)
-    scores = group_scores(table[table["scored"]], ["model", "split", "operation", "algorithm", "mapping", "target"])
+    for bound in ("lower", "upper"):  # the models without an interval: none
+        table[bound] = table[bound].astype(float) if bound in table else np.nan
+    keys = ["model", "split", "operation", "algorithm", "mapping", "target"]
+    scores = group_scores(table[table["scored"]], keys)
+    scores = scores.merge(coverage(table[table["scored"]], keys), on=keys, how="left")
     scores["algorithm"] = scores["algorithm"].astype(int)
     scores["n"] = scores["n"].astype(int)
     scores["cleaning"] = "robust"
     scores["floor"] = scores["target"].map(floors)
     return scores[COLUMNS], table
+
+
+def coverage(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Per group of ``keys``: the share of its cells whose measurement lies inside the prediction
+    interval (columns lower, upper; NaN for a group without one)."""
+    has = table["lower"].notna() & table["upper"].notna() & table["measured"].notna()
+    inside = (table["measured"] >= table["lower"]) & (table["measured"] <= table["upper"])
+    out = inside.where(has).groupby([table[k] for k in keys]).mean().rename("coverage").reset_index()
+    return out
 
 
 def gather(scores: list[pd.DataFrame], tables: list[pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -358,10 +447,16 @@ def gather(scores: list[pd.DataFrame], tables: list[pd.DataFrame]) -> tuple[pd.D
 
 def leaderboard(scores: pd.DataFrame) -> pd.DataFrame:
     """Median over (operation, algorithm, mapping) cells of the relative error and R², per model,
-    split and target, beside the noise floor; cells a model cannot predict (n = 0) left out."""
+    split and target, beside the noise floor, and the share of the test cells inside a fitted
+    model's prediction interval (``coverage``; NaN for a model without one); cells a model cannot
+    predict (n = 0) left out."""
     s = scores[scores["n"] > 0]
+    cover = s["coverage"] if "coverage" in s else pd.Series(np.nan, index=s.index)
+    s = s.assign(_inside=cover * s["n"], _with=s["n"].where(cover.notna(), 0))
     board = s.groupby(["split", "target", "model"]).agg(cells=("n", "size"), points=("n", "sum"),
                                                          median_mape=("mape", "median"),
-                                                         median_r2=("r2", "median"), floor=("floor", "first"))
+                                                         median_r2=("r2", "median"), floor=("floor", "first"),
+                                                         _inside=("_inside", "sum"), _with=("_with", "sum"))
     board["mape_over_floor"] = board["median_mape"] / board["floor"]
+    board["coverage"] = board.pop("_inside") / board.pop("_with").where(lambda w: w > 0)
     return board.reset_index()
