@@ -235,7 +235,7 @@ def test_fit_predict_never_sees_the_test_cells():
     # an interval from inner folds of the training part: the 80 % quantile of the calibrated mode's
     # |log error| on the inner test cells, priced by the calibration of the whole training part
     half = (train["P"] > 4).to_numpy()
-    inner = va.InnerFolds(((~half, half, None, None),), ("calibrated", "hybrid"))
+    inner = va.InnerFolds(((~half, half, None, None, np.zeros(half.sum())),), ("calibrated", "hybrid"))
     got = cal.fit_predict(train, test, "avg", None, None, start, OPTIONS, md.Placements(TINY), opts, 7,
                           hybrid_neighbours=2, inner=inner)
     priced = cal.fit_predict(train, train, "avg", None, None, start, OPTIONS, md.Placements(TINY), opts, 7)["calibrated"]
@@ -253,8 +253,8 @@ def test_validate_calls_a_fitted_model_on_disjoint_parts():
         key = ["operation", "algorithm", "mapping", "P", "size"]
         assert len(trend) == len(unfitted) == len(test)  # other forecasts of each test cell, or NaN
         assert train.merge(test[test["scored"]], on=key).empty  # no calibration row in its own test part
-        for a, b, inner_trend, inner_unfitted in inner.folds:  # inner folds: of the training part only
-            assert len(a) == len(b) == len(train) and not (a & b).any() and len(inner_unfitted) == b.sum()
+        for a, b, inner_trend, inner_unfitted, far in inner.folds:  # inner folds: of the training part only
+            assert len(a) == len(b) == len(train) and not (a & b).any() and len(inner_unfitted) == len(far) == b.sum()
         assert inner.models[:2] == ("calibrated", "hybrid")
         seen.append(len(test))
         # an interval of x 1.2 around 1.1 y holds every cell; x 1.05 none

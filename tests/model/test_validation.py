@@ -227,3 +227,17 @@ def test_coverage_is_the_share_of_cells_inside_the_interval():
                       "lower": [0.5, 2.5, 2.9, np.nan], "upper": [1.5, 3.0, 3.0, np.nan]})
     got = va.coverage(t, ["model", "split"])
     assert got["coverage"].tolist() == pytest.approx([2 / 3])  # 1 and 3 inside, 2 below; 4 has no interval
+
+
+def test_distances_are_octaves_to_the_nearest_training_cell_of_the_curve():
+    c = cells()
+    train, test = c[c["P"].isin([4, 16])], c[c["P"].isin([2, 8, 32])]
+    d = va.distances("sparse_P", train, test)
+    expect = {2: 1.0, 8: 1.0, 32: 1.0}  # 2 from 4, 8 from 4 (or 16), 32 from 16: one octave each
+    assert d == pytest.approx(test["P"].map(expect).to_numpy())
+    assert (va.distances("unseen_algorithm", train, test) == 0).all()
+    small = c[c["size"] == 1]
+    assert va.distances("sizes", small, c[c["size"] == 2048]) == pytest.approx(np.full(80, 11.0))
+    assert (va.distances("sizes", small[small["algorithm"] == 1], c[(c["size"] == 2048) & (c["algorithm"] == 2)]) == 0).all()
+    # normalised: errors of 0.2 at one octave and 0.4 at three are both 0.1 per (1 + octave)
+    assert va.interval_width(np.exp([0.2, 0.4]), [1.0, 1.0], [1.0, 3.0]) == pytest.approx(0.1)

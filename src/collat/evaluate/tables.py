@@ -341,7 +341,8 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "Not out of sample for their choice: the hybrid's rules (for an unseen algorithm, the scales tried, "
                 "the error that picks one, the choice per operation) and the calibrated mode's shared rendezvous "
                 "bytes (`model.openmpi.concurrent_rendezvous`) were chosen by comparing variants on these same "
-                "splits.", "",
+                "splits; so was the intervals' growth with the distance to the training cells (one variant before "
+                "it, a constant width, was seen).", "",
                 "| split | target | model | cells | median relative error | × floor | median R² | in 80 % interval |",
                 "|---|---|---|---|---|---|---|---|"]
         for _, r in board.sort_values(["split", "target", "median_mape"]).iterrows():

@@ -337,20 +337,21 @@ def _inner_widths(train: pd.DataFrame, priced: np.ndarray, kept: np.ndarray, inn
     variants = {"hybrid": {}, CARRIED: {"trend": False}, UNTWINNED: {"twins": True}}
     pooled: dict[str, list] = {m: [] for m in inner.models
                                if m == "calibrated" or (m in variants and hybrid_neighbours is not None)}
-    for train_mask, test_mask, trend, unfitted in inner.folds:
+    for train_mask, test_mask, trend, unfitted, distance in inner.folds:
         a, b = train_mask[kept], test_mask[kept]
         if not (a.any() and b.any()):
             continue
         trend, unfitted = (None if o is None else np.asarray(o, float)[kept[test_mask]] for o in (trend, unfitted))
         tr, te = train[a].reset_index(drop=True), train[b].reset_index(drop=True)
+        far = np.asarray(distance, float)[kept[test_mask]]
         for model in pooled:
             if model == "calibrated":
-                pooled[model].append((measured[b], priced[b]))
+                pooled[model].append((measured[b], priced[b], far))
                 continue
             how = variants[model]
             twins = np.full(int(b.sum()), np.nan) if how.get("twins") else None
             pooled[model].append((measured[b], hybrid(tr, priced[a], te, priced[b], hybrid_neighbours,
                                                       trend if how.get("trend", True) else None, unfitted,
-                                                      twins=twins)))
-    return {model: interval_width(np.concatenate([m for m, _ in pairs]), np.concatenate([q for _, q in pairs]))
-            if pairs else float("nan") for model, pairs in pooled.items()}
+                                                      twins=twins), far))
+    return {model: interval_width(*(np.concatenate(column) for column in zip(*pairs))) if pairs else float("nan")
+            for model, pairs in pooled.items()}

@@ -36,9 +36,11 @@ without the measurement of a training cell the model prices as the same run (a t
 measurement, not a prediction), in the unseen_algorithm split.
 
 The fitted models give an 80 % prediction interval with each prediction: the prediction times
-exp(+-w), w the 80th percentile of the model's |log error| on inner folds of the fold's training
-part that hold out of it what the split holds out (:func:`inner_folds`, :func:`interval_width`;
-split conformal prediction, nothing seen of the test part); the scores' ``coverage`` is the share
+exp(+-w (1 + d)), d the octaves from the cell to its curve's nearest training P (or size, in the
+sizes split; 0 where a split holds out whole curves), w the 80th percentile of the model's |log
+error| / (1 + d) on inner folds of the fold's training part that hold out of it what the split
+holds out (:func:`inner_folds`, :func:`distances`, :func:`interval_width`; split conformal
+prediction, normalised by distance, nothing seen of the test part); the scores' ``coverage`` is the share
 of test cells inside it. Where the test part differs from anything inside the training part (a
 second node, sizes beyond the protocol switch) the inner folds cannot show it, and it covers less.
 
@@ -270,20 +272,45 @@ SCORED_ON = {CARRIED: "extrapolation", UNTWINNED: "unseen_algorithm"}  # the hyb
 @dataclass(frozen=True)
 class InnerFolds:
     """The inner folds of a fold's training part (:func:`inner_folds`): (train mask, test mask, the
-    segmented regression's and the openmpi mode's predictions of its test cells) per inner fold, and
-    the models whose interval they choose."""
+    segmented regression's and the openmpi mode's predictions of its test cells, their
+    :func:`distances`) per inner fold, and the models whose interval they choose."""
 
     folds: tuple
     models: tuple[str, ...]
 
 
-def interval_width(measured: np.ndarray, predicted: np.ndarray) -> float:
-    """The half-width, in log latency, of a prediction interval that holds :data:`INTERVAL` of the
-    cells: that quantile of |log(measured / predicted)| over the inner folds' test cells (split
-    conformal prediction); NaN without a cell."""
+def interval_width(measured: np.ndarray, predicted: np.ndarray, distance: np.ndarray | None = None) -> float:
+    """The half-width, in log latency per (1 + octave of distance), of a prediction interval that
+    holds :data:`INTERVAL` of the cells: that quantile of |log(measured / predicted)| / (1 +
+    ``distance``) over the inner folds' test cells (split conformal prediction, normalised by how
+    far a cell lies from the training cells: :func:`distances`); NaN without a cell."""
     r = np.abs(np.log(np.asarray(measured, float)) - np.log(np.asarray(predicted, float)))
+    if distance is not None:
+        r = r / (1.0 + np.asarray(distance, float))
     r = r[np.isfinite(r)]
     return float(np.quantile(r, INTERVAL)) if len(r) else float("nan")
+
+
+#: the axis a split holds cells out along, and what else makes a curve along it; the other splits
+#: hold out whole curves
+ALONG = {"sparse_P": ("P", GROUP), "extrapolation": ("P", GROUP),
+         "sizes": ("size", ["operation", "algorithm", "mapping", "P"])}
+
+
+def distances(split: str, train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
+    """Octaves from each ``test`` cell to the nearest ``train`` cell of its curve along the axis
+    ``split`` holds out (:data:`ALONG`: P, or the size); 0 for a split of whole curves and for a
+    cell whose curve has no training cell."""
+    out = np.zeros(len(test))
+    if split not in ALONG or not len(test):
+        return out
+    axis, curve = ALONG[split]
+    known = {k: np.log2(np.sort(v[axis].to_numpy(float))) for k, v in train.groupby(curve)}
+    x = np.log2(test[axis].to_numpy(float))
+    for k, rows in test.groupby(curve).indices.items():
+        if k in known:
+            out[rows] = np.abs(x[rows, None] - known[k][None, :]).min(axis=1)
+    return out
 
 
 def segmented(train: pd.DataFrame, test: pd.DataFrame, machine: dict, forms: list[dict]) -> np.ndarray:
@@ -380,9 +407,10 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
             unfitted = np.r_[openmpi[test], openmpi[train]] if also else openmpi[test]
             # the inner folds of the training part: what a fitted model's interval is chosen on
             at_train = tr[CELL].merge(cells[CELL].assign(openmpi=openmpi), on=CELL, how="left")["openmpi"].to_numpy()
-            inner = InnerFolds(tuple((a, b, segmented(tr[a].reset_index(drop=True), tr[b].reset_index(drop=True),
-                                                      machine, forms), at_train[b])
-                                     for a, b in inner_folds(split, tr, options)),
+            parts = [(a, b, tr[a].reset_index(drop=True), tr[b].reset_index(drop=True))
+                     for a, b in inner_folds(split, tr, options)]
+            inner = InnerFolds(tuple((a, b, segmented(ta, tb, machine, forms), at_train[b], distances(split, ta, tb))
+                                     for a, b, ta, tb in parts),
                                ("calibrated", "hybrid", *(m for m, s in SCORED_ON.items() if s == split)))
             widths = {}
             for fit in fitted.values():
@@ -407,8 +435,10 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
         fits = {m: p for m, p in out.items() if m not in preds and m != "interval" and only.get(m, split) == split}
         if fits:
             priced = _priced(tr, te, split)
+            far = 1.0 + np.r_[distances(split, tr, te), np.zeros(len(priced) - len(te))]
             later += [priced.assign(model=m, split=split, fold=fold, target=target, predicted=p,
-                                    lower=p * np.exp(-widths.get(m, np.nan)), upper=p * np.exp(widths.get(m, np.nan)))
+                                    lower=p * np.exp(-widths.get(m, np.nan) * far),
+                                    upper=p * np.exp(widths.get(m, np.nan) * far))
                       for m, p in fits.items()]
     rows += later  # the refitted models' rows after the others, fold by fold
     table = pd.concat(rows, ignore_index=True)
