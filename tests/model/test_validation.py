@@ -241,3 +241,15 @@ def test_distances_are_octaves_to_the_nearest_training_cell_of_the_curve():
     assert (va.distances("sizes", small[small["algorithm"] == 1], c[(c["size"] == 2048) & (c["algorithm"] == 2)]) == 0).all()
     # normalised: errors of 0.2 at one octave and 0.4 at three are both 0.1 per (1 + octave)
     assert va.interval_width(np.exp([0.2, 0.4]), [1.0, 1.0], [1.0, 3.0]) == pytest.approx(0.1)
+
+
+def test_interval_table_gives_the_width_per_model_target_and_split():
+    t = pd.DataFrame({"model": "hybrid", "target": "avg", "split": ["sparse_P"] * 4 + ["unseen_algorithm"] * 2,
+                      "scored": [True] * 5 + [False], "measured": np.exp([0.1, 0.2, 0.3, 0.4, 0.5, 9.0]),
+                      "predicted": 1.0, "distance": [0.0, 1.0, 2.0, 3.0, 0.0, 0.0],
+                      "lower": 0.9, "upper": [1.2, 1.2, 1.2, 1.2, 2.0, 2.0]})
+    got = va.interval_table(t).set_index("split")
+    # sparse_P: |log error| / (1 + d) = 0.1 each; unseen: its one scored cell (0.5)
+    assert got.loc["sparse_P", "width"] == pytest.approx(0.1) and got.loc["sparse_P", "cells"] == 4
+    assert got.loc["sparse_P", "coverage"] == pytest.approx(0.25)  # exp(0.1) = 1.105 inside, the others above
+    assert got.loc["unseen_algorithm", "width"] == pytest.approx(0.5) and got.loc["unseen_algorithm", "coverage"] == 1.0

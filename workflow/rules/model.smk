@@ -186,6 +186,7 @@ rule model_validation:
             caption="../report/validation.rst",
         ),
         predictions="results/model/validation_predictions.parquet",
+        intervals="results/model/intervals.csv",
     priority: 10  # the longest path
     log:
         "logs/model/validation.log",

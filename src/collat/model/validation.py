@@ -438,11 +438,11 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
             far = 1.0 + np.r_[distances(split, tr, te), np.zeros(len(priced) - len(te))]
             later += [priced.assign(model=m, split=split, fold=fold, target=target, predicted=p,
                                     lower=p * np.exp(-widths.get(m, np.nan) * far),
-                                    upper=p * np.exp(widths.get(m, np.nan) * far))
+                                    upper=p * np.exp(widths.get(m, np.nan) * far), distance=far - 1.0)
                       for m, p in fits.items()]
     rows += later  # the refitted models' rows after the others, fold by fold
     table = pd.concat(rows, ignore_index=True)
-    for bound in ("lower", "upper"):  # the models without an interval: none
+    for bound in ("lower", "upper", "distance"):  # the models without an interval: none
         table[bound] = table[bound].astype(float) if bound in table else np.nan
     keys = ["model", "split", "operation", "algorithm", "mapping", "target"]
     scores = group_scores(table[table["scored"]], keys)
@@ -461,6 +461,26 @@ def coverage(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     inside = (table["measured"] >= table["lower"]) & (table["measured"] <= table["upper"])
     out = inside.where(has).groupby([table[k] for k in keys]).mean().rename("coverage").reset_index()
     return out
+
+
+INTERVAL_COLUMNS = ["model", "target", "split", "cells", "width", "coverage"]
+
+
+def interval_table(table: pd.DataFrame) -> pd.DataFrame:
+    """Per fitted model, target and split: the half-width, in log latency per (1 + octave of
+    distance), of the 80 % interval of a model fitted on all the data, for a cell in the situation
+    the split tests (:func:`interval_width` over the scored test cells of every fold, each out of
+    sample for its fold's model; split conformal prediction), and the share of those cells inside
+    their own fold's interval (``coverage``). A prediction p at d octaves from its curve's nearest
+    measured P (or size) has the interval p exp(+-width (1 + d)). Columns :data:`INTERVAL_COLUMNS`."""
+    t = table[table["scored"] & table["lower"].notna() & table["predicted"].notna()]
+    rows = []
+    for (model, target, split), g in t.groupby(["model", "target", "split"], sort=True):
+        inside = ((g["measured"] >= g["lower"]) & (g["measured"] <= g["upper"])).mean()
+        rows.append({"model": model, "target": target, "split": split, "cells": len(g),
+                     "width": interval_width(g["measured"], g["predicted"], g["distance"].fillna(0.0)),
+                     "coverage": float(inside)})
+    return pd.DataFrame(rows, columns=INTERVAL_COLUMNS)
 
 
 def gather(scores: list[pd.DataFrame], tables: list[pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:
