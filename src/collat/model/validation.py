@@ -435,7 +435,8 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
         fits = {m: p for m, p in out.items() if m not in preds and m != "interval" and only.get(m, split) == split}
         if fits:
             priced = _priced(tr, te, split)
-            far = 1.0 + np.r_[distances(split, tr, te), np.zeros(len(priced) - len(te))]
+            # the training cells priced after the test cells (unseen_algorithm) are measured: no interval
+            far = 1.0 + np.r_[distances(split, tr, te), np.full(len(priced) - len(te), np.nan)]
             later += [priced.assign(model=m, split=split, fold=fold, target=target, predicted=p,
                                     lower=p * np.exp(-widths.get(m, np.nan) * far),
                                     upper=p * np.exp(widths.get(m, np.nan) * far), distance=far - 1.0)
