@@ -32,7 +32,8 @@ def test_fewer_algorithms_get_the_trees_of_those_only_and_a_stated_fact_stays():
                   "reduce": [{"id": 0, "name": "default"}]}
     config = complete({"machine": EPYC, "channels": ["core"], "algorithms": algorithms,
                        "model": {"openmpi": {"default_rules": {}}}})
-    assert config["model"]["openmpi"]["trees"] == [{"operation": "bcast", "algorithm": 6, "tree": "binomial"}]
+    assert config["model"]["openmpi"]["trees"] == [{"operation": "bcast", "algorithm": 6, "tree": "binomial",
+                                                     "segmented": True}]
     assert config["model"]["openmpi"]["default_rules"] == {} and config["channels"] == ["core"]
 
 

@@ -634,3 +634,39 @@ def test_a_grid_prices_each_shape_once_per_mode(config):
     default = mode.curve("bcast", 0, "core", P, placements)
     trees_at = default.groupby("P")["tree"].unique().map(list).to_dict()
     assert trees_at == {P: ["knomial"] if P < 6 else ["binary"] for P in (2, 3, 4, 5, 6, 7, 8)}
+
+
+def test_pipelined_by_hand():
+    done, mean = np.array([[10.0, 20.0, 40.0]]), np.array([[5.0, 9.0, 30.0]])
+    slowest = np.array([[1.0, 2.0, 5.0]])
+    got_done, got_mean = om.pipelined(done, mean, slowest, np.array([1, 8, 64]), 8)
+    # 64 B in segments of 8: the first segment through the tree (20) and 7 steps of the slowest
+    # fan-out at 8 B (2); 1 B and 8 B are one segment each
+    assert got_done.tolist() == [[10.0, 20.0, 34.0]] and got_mean.tolist() == [[5.0, 9.0, 23.0]]
+    with pytest.raises(ValueError, match="segment size 16: the costs price only the sizes"):
+        om.pipelined(done, mean, slowest, np.array([1, 8, 64]), 16)
+
+
+def test_a_segmented_tree_is_its_first_segment_and_a_pipeline_step_per_further_segment():
+    """A pipeline of P = 4 under map-by core on TINY: 0 -> 1 (core), 1 -> 2 (socket), 2 -> 3 (core).
+    At 8 B the slowest fan-out is the socket's NBFT of one receiver, 1 + 1 = 2 us; 64 B in segments
+    of 8 B cost the tree's time at 8 B plus 7 such steps."""
+    K, sizes = 3, [8, 64]
+    alpha, beta = np.array([[0.5], [1.0], [2.0]]) * [1, 10], np.array([[0.5], [1.0], [2.0]]) * [1, 10]
+    tab = alpha[:, None, :] + beta[:, None, :] * np.arange(8.0)[None, :, None]
+    tab[:, 0, :] = 0
+    costs = md.ChannelCosts(["core", "socket", "node"], sizes, alpha + beta, alpha, beta, tab)
+    placements = md.Placements(TINY)
+    whole = om.price_shape({"tree": "pipeline"}, "bcast", [4], "core", costs, placements, "core")
+    cut = om.price_shape({"tree": "pipeline", "segsize": 8}, "bcast", [4], "core", costs, placements, "core")
+    assert cut[0][0, 0] == whole[0][0, 0]  # one segment
+    assert cut[0][0, 1] == pytest.approx(whole[0][0, 0] + 7 * 2.0)
+    assert cut[0][0, 1] < whole[0][0, 1]  # pipelined: cheaper than whole 64 B messages down the chain
+
+
+def test_a_segment_size_reaches_the_trees_openmpi_cuts_and_no_other_shape(config):
+    options = md.ModelOptions.from_config(config["model"])
+    shapes = {alg: [shape for shape, *_ in om.plan_shapes("bcast", alg, "core", [8], [1, 65536], options,
+                                                          segsize=8192).steps] for alg in (0, 1, 3, 4, 6)}
+    assert [s.get("segsize") for s in shapes[3]] == [8192] and [s.get("segsize") for s in shapes[6]] == [8192]
+    assert all("segsize" not in s for alg in (0, 1, 4) for s in shapes[alg])  # default, linear, a schedule

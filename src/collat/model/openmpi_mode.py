@@ -23,7 +23,8 @@ import pandas as pd
 
 from collat.model import kernels
 from collat.model.shapes import schedules
-from collat.model.shapes.openmpi import as_run, default_algorithms, receive_order, runs_fallback, tree_spec
+from collat.model.shapes.openmpi import (as_run, default_algorithms, receive_order, runs_fallback, takes_segments,
+                                         tree_spec)
 from collat.model.placement import LEVELS, channel_codes
 from collat.model.costs import ChannelCosts
 from collat.model.forest import Forest, Placements, census_rows
@@ -311,10 +312,14 @@ class ShapePlan:
     steps: tuple         # (shape, rows, applies [rows, S], links) per shape priced
 
 
-def plan_shapes(operation: str, algorithm: int, mapping: str, Pv, sizes, options: ModelOptions) -> ShapePlan:
+def plan_shapes(operation: str, algorithm: int, mapping: str, Pv, sizes, options: ModelOptions,
+                segsize: int = 0) -> ShapePlan:
     """The :class:`ShapePlan` of one (operation, algorithm, mapping) at ``Pv`` and ``sizes``:
     algorithm 0 runs what the fixed rules pick at each (P, size); a forced algorithm runs its shape
-    (as OpenMPI runs it: :func:`collat.model.shapes.openmpi.as_run`) or its fall-back below a message count."""
+    (as OpenMPI runs it: :func:`collat.model.shapes.openmpi.as_run`) or its fall-back below a message
+    count, with segments of ``segsize`` bytes where it is a tree OpenMPI cuts into segments (its
+    shape says ``segmented``; 0: whole messages, what the fixed rules and a forced run without a
+    segment size do)."""
     S, Pv = len(sizes), np.asarray([int(p) for p in Pv])
     specs = options.openmpi.trees
     if algorithm == 0:
@@ -328,6 +333,8 @@ def plan_shapes(operation: str, algorithm: int, mapping: str, Pv, sizes, options
         if spec is None:
             continue
         spec = as_run(spec, by_default=algorithm == 0)
+        if segsize and algorithm != 0 and takes_segments(spec):
+            spec = {**spec, "segsize": int(segsize)}
         fallback = runs_fallback(spec, Pv, sizes)
         variants = [(spec, ~fallback)]
         if spec.get("fallback"):
@@ -376,12 +383,12 @@ def price_plans(plans: list, costs: ChannelCosts, options: ModelOptions, placeme
               for i, plan in enumerate(plans) for j, (shape, rows, _, links) in enumerate(plan.steps)
               if "schedule" in shape}
     if parts:
-        for (i, j), (done, mean) in zip(where, evaluate_forests(parts, costs, plans[0].operation, with_average,
-                                                                 merged)):
+        for (i, j), (done, mean), (forest, counts, _) in zip(where, evaluate_forests(
+                parts, costs, plans[0].operation, with_average, merged), parts):
             plan = plans[i]
             shape, rows = plan.steps[j][:2]
             priced[i, j] = _after_tree(shape, done, mean, plan.Pv[rows], plan.mapping, costs, placements,
-                                       options.unpinned_channel)
+                                       options.unpinned_channel, forest, counts)
     return [_assembled(plan, [priced[i, j] for j in range(len(plan.steps))], costs, with_average)
             for i, plan in enumerate(plans)]
 
@@ -420,13 +427,15 @@ def price_plan_shared(plan: ShapePlan, costs: ChannelCosts, options: ModelOption
 
 
 def predict_arrays(operation: str, algorithm: int, mapping: str, Pv, costs: ChannelCosts, options: ModelOptions,
-                   placements: Placements, with_average: bool = True, shapes: dict | None = None):
+                   placements: Placements, with_average: bool = True, shapes: dict | None = None,
+                   segsize: int = 0):
     """The openmpi-shaped prediction of one (operation, algorithm, mapping) as arrays [P, size]:
     (targets {"max": completion, "avg": mean rank time (with_average)}, shape names, the algorithm
     OpenMPI ran): :func:`plan_shapes` priced by :func:`price_plan` (with ``shapes``, a dict kept
-    across the curves of one grid, :func:`price_plan_shared`). Shared by the openmpi and calibrated modes.
+    across the curves of one grid, :func:`price_plan_shared`; ``segsize``: :func:`plan_shapes`). Shared by
+    the openmpi and calibrated modes.
     """
-    plan = plan_shapes(operation, algorithm, mapping, Pv, costs.sizes, options)
+    plan = plan_shapes(operation, algorithm, mapping, Pv, costs.sizes, options, segsize)
     priced = (price_plan(plan, costs, options, placements, with_average) if shapes is None else
               price_plan_shared(plan, costs, options, placements, with_average, shapes))
     return priced, plan.names, plan.chosen
@@ -462,7 +471,7 @@ def price_shape(shape: dict, operation: str, Pv, mapping: str, costs: ChannelCos
         return schedules.price(layout, costs.p2p_at, costs.sizes)
     forest, counts = _tree_census(shape, operation, Pv, mapping, costs, placements, unpinned)
     done, mean = evaluate(forest, counts, costs, operation, with_average, contention)
-    return _after_tree(shape, done, mean, Pv, mapping, costs, placements, unpinned)
+    return _after_tree(shape, done, mean, Pv, mapping, costs, placements, unpinned, forest, counts)
 
 
 def _tree_census(shape: dict, operation: str, Pv, mapping: str, costs: ChannelCosts, placements: Placements,
@@ -472,11 +481,39 @@ def _tree_census(shape: dict, operation: str, Pv, mapping: str, costs: ChannelCo
 
 
 def _after_tree(shape: dict, done, mean, Pv, mapping: str, costs: ChannelCosts, placements: Placements,
-                unpinned: str):
+                unpinned: str, forest: Forest, counts: np.ndarray):
     """A tree shape's times once its forest is evaluated: the in-order binary tree's relay to the
-    root (:func:`relay_to_root`), the others as they are."""
+    root (:func:`relay_to_root`), a segment size's pipeline (:func:`pipelined`), the others as they are."""
     if shape["tree"] == "in_order_binary":
-        return relay_to_root(done, mean, Pv, mapping, costs, placements, unpinned)
+        done, mean = relay_to_root(done, mean, Pv, mapping, costs, placements, unpinned)
+    segsize = int(shape.get("segsize") or 0)
+    if segsize > 0:
+        slowest = np.maximum.reduceat(sequential_fanout(counts, costs), forest.offsets, axis=0)
+        done, mean = pipelined(done, mean, slowest, costs.sizes, segsize)
+    return done, mean
+
+
+def pipelined(done: np.ndarray, mean: np.ndarray | None, slowest: np.ndarray, sizes: np.ndarray, segsize: int):
+    """(completion, mean rank time) [T, S] of trees that cut each message into segments of
+    ``segsize`` bytes (OpenMPI's coll_tuned_<op>_algorithm_segmentsize; MPI_CHAR), from their times
+    for whole messages ``done``, ``mean`` and each tree's slowest fan-out (or fan-in) ``slowest``
+    [T, S], at every size of ``sizes``: a message of m > s bytes travels as k = ceil(m / s)
+    segments, the first through the whole tree as a message of s bytes, each next one a step of the
+    pipeline behind it, T(m) = T(s) + (k - 1) max_parent w(s) (the usual pipelined-tree cost, not in
+    either paper; the last segment is taken as a whole one). A message of at most s bytes is one
+    segment. ``segsize`` must be one of ``sizes`` (the costs are priced there)."""
+    sizes = np.asarray(sizes)
+    at = np.flatnonzero(sizes == segsize)
+    if not len(at):
+        raise ValueError(f"segment size {segsize}: the costs price only the sizes {sizes.tolist()}")
+    j = int(at[0])
+    k = np.ceil(sizes / segsize)
+    cut = sizes > segsize
+    done = done.copy()
+    done[:, cut] = done[:, [j]] + (k[cut] - 1) * slowest[:, [j]]
+    if mean is not None:
+        mean = mean.copy()
+        mean[:, cut] = mean[:, [j]] + (k[cut] - 1) * slowest[:, [j]]
     return done, mean
 
 

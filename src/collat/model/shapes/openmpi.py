@@ -59,6 +59,13 @@ def as_run(spec: dict, by_default: bool) -> dict:
     return spec
 
 
+def takes_segments(spec: dict) -> bool:
+    """Whether OpenMPI cuts the messages of this shape into segments of
+    ``coll_tuned_<op>_algorithm_segmentsize`` bytes (the shape says ``segmented``) and the model
+    prices them so: a tree (a schedule's segments, the split binary tree's, are not priced)."""
+    return bool(spec.get("segmented")) and "tree" in spec
+
+
 def receive_order(shape: dict, operation: str) -> dict:
     """The shape with the order in which its parents take their children, where OpenMPI's algorithm
     has its own: the linear reduce (``ompi_coll_base_reduce_intra_basic_linear``) receives from rank
