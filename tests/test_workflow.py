@@ -835,7 +835,8 @@ def test_a_16_core_machine_from_a_short_config(tmp_path):
     does not name, is left out with a line."""
     config = ("machine: {name: a 16-core node, nodes: 1, sockets_per_node: 1, cores_per_socket: 16, cores_per_l3: 8}\n"
               "data:\n"
-              f"  raw: {{dir: {SIXTEEN_CORES}}}\n")
+              f"  raw: {{dir: {SIXTEEN_CORES}}}\n"
+              "model: {segment_sizes: [8192]}\n")  # segmented trees compete in the rules file
     assert len(config.splitlines()) <= 10
     (tmp_path / "mine.yaml").write_text(config)
     wd = tmp_path / "wd"
@@ -853,6 +854,11 @@ def test_a_16_core_machine_from_a_short_config(tmp_path):
     validate((wd / "results/selection/rules_map-by-core.txt").read_text(), "rules_map-by-core.txt")
     assert not list((wd / "results/selection").glob("rules_map-by-socket*"))  # no mapping the logs lack
     assert "## Choosing the algorithm" in (wd / "results/summary.md").read_text()
+    segments = pd.read_parquet(wd / "results/model/segments.parquet")
+    assert set(segments["segsize"]) == {8192} and set(segments["mode"]) == {"openmpi", "calibrated"}
+    one = segments.loc[segments["size"] <= 8192, "ratio"].dropna()
+    assert len(one) and (one == 1.0).all()  # one segment: the same price
+    assert "**Segment sizes in the rules files**" in (wd / "results/summary.md").read_text()
 
 
 def test_a_manifest_names_a_log_the_glob_leaves_out_and_metadata_per_glob(tmp_path):

@@ -173,3 +173,12 @@ def test_the_summary_leaves_out_a_regression_row_without_any_r2():
     paths = {"hockney": "h.csv", "model_scores": "m.csv", "regression_scores": "r.csv", "tables": "t/"}
     text = summary_markdown(hockney, model_scores(), short, [], None, paths, 1)
     assert "segmented (study eq. 12)" not in text and "point-to-point" in text
+
+
+def test_the_summary_names_the_rules_a_segment_size_was_bet_on():
+    from collat.evaluate.tables import segments_markdown
+    from collat.selection.rulesfile import write_rules
+
+    text = write_rules({"bcast": [(2, [(0, 1, 0, 0), (65536, 3, 0, 8192)]), (8, [(0, 6, 0, 0)])]})
+    out = " ".join(segments_markdown({"rules_map-by-core.txt": text}))
+    assert "`rules_map-by-core.txt` 1 of 3 rules name one" in out and "bet" in out

@@ -645,6 +645,10 @@ def test_pipelined_by_hand():
     assert got_done.tolist() == [[10.0, 20.0, 34.0]] and got_mean.tolist() == [[5.0, 9.0, 23.0]]
     with pytest.raises(ValueError, match="segment size 16: the costs price only the sizes"):
         om.pipelined(done, mean, slowest, np.array([1, 8, 64]), 16)
+    # two targets side by side (the calibrated mode's batched costs): each run of sizes cut with its own
+    two, _ = om.pipelined(np.hstack([done, 2 * done]), None, np.hstack([slowest, 3 * slowest]),
+                          np.array([1, 8, 64, 1, 8, 64]), 8)
+    assert two.tolist() == [[10.0, 20.0, 34.0, 20.0, 40.0, 40.0 + 7 * 6.0]]
 
 
 def test_a_segmented_tree_is_its_first_segment_and_a_pipeline_step_per_further_segment():
@@ -653,8 +657,8 @@ def test_a_segmented_tree_is_its_first_segment_and_a_pipeline_step_per_further_s
     of 8 B cost the tree's time at 8 B plus 7 such steps."""
     K, sizes = 3, [8, 64]
     alpha, beta = np.array([[0.5], [1.0], [2.0]]) * [1, 10], np.array([[0.5], [1.0], [2.0]]) * [1, 10]
-    tab = alpha[:, None, :] + beta[:, None, :] * np.arange(8.0)[None, :, None]
-    tab[:, 0, :] = 0
+    tab = alpha[:, :, None] + beta[:, :, None] * np.arange(8.0)  # [K, S, receivers]
+    tab[:, :, 0] = 0
     costs = md.ChannelCosts(["core", "socket", "node"], sizes, alpha + beta, alpha, beta, tab)
     placements = md.Placements(TINY)
     whole = om.price_shape({"tree": "pipeline"}, "bcast", [4], "core", costs, placements, "core")

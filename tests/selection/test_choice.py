@@ -250,3 +250,24 @@ def test_the_best_algorithm_map_of_an_operation_with_nothing_to_compare_says_so(
     fig = best_algorithm_maps(cells, "reduce", ["core"], [{"id": 0, "name": "default"}])
     assert "no cell" in fig.texts[0].get_text()
     plt.close(fig)
+
+
+def test_a_segment_size_competes_where_the_model_prices_it_and_reaches_the_rules_file():
+    p = predictions()
+    # the model's ratio of segmented to whole-message prices: algorithm 2 with 1 KiB segments costs
+    # a hundredth at 64 KiB, algorithm 5 twice as much; at 1 KiB a message is one segment (no row)
+    ratios = pd.DataFrame([{"mode": "openmpi", "operation": "bcast", "algorithm": alg, "mapping": "core", "P": P,
+                            "size": size, "target": "max", "segsize": 1024, "ratio": r}
+                           for P in (2, 4, 8) for size in (1024, 65536) for alg, r in ((2, 0.01), (5, 2.0))])
+    both = sel.with_segments(p, ratios, "openmpi")
+    assert len(both) == len(p) + 2 * 3 and (both["segsize"] == 0).sum() == len(p)
+    best = sel.predicted_best(both).set_index(["P", "size"])
+    # 64 KiB: algorithm 2 whole 3 + 65.536, cut 0.685: below algorithm 1 (P) and 5 (2 + log2 P)
+    assert best.loc[(8, 65536), ["predicted_best", "segsize"]].tolist() == [2, 1024]
+    assert best.loc[(8, 65536), "predicted"] == pytest.approx(0.68536)
+    assert best.loc[(2, 1024), ["predicted_best", "segsize"]].tolist() == [1, 0]  # whole messages elsewhere
+    blocks = sel.rules_blocks(best.reset_index(), {})
+    assert blocks[0] == (2, [(0, 1, 0, 0), (65536, 2, 0, 1024)])  # the segment size in the rules file
+    from collat.selection.rulesfile import validate
+
+    assert validate(sel.write_rules({"bcast": blocks}), "x.txt")

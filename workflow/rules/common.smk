@@ -264,6 +264,11 @@ def calibration_input(wildcards):
     return {"calibration": "results/model/calibration.csv"} if "calibrated" in config["model"]["modes"] else {}
 
 
+def segments_input(wildcards):
+    """The segmented prices (rule model_segments), when config model.segment_sizes names any."""
+    return {"segments": "results/model/segments.parquet"} if config["model"].get("segment_sizes") else {}
+
+
 def hybrid_input(wildcards):
     """The regression stage's grid, the hybrid mode's trend beyond each curve's measured P."""
     return {"trend": "results/regression/predictions.parquet"} if "hybrid" in config["model"]["modes"] else {}
@@ -286,11 +291,14 @@ def selection_summary_input(wildcards):
     """The selection stage's regret tables, for the summary, when that stage runs."""
     if "selection" not in config["stages"]:
         return {}
-    return {
+    out = {
         "regret": "results/selection/regret.csv",
         "unseen": "results/selection/regret_unseen_algorithm.csv",
         "unseen_P": "results/selection/regret_unseen_P.csv",
     }
+    if config["model"].get("segment_sizes"):  # the rules files' segment sizes: a bet the summary names
+        out["rules"] = [f"results/selection/rules_map-by-{m}.txt" for m in config["mappings"]]
+    return out
 
 
 def calibration_start_input(wildcards):

@@ -175,6 +175,29 @@ rule model_noise_floor:
         "../scripts/model_noise_floor.py"
 
 
+rule model_segments:
+    input:
+        unpack(calibration_input),
+        collective="results/tidy/collective.parquet",
+        hockney="results/pt2pt/hockney.parquet",
+        hockney_study="results/pt2pt/hockney_study.parquet",
+        nbft_fits="results/nbft/fits.csv",
+        nbft_medians="results/nbft/medians.parquet",
+    output:
+        segments="results/model/segments.parquet",
+    params:
+        config={key: config[key] for key in ("machine", "channels", "mappings", "algorithms", "model")},
+    threads: 1
+    log:
+        "logs/model/segments.log",
+    benchmark:
+        "benchmarks/rules/model/segments.tsv",
+    conda:
+        "../envs/collat.yaml"
+    script:
+        "../scripts/model_segments.py"
+
+
 rule model_validation:
     input:
         scores=expand("results/model/validation/{target}.csv", target=config["validation"]["targets"]),

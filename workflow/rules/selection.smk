@@ -4,6 +4,7 @@
 
 rule selection:
     input:
+        unpack(segments_input),
         predictions="results/model/predictions.parquet",
         folds="results/model/validation_predictions.parquet",
         scores="results/model/validation.csv",

@@ -7,7 +7,7 @@ import pandas as pd
 from collat.runner import setup_log
 from collat.selection.rulesfile import validate
 from collat.selection.choice import (best_validated_mode, predicted_best, regret, regret_sparse_P, regret_unseen_algorithm,
-                              rules_blocks, write_rules)
+                              rules_blocks, with_segments, write_rules)
 from collat.ingest.tidy import atomic_write, read_parquet
 
 log = setup_log(snakemake.log)
@@ -34,7 +34,13 @@ unseen_P = pd.concat([regret_sparse_P(folds, collective, target, mode, p.default
                      ignore_index=True)
 atomic_write(snakemake.output.unseen_P, lambda tmp: unseen_P.to_csv(tmp, index=False))
 atomic_write(snakemake.output.cells, lambda tmp: cells.to_parquet(tmp, index=False))
+if "segments" in snakemake.input.keys():  # segment sizes compete in the rules files, as the model prices them
+    predictions = with_segments(predictions, pd.read_parquet(snakemake.input.segments), mode)
 best = predicted_best(predictions, None, mode, p.targets[0], p.default_candidate)
+if "segsize" in best:
+    cut = best[best["segsize"] > 0]
+    log.info("rules files: %d of %d cells (%s) with a segment size nobody measured", len(cut), len(best),
+             ", ".join(f"{s} B: {n}" for s, n in cut["segsize"].value_counts().sort_index().items()) or "none")
 faninout = {int(k): int(v) for k, v in p.faninout.items()}
 for mapping, path in zip(p.mappings, snakemake.output.rules):
     b = best[best["mapping"] == mapping]

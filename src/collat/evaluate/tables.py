@@ -276,12 +276,29 @@ def headline(board: pd.DataFrame, unseen_P: pd.DataFrame | None, target: str = "
     return text
 
 
+def segments_markdown(rules: dict) -> list[str]:
+    """A paragraph on the rules files' segment sizes (``rules``: path -> text; config
+    ``model.segment_sizes``): how many rules name one, a bet no measurement backs."""
+    from collat.selection.rulesfile import parse_rules
+
+    counts = {}
+    for path, text in rules.items():
+        picks = [rule for _, blocks in parse_rules(text).items() for _, sizes in blocks for rule in sizes]
+        counts[path] = (sum(1 for *_, seg in picks if seg > 0), len(picks))
+    return ["**Segment sizes in the rules files** (`model.segment_sizes`): " + "; ".join(
+                f"`{path}` {n} of {total} rules" for path, (n, total) in counts.items())
+            + " name one. The model priced them (a tree's first segment and a pipeline step per further "
+            "segment, results/model/segments.parquet); no measurement here had a segment size, so those "
+            "rules are its bet, not a measured choice: measure them (plan stage) before trusting them.", ""]
+
+
 def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regression_scores: pd.DataFrame,
                      tables: list[pd.DataFrame], crossover: pd.DataFrame | None, paths: dict, size: int,
                      setting: dict | None = None, validation: pd.DataFrame | None = None,
                      selection: tuple[pd.DataFrame, pd.DataFrame] | None = None,
                      nbft_fits: pd.DataFrame | None = None, what_if: dict | None = None,
-                     noise_floors: pd.DataFrame | None = None, figure_setting: dict | None = None) -> str:
+                     noise_floors: pd.DataFrame | None = None, figure_setting: dict | None = None,
+                     rules: dict | None = None) -> str:
     """results/summary.md: the headline numbers, each with the file it comes from; ``selection`` is
     (regret.csv, regret_unseen_algorithm.csv, regret_unseen_P.csv) of the selection stage;
     ``nbft_fits`` (results/nbft/fits.csv) names the fan-outs priced by assumption, not measurement;
@@ -354,6 +371,8 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
         out += noise_floor_markdown(noise_floors, paths)
     if selection is not None:
         out += selection_markdown(selection[0], selection[1], paths, *selection[2:])
+    if rules:
+        out += segments_markdown(rules)
     if what_if:
         out += what_if_markdown(what_if, paths, validation=validation)
     out += [f"## Point-to-point channels (Hockney T = α + β·m) — `{paths['hockney']}`", "",

@@ -181,9 +181,9 @@ class CalibratedMode:
         return blocks_frame(self.blocks(operation, algorithm, mapping, P_values, placements))
 
     def blocks(self, operation: str, algorithm: int, mapping: str, P_values, placements: Placements,
-               shapes: dict | None = None) -> list[dict]:
+               shapes: dict | None = None, segsize: int = 0) -> list[dict]:
         """Each calibrated target of one (operation, algorithm, mapping), priced with its own parameters
-        (:func:`~collat.model.predict.curve_blocks`); ``shapes``: see
+        (:func:`~collat.model.predict.curve_blocks`); ``shapes``, ``segsize``: see
         :func:`~collat.model.openmpi_mode.predict_arrays`."""
         Pv = np.asarray([int(p) for p in P_values])
         if len(Pv) == 0:
@@ -191,7 +191,7 @@ class CalibratedMode:
         targets, costs = self.costs[operation]
         S = len(costs.sizes) // len(targets)
         priced, names, chosen = predict_arrays(operation, algorithm, mapping, Pv, costs, self.options, placements,
-                                               with_average=any(t != "max" for t in targets), shapes=shapes)
+                                               with_average=any(t != "max" for t in targets), shapes=shapes, segsize=segsize)
         return [block for i, t in enumerate(targets)
                 for block in curve_blocks(Pv, costs.sizes[i * S:(i + 1) * S], {t: priced[t][:, i * S:(i + 1) * S]},
                                           names[:, i * S:(i + 1) * S], 1, chosen[:, i * S:(i + 1) * S])]

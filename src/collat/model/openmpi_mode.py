@@ -501,19 +501,25 @@ def pipelined(done: np.ndarray, mean: np.ndarray | None, slowest: np.ndarray, si
     segments, the first through the whole tree as a message of s bytes, each next one a step of the
     pipeline behind it, T(m) = T(s) + (k - 1) max_parent w(s) (the usual pipelined-tree cost, not in
     either paper; the last segment is taken as a whole one). A message of at most s bytes is one
-    segment. ``segsize`` must be one of ``sizes`` (the costs are priced there)."""
+    segment. ``segsize`` must be one of ``sizes`` (the costs are priced there); ``sizes`` may be
+    several increasing runs side by side (the calibrated mode prices its targets so), each column
+    then cut with the segment column of its own run."""
     sizes = np.asarray(sizes)
-    at = np.flatnonzero(sizes == segsize)
-    if not len(at):
-        raise ValueError(f"segment size {segsize}: the costs price only the sizes {sizes.tolist()}")
-    j = int(at[0])
+    starts = np.flatnonzero(np.r_[True, sizes[1:] <= sizes[:-1]])  # the runs of increasing sizes
+    ends = np.r_[starts[1:], len(sizes)]
+    segment = np.empty(len(sizes), dtype=np.int64)
+    for a, b in zip(starts, ends):
+        at = np.flatnonzero(sizes[a:b] == segsize)
+        if not len(at):
+            raise ValueError(f"segment size {segsize}: the costs price only the sizes {sizes[a:b].tolist()}")
+        segment[a:b] = a + at[0]
     k = np.ceil(sizes / segsize)
-    cut = sizes > segsize
+    cut = np.flatnonzero(sizes > segsize)
     done = done.copy()
-    done[:, cut] = done[:, [j]] + (k[cut] - 1) * slowest[:, [j]]
+    done[:, cut] = done[:, segment[cut]] + (k[cut] - 1) * slowest[:, segment[cut]]
     if mean is not None:
         mean = mean.copy()
-        mean[:, cut] = mean[:, [j]] + (k[cut] - 1) * slowest[:, [j]]
+        mean[:, cut] = mean[:, segment[cut]] + (k[cut] - 1) * slowest[:, segment[cut]]
     return done, mean
 
 
@@ -539,13 +545,13 @@ class OpenMPIMode:
         return blocks_frame(self.blocks(operation, algorithm, mapping, P_values, placements))
 
     def blocks(self, operation: str, algorithm: int, mapping: str, P_values, placements: Placements,
-               shapes: dict | None = None) -> list[dict]:
+               shapes: dict | None = None, segsize: int = 0) -> list[dict]:
         """max and avg of one (operation, algorithm, mapping) at every P and size
-        (:func:`~collat.model.predict.curve_blocks`); ``shapes``: see :func:`predict_arrays`."""
+        (:func:`~collat.model.predict.curve_blocks`); ``shapes``, ``segsize``: see :func:`predict_arrays`."""
         costs = self.costs[operation]
         Pv = np.asarray([int(p) for p in P_values])
         if len(Pv) == 0:
             return []
         targets, names, chosen = predict_arrays(operation, algorithm, mapping, Pv, costs, self.options, placements,
-                                                shapes=shapes)
+                                                shapes=shapes, segsize=segsize)
         return curve_blocks(Pv, costs.sizes, targets, names, 1, chosen)

@@ -57,6 +57,7 @@ class ModelOptions:
     cleanings: tuple[str, ...]  # cleanings the scores are computed for
     paper: PaperOptions
     openmpi: OpenMPIOptions
+    segment_sizes: tuple[int, ...] = ()  # priced beside whole messages (collat.model.segments)
 
     @classmethod
     def from_config(cls, model: dict, mappings=("core", "socket", "node"), hockney=None) -> "ModelOptions":
@@ -82,4 +83,5 @@ class ModelOptions:
                                    -1.0 if o["small_limit"] is None else float(o["small_limit"]),
                                    Contention(tuple(contention["links"]), tuple(contention["trees"])),
                                    tuple(o["trees"]), dict(o["default_rules"])),
+            segment_sizes=tuple(int(m) for m in model.get("segment_sizes") or ()),
         )

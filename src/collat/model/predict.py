@@ -86,22 +86,27 @@ def _coded(parts: list[np.ndarray]) -> pd.arrays.ArrowStringArray:
     return _decoded(np.concatenate(codes), list(labels))
 
 
-def predict_all(modes: list, placements, algorithms: dict, P_values, processes: int = 1) -> pd.DataFrame:
+def predict_all(modes: list, placements, algorithms: dict, P_values, processes: int = 1,
+                segsize: int | None = None) -> pd.DataFrame:
     """Predictions of every mode for every operation, algorithm it models, mapping of its options,
     P of ``P_values`` and size of its costs (:data:`PREDICTION_COLUMNS`); ``placements`` is a
     :class:`~collat.model.forest.Placements` of the machine, ``algorithms`` config ``algorithms``
-    (operation -> [{id, name}]). The curves are priced in up to ``processes`` worker processes
-    (the same table in the same order)."""
+    (operation -> [{id, name}]). With ``segsize`` (0 included), only the forced algorithms OpenMPI
+    cuts into segments, with segments of that many bytes (0: whole messages). The curves are priced
+    in up to ``processes`` worker processes (the same table in the same order)."""
     from collat.runner import fork_map
 
     curves = [(mode, operation, alg, mapping) for mode in modes for operation in mode.costs
-              for alg in mode.algorithms(operation) for mapping in mode.options.mappings]
+              for alg in mode.algorithms(operation) for mapping in mode.options.mappings
+              if segsize is None or _segmented(mode.options, operation, alg)]
 
     shapes = {id(mode): {} for mode in modes}  # each mode's shapes priced at every P, kept for this grid
 
     def price(i):
         mode, operation, alg, mapping = curves[i]
-        return mode.blocks(operation, alg, mapping, P_values, placements, shapes[id(mode)])
+        if segsize is None:  # whole messages: every mode (the paper mode prices no segments)
+            return mode.blocks(operation, alg, mapping, P_values, placements, shapes[id(mode)])
+        return mode.blocks(operation, alg, mapping, P_values, placements, shapes[id(mode)], segsize=segsize)
 
     parts = fork_map(price, len(curves), processes)
     meta = [(mode.name, operation, int(alg), {int(a["id"]): a["name"] for a in algorithms[operation]}.get(alg, f"alg{alg}"),
@@ -120,6 +125,14 @@ def predict_all(modes: list, placements, algorithms: dict, P_values, processes: 
     columns["segments"] = np.repeat(np.array([b["segments"] for _, b in blocks]), n)
     columns["runs"] = np.concatenate([b["runs"] for _, b in blocks]).astype("int64")
     return pd.DataFrame({col: columns[col] for col in PREDICTION_COLUMNS})
+
+
+def _segmented(options, operation: str, algorithm: int) -> bool:
+    """A forced algorithm whose tree OpenMPI cuts into segments (:func:`collat.model.shapes.openmpi.takes_segments`)."""
+    from collat.model.shapes.openmpi import takes_segments, tree_spec
+
+    spec = tree_spec(options.openmpi.trees, operation, algorithm) if algorithm else None
+    return spec is not None and takes_segments(spec)
 
 
 def what_if_machine(machine: dict, entry: dict, index: int, mappings, unpinned_channel: str,

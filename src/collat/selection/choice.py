@@ -38,7 +38,8 @@ def _ranked(p: pd.DataFrame, column: str = "predicted") -> pd.DataFrame:
         digits = SIGNIFICANT - 1 - np.floor(np.log10(np.abs(v)))
     scale = np.where(np.isfinite(digits), 10.0 ** np.where(np.isfinite(digits), digits, 0), 1.0)
     key = np.round(v * scale) / scale
-    return (p.assign(_key=key).sort_values(CELL + ["_key", "algorithm"], kind="stable").drop(columns="_key"))
+    ties = ["algorithm", "segsize"] if "segsize" in p else ["algorithm"]  # whole messages win a tie
+    return (p.assign(_key=key).sort_values(CELL + ["_key", *ties], kind="stable").drop(columns="_key"))
 CHOOSERS = ("model", "rules_file", "default")
 
 
@@ -97,7 +98,23 @@ def predicted_best(predictions: pd.DataFrame, candidates: dict | None = None, mo
             keep |= ((p["operation"] == op) & p["algorithm"].isin(ids)).to_numpy()
         p = p[keep]
     best = _ranked(p).drop_duplicates(CELL, keep="first")
-    return best[CELL + ["algorithm", "predicted"]].rename(columns={"algorithm": "predicted_best"}).reset_index(drop=True)
+    keep = CELL + ["algorithm", "predicted"] + (["segsize"] if "segsize" in best else [])
+    return best[keep].rename(columns={"algorithm": "predicted_best"}).reset_index(drop=True)
+
+
+def with_segments(predictions: pd.DataFrame, ratios: pd.DataFrame, mode: str) -> pd.DataFrame:
+    """The chooser's ``predictions`` with a ``segsize`` column (0: whole messages) and, for every
+    forced algorithm OpenMPI cuts into segments and segment size smaller than the message, a row
+    priced as its whole-message prediction times the model's ratio of the two prices (``ratios``,
+    results/model/segments.parquet: the openmpi mode's for the openmpi chooser, the calibrated
+    mode's for the calibrated mode and the hybrid, whose correction, measured on whole messages,
+    carries over). Nothing measured prices a segment size: those rows are the model's bet."""
+    pricing = "openmpi" if mode == "openmpi" else "calibrated"
+    r = ratios[(ratios["mode"] == pricing) & (ratios["size"] > ratios["segsize"])].drop(columns="mode")
+    keys = ["operation", "algorithm", "mapping", "P", "size", "target"]
+    cut = predictions.merge(r, on=keys, how="inner")
+    cut["predicted"] = cut["predicted"] * cut.pop("ratio")
+    return pd.concat([predictions.assign(segsize=0), cut], ignore_index=True)
 
 
 def measured_table(collective: pd.DataFrame, target: str = "avg") -> pd.DataFrame:
@@ -182,15 +199,17 @@ def rules_blocks(best: pd.DataFrame, faninout: dict) -> list[tuple[int, list[tup
     """Compressed rule blocks of one collective and mapping from a predicted_best frame.
 
     Message-size rules keep only the sizes where the choice changes; consecutive communicator
-    sizes with identical rules share one block. ``faninout`` maps algorithm -> fan-in/out (chain: 4).
+    sizes with identical rules share one block. ``faninout`` maps algorithm -> fan-in/out (chain: 4);
+    a ``segsize`` column (:func:`with_segments`) gives each pick's segment size (else 0).
     """
     blocks: list[tuple[int, list]] = []
     for P, g in best.sort_values(["P", "size"]).groupby("P"):
         rules, last = [], None
-        for size, alg in zip(g["size"], g["predicted_best"]):
-            if alg != last:
-                rules.append((0 if not rules else int(size), int(alg), int(faninout.get(int(alg), 0)), 0))
-                last = alg
+        segsizes = g["segsize"] if "segsize" in g else np.zeros(len(g), dtype=np.int64)
+        for size, alg, seg in zip(g["size"], g["predicted_best"], segsizes):
+            if (alg, seg) != last:
+                rules.append((0 if not rules else int(size), int(alg), int(faninout.get(int(alg), 0)), int(seg)))
+                last = (alg, seg)
         if blocks and blocks[-1][1] == rules:
             continue
         blocks.append((int(P), rules))
