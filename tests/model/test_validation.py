@@ -253,3 +253,22 @@ def test_interval_table_gives_the_width_per_model_target_and_split():
     assert got.loc["sparse_P", "width"] == pytest.approx(0.1) and got.loc["sparse_P", "cells"] == 4
     assert got.loc["sparse_P", "coverage"] == pytest.approx(0.25)  # exp(0.1) = 1.105 inside, the others above
     assert got.loc["unseen_algorithm", "width"] == pytest.approx(0.5) and got.loc["unseen_algorithm", "coverage"] == 1.0
+
+
+def test_a_grid_cell_is_in_the_situation_of_the_split_that_tests_it():
+    measured = pd.DataFrame({"operation": "bcast", "algorithm": [1, 1, 1, 2], "mapping": ["core", "core", "core", "node"],
+                             "P": [4, 16, 4, 8], "size": [1, 1, 64, 1], "measured": 1.0})
+    grid = pd.DataFrame({"operation": "bcast", "algorithm": [1, 1, 1, 1, 2, 3],
+                         "mapping": ["core", "core", "core", "node", "core", "core"],
+                         "P": [8, 64, 4, 4, 4, 4], "size": [1, 1, 8, 1, 1, 1]})
+    split, distance = va.situations(grid, measured)
+    assert split.tolist() == ["sparse_P", "extrapolation", "sizes", "unseen_mapping", "unseen_mapping",
+                              "unseen_algorithm"]
+    # P = 8 one octave from 4 and 16; 64 two from 16; 8 B three from 1 and 64 B (log2 8 = 3, 6 - 3 = 3)
+    assert distance.tolist() == pytest.approx([1.0, 2.0, 3.0, 0.0, 0.0, 0.0])
+    widths = pd.DataFrame({"model": "hybrid", "target": "avg", "split": ["sparse_P", "extrapolation"],
+                           "width": [0.1, 0.2]})
+    rows = grid.assign(mode="hybrid", target="avg", predicted=2.0)
+    lower, upper = va.grid_bounds(rows, {"avg": measured}, widths)
+    assert upper[:2] == pytest.approx([2.0 * np.exp(0.1 * 2), 2.0 * np.exp(0.2 * 3)])
+    assert lower[0] == pytest.approx(2.0 * np.exp(-0.2)) and np.isnan(upper[2:]).all()  # no width for those splits

@@ -70,6 +70,7 @@ rule model_predict:
         collective="results/tidy/collective.parquet",
         unfitted="results/model/unfitted_predictions.parquet",
         hockney="results/pt2pt/hockney.parquet",  # the eager limit the measurements show
+        intervals="results/model/intervals.csv",  # the fitted modes' interval widths, from the validation
     output:
         predictions="results/model/predictions.parquet",
         scores=report(

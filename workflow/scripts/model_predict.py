@@ -1,5 +1,6 @@
 """Every mode on the dense (P, size) grid: the unfitted modes' grid (rule model_predict_unfitted), the
-calibrated mode's and the hybrid's, and their scores on the measured cells."""
+calibrated mode's and the hybrid's with their 80 % intervals (results/model/intervals.csv), and their
+scores on the measured cells."""
 
 import pandas as pd
 
@@ -7,7 +8,7 @@ from collat.model.hybrid_mode import HybridOptions, hybrid_predictions
 from collat.model import CalibratedMode, ModelOptions, Placements, grid_axes, predict_all, score
 from collat.runner import setup_log
 from collat.ingest.tidy import atomic_write, read_parquet
-from collat.model.validation import measured_cells
+from collat.model.validation import grid_bounds, measured_cells
 
 log = setup_log(snakemake.log)
 cfg = snakemake.params.config
@@ -31,6 +32,9 @@ if "hybrid" in options.modes:  # the calibrated grid corrected by its residuals 
                             filters=[("run", "==", -1)])  # the regression stage's grid (its grid_cleaning)
     parts["hybrid"] = hybrid_predictions(cal, measured, k, trend, parts.get("openmpi"))
 predictions = pd.concat([parts[m] for m in options.modes if m in parts], ignore_index=True)
+# the fitted modes' 80 % intervals, as wide as the validation found their errors where each cell stands
+measured = {t: measured_cells(collective, t) for t in predictions["target"].unique()}
+predictions["lower"], predictions["upper"] = grid_bounds(predictions, measured, pd.read_csv(snakemake.input.intervals))
 scores = score(predictions[predictions["mode"] != "hybrid"], collective, options, snakemake.params.paper_cleaning)
 atomic_write(snakemake.output.predictions, lambda tmp: predictions.to_parquet(tmp, index=False))
 atomic_write(snakemake.output.scores, lambda tmp: scores.to_csv(tmp, index=False))

@@ -484,6 +484,66 @@ def interval_table(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=INTERVAL_COLUMNS)
 
 
+def situations(cells: pd.DataFrame, measured: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(split, distance) of each of ``cells`` (operation, algorithm, mapping, P, size) given the
+    ``measured`` cells: which validation split tests a prediction made where it stands, and its
+    octaves from the nearest measurement along that split's axis. A cell on a measured curve
+    (operation, algorithm, mapping, size) is ``sparse_P`` between the curve's measured P and
+    ``extrapolation`` beyond them (octaves to the nearest measured P); else ``sizes`` where the
+    algorithm was measured at the mapping at other sizes (octaves to the nearest measured size);
+    else ``unseen_mapping`` where it was measured under another mapping, else ``unseen_algorithm``
+    (distance 0 for both)."""
+    n = len(cells)
+    split = np.full(n, "unseen_algorithm", dtype=object)
+    distance = np.zeros(n)
+    logP, logm = np.log2(cells["P"].to_numpy(float)), np.log2(cells["size"].to_numpy(float))
+    done = np.zeros(n, dtype=bool)
+    by_curve = {k: np.sort(np.log2(g["P"].to_numpy(float))) for k, g in measured.groupby(GROUP)}
+    for key, rows in cells.groupby(GROUP).indices.items():
+        known = by_curve.get(key)
+        if known is None:
+            continue
+        x = logP[rows]
+        distance[rows] = np.abs(x[:, None] - known[None, :]).min(axis=1)
+        split[rows] = np.where((x >= known[0]) & (x <= known[-1]), "sparse_P", "extrapolation")
+        done[rows] = True
+    curve = ["operation", "algorithm", "mapping"]
+    by_algorithm = {k: np.unique(np.log2(g["size"].to_numpy(float))) for k, g in measured.groupby(curve)}
+    rest = np.flatnonzero(~done)
+    for key, rows in cells.iloc[rest].groupby(curve).indices.items():
+        known = by_algorithm.get(key)
+        if known is None:
+            continue
+        rows = rest[rows]
+        distance[rows] = np.abs(logm[rows][:, None] - known[None, :]).min(axis=1)
+        split[rows] = "sizes"
+        done[rows] = True
+    seen = set(map(tuple, measured[["operation", "algorithm"]].drop_duplicates().to_numpy().tolist()))
+    other = np.array([(op, alg) in seen for op, alg in zip(cells["operation"], cells["algorithm"])], dtype=bool)
+    split[~done & other] = "unseen_mapping"
+    return split, distance
+
+
+def grid_bounds(grid: pd.DataFrame, measured: dict, widths: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) of the 80 % interval of each row of the model stage's ``grid`` (mode,
+    operation, algorithm, mapping, P, size, target, predicted): the prediction times exp(+-w (1 +
+    d)), d and the split from :func:`situations` against ``measured`` (target -> measured cells),
+    w from ``widths`` (results/model/intervals.csv, :func:`interval_table`) for the row's mode,
+    target and split; NaN where the table has none (a mode the validation does not refit)."""
+    lower, upper = np.full(len(grid), np.nan), np.full(len(grid), np.nan)
+    w = widths.set_index(["model", "target", "split"])["width"]
+    predicted = grid["predicted"].to_numpy(float)
+    for (mode, target), rows in grid.groupby(["mode", "target"], sort=False).indices.items():
+        cells = measured.get(target)
+        if cells is None or not any((mode, target) == k[:2] for k in w.index):
+            continue
+        split, distance = situations(grid.iloc[rows], cells)
+        per_split = {name: float(w.get((mode, target, name), np.nan)) for name in set(split)}
+        width = pd.Series(split).map(per_split).to_numpy(float) * (1.0 + distance)
+        lower[rows], upper[rows] = predicted[rows] * np.exp(-width), predicted[rows] * np.exp(width)
+    return lower, upper
+
+
 def gather(scores: list[pd.DataFrame], tables: list[pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The :func:`validate` results of several runs (one per target) as one: the scores sorted as one
     run of every target sorts them (by model, split, operation, algorithm, mapping, target), the
