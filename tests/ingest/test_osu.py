@@ -338,5 +338,12 @@ def test_chunks_read_at_once_equal_line_by_line(monkeypatch, tmp_path):
         for on_bad_run in ("error", "skip"):
             whole = _read_at(monkeypatch, 1 << 24, path, on_bad_run=on_bad_run)
             assert _read_at(monkeypatch, 512, path, on_bad_run=on_bad_run) == whole, path
+    import collat.ingest.osu as osu
+
+    line_by_line = []  # the chunks read line by line: the others were read at once
+    items = osu._Chunk.items
+    monkeypatch.setattr(osu._Chunk, "items", lambda chunk: line_by_line.append(chunk.lineno) or items(chunk))
     plain_log = _read_at(monkeypatch, 512, tmp_path / "plain.txt")
     assert plain_log[1:3] == ("7.2", "MPI_INT") and len(set(plain_log[3]["run"])) == 60
+    chunks = -(-(tmp_path / "plain.txt").stat().st_size // 512)
+    assert 0 in line_by_line and len(line_by_line) < chunks // 2  # the first chunk, and a few where a title changes

@@ -337,16 +337,6 @@ def _chunks(stream):
     yield lineno, last
 
 
-def _items(stream):
-    """The lines of a binary stream, in order (:meth:`_Chunk.items` of each :func:`_chunks`), blank
-    lines left out; then ``("end", last line number, last line's text)``."""
-    for chunk in _chunks(stream):
-        if isinstance(chunk, _Chunk):
-            yield from chunk.items()
-        else:
-            yield "end", *chunk
-
-
 def _chunk_values(a: np.ndarray, data: np.ndarray, starts: np.ndarray, stops: np.ndarray, lines: np.ndarray):
     """Every data line of a chunk parsed at once (one pandas read, not one per run): (rows: line, then
     the values; which columns held only integers; the running count of rows with a value that is
@@ -406,8 +396,9 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
     """Parse OSU stdout. ``on_bad_run='skip'`` drops (and reports) truncated runs instead of failing,
     and takes launcher or scheduler text (a job killed at its time limit, an aborted step) as the end of
     the run it interrupts; ``error`` refuses both with the file and line. ``text`` is the whole
-    output (str or bytes) or a binary stream: read :data:`_CHUNK` bytes at a time, each chunk's data
-    rows parsed at once (:func:`_items`), the text lines one by one. ``markers``
+    output (str or bytes) or a binary stream: read :data:`_CHUNK` bytes at a time (:func:`_chunks`),
+    each chunk's data rows parsed at once, a chunk of plain runs read at once, else its text lines one
+    by one. ``markers``
     (:func:`collat.ingest.markers.compile_rules`) read the lines between runs as the metadata of the runs
     that follow (``run_markers``); an MPI version line (:func:`mpi_version`) names the implementation
     of the runs that follow (``run_mpi``). Once a marker has labelled a run, a later run preceded
@@ -653,16 +644,14 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
         if markers:
             unmatched.append((lineno, line))
 
-    plain: dict[bytes, int] = {}  # text line -> what it does in a chunk read at once (_SKIP, _CLOSE, ...)
-    plain_for: list = [None]  # the (benchmark, columns) those codes hold for
-    noted: dict[bytes, dict] = {}  # text line -> the version (a title) or datatype it states
+    # text line -> (what it does in a chunk read at once: _SKIP, _CLOSE, ...; its kind), for plain_state
+    plain: dict[bytes, tuple[int, _Text]] = {}
+    plain_state = None  # the (benchmark, columns) those codes hold for
 
-    def plain_code(line: bytes) -> int:
+    def plain_code(text: str, kind: _Text) -> int:
         """What a text line does where the parse is plain (no markers, no variant, the columns and
         benchmark known): _SKIP a banner, _CLOSE a title of the same benchmark or the same header,
         _NOTE a datatype or another OSU comment, _OTHER anything else (read line by line)."""
-        text = line.decode("utf-8")
-        kind = kinds.get(text) or _text_kind(text)
         if text[0] == "#":
             if kind.title is not None:
                 return _CLOSE if BENCHMARKS.get(kind.title[0]) == benchmark else _OTHER
@@ -678,35 +667,33 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
             return _OTHER
         return _SKIP
 
-    def last_noted(texts: list[bytes], field: str):
-        """The version (field "version") or datatype the last line of ``texts`` that states one states."""
-        found = {line for line in set(texts) if noted[line][field] is not None}
-        if len(found) <= 1:
-            return noted[found.pop()][field] if found else None
-        return next(noted[line][field] for line in reversed(texts) if line in found)
+    def last_stated(texts: list[bytes], of) -> str | None:
+        """What the last line of ``texts`` that states one states, ``of(kind)`` (a version, a datatype)."""
+        found = {line for line in set(texts) if of(plain[line][1]) is not None}
+        if len(found) <= 1:  # the common case, without a pass over the lines
+            return of(plain[found.pop()][1]) if found else None
+        return next(of(plain[line][1]) for line in reversed(texts) if line in found)
 
     def at_once(chunk: _Chunk) -> bool:
         """Read a chunk's runs with a few array operations instead of line by line, where that is
         plain: every data row clean and of the open columns, every text line a banner, a comment, or
         a title or header that repeats the open one, and the sizes rising within each run. False
         (nothing changed) where anything else is in the chunk: it is then read line by line."""
-        nonlocal benchmark, version, datatype, current, current_marker, current_mpi
+        nonlocal benchmark, version, datatype, current, current_marker, current_mpi, plain_state
         if chunk.parsed is None or markers or in_variant or cols is None or benchmark is None or not first_size:
             return False
         values, integer, bad, _ = chunk.parsed
         if values.shape[1] != 1 + len(cols) or bad[-1] or not all(integer[i] for i in _integer_columns(tuple(cols))):
             return False
-        state = (benchmark, tuple(cols))
-        if plain_for[0] != state or len(plain) > _KINDS_KEPT:
+        if plain_state != (benchmark, tuple(cols)) or len(plain) > _KINDS_KEPT:
             plain.clear()
-            noted.clear()
-            plain_for[0] = state
+            plain_state = (benchmark, tuple(cols))
         texts = chunk.texts()
         for line in set(texts).difference(plain):
-            plain[line] = plain_code(line)
-            kind = _text_kind(line.decode("utf-8"))
-            noted[line] = {"version": None if kind.title is None else kind.title[1], "datatype": kind.datatype}
-        codes = np.array([plain[line] for line in texts], dtype=np.int8)
+            text = line.decode("utf-8")
+            kind = kinds.get(text) or _text_kind(text)
+            plain[line] = (plain_code(text, kind), kind)
+        codes = np.array([plain[line][0] for line in texts], dtype=np.int8)
         if (codes == _OTHER).any():
             return False
         before = np.asarray(chunk.before, dtype=np.int64)
@@ -737,8 +724,8 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
                 run_cols.pop(), run_marker.pop(), run_mpi.pop()
                 current_marker, current_mpi = marker, mpi
         skipped.extend((chunk.others[codes == _SKIP] + (chunk.lineno + 1)).tolist())
-        version = last_noted(texts, "version") or version
-        datatype = last_noted(texts, "datatype") or datatype
+        version = last_stated(texts, lambda kind: None if kind.title is None else kind.title[1]) or version
+        datatype = last_stated(texts, lambda kind: kind.datatype) or datatype
         return True
 
     if isinstance(text, str):

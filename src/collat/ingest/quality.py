@@ -12,7 +12,6 @@ At the ends of a series only one side exists and it alone decides.
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 

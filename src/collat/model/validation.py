@@ -250,12 +250,13 @@ def inner_folds(split: str, cells: pd.DataFrame, options: ValidationOptions) -> 
         pairs = [(~test, test)]
     elif split == "unseen_algorithm":
         pairs = []
-        for op, algs in cells.groupby("operation")["algorithm"].unique().items():
+        for (op, alg), _ in cells.groupby(["operation", "algorithm"]):
             same = (cells["operation"] == op).to_numpy()
-            pairs += [(same & ~(test := same & (cells["algorithm"] == a).to_numpy()), test) for a in algs
-                      if len(algs) > 1]
+            test = same & (cells["algorithm"] == alg).to_numpy()
+            pairs.append((same & ~test, test))  # an operation with one algorithm: nothing to train on, left out
     elif split == "unseen_mapping":
-        pairs = [(~(test := (cells["mapping"] == m).to_numpy()), test) for m in sorted(cells["mapping"].unique())]
+        tests = [(cells["mapping"] == m).to_numpy() for m in sorted(cells["mapping"].unique())]
+        pairs = [(~test, test) for test in tests]
     elif split == "sizes":
         size = cells["size"].to_numpy()
         test = size > np.median(size)
@@ -297,20 +298,26 @@ ALONG = {"sparse_P": ("P", GROUP), "extrapolation": ("P", GROUP),
          "sizes": ("size", ["operation", "algorithm", "mapping", "P"])}
 
 
+def _octaves(cells: pd.DataFrame, known: pd.DataFrame, axis: str, curve: list[str]):
+    """(octaves from each of ``cells`` to the nearest of the ``known`` cells of its curve along
+    ``axis``, NaN where the curve has none; per row the smallest and largest known log2 value)."""
+    out, low, high = (np.full(len(cells), np.nan) for _ in range(3))
+    values = {k: np.log2(np.sort(v[axis].to_numpy(float))) for k, v in known.groupby(curve)}
+    x = np.log2(cells[axis].to_numpy(float))
+    for k, rows in cells.groupby(curve).indices.items():
+        if k in values:
+            out[rows] = np.abs(x[rows, None] - values[k][None, :]).min(axis=1)
+            low[rows], high[rows] = values[k][0], values[k][-1]
+    return out, low, high
+
+
 def distances(split: str, train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
     """Octaves from each ``test`` cell to the nearest ``train`` cell of its curve along the axis
     ``split`` holds out (:data:`ALONG`: P, or the size); 0 for a split of whole curves and for a
     cell whose curve has no training cell."""
-    out = np.zeros(len(test))
     if split not in ALONG or not len(test):
-        return out
-    axis, curve = ALONG[split]
-    known = {k: np.log2(np.sort(v[axis].to_numpy(float))) for k, v in train.groupby(curve)}
-    x = np.log2(test[axis].to_numpy(float))
-    for k, rows in test.groupby(curve).indices.items():
-        if k in known:
-            out[rows] = np.abs(x[rows, None] - known[k][None, :]).min(axis=1)
-    return out
+        return np.zeros(len(test))
+    return np.nan_to_num(_octaves(test, train, *ALONG[split])[0], nan=0.0)
 
 
 def segmented(train: pd.DataFrame, test: pd.DataFrame, machine: dict, forms: list[dict]) -> np.ndarray:
@@ -430,9 +437,8 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
             preds[REFERENCE] = measured_neighbours(cells)[test]
         for model, p in preds.items():
             rows.append(te.assign(model=model, split=split, fold=fold, target=target, predicted=p, scored=True))
-        only = SCORED_ON
         widths = out.get("interval", {})
-        fits = {m: p for m, p in out.items() if m not in preds and m != "interval" and only.get(m, split) == split}
+        fits = {m: p for m, p in out.items() if m not in preds and m != "interval" and SCORED_ON.get(m, split) == split}
         if fits:
             priced = _priced(tr, te, split)
             # the training cells priced after the test cells (unseen_algorithm) are measured: no interval
@@ -460,8 +466,7 @@ def coverage(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     interval (columns lower, upper; NaN for a group without one)."""
     has = table["lower"].notna() & table["upper"].notna() & table["measured"].notna()
     inside = (table["measured"] >= table["lower"]) & (table["measured"] <= table["upper"])
-    out = inside.where(has).groupby([table[k] for k in keys]).mean().rename("coverage").reset_index()
-    return out
+    return inside.where(has).groupby([table[k] for k in keys]).mean().rename("coverage").reset_index()
 
 
 INTERVAL_COLUMNS = ["model", "target", "split", "cells", "width", "coverage"]
@@ -474,14 +479,13 @@ def interval_table(table: pd.DataFrame) -> pd.DataFrame:
     sample for its fold's model; split conformal prediction), and the share of those cells inside
     their own fold's interval (``coverage``). A prediction p at d octaves from its curve's nearest
     measured P (or size) has the interval p exp(+-width (1 + d)). Columns :data:`INTERVAL_COLUMNS`."""
+    keys = ["model", "target", "split"]
     t = table[table["scored"] & table["lower"].notna() & table["predicted"].notna()]
-    rows = []
-    for (model, target, split), g in t.groupby(["model", "target", "split"], sort=True):
-        inside = ((g["measured"] >= g["lower"]) & (g["measured"] <= g["upper"])).mean()
-        rows.append({"model": model, "target": target, "split": split, "cells": len(g),
-                     "width": interval_width(g["measured"], g["predicted"], g["distance"].fillna(0.0)),
-                     "coverage": float(inside)})
-    return pd.DataFrame(rows, columns=INTERVAL_COLUMNS)
+    rows = [{**dict(zip(keys, key)), "cells": len(g),
+             "width": interval_width(g["measured"], g["predicted"], g["distance"].fillna(0.0))}
+            for key, g in t.groupby(keys, sort=True)]
+    out = pd.DataFrame(rows, columns=keys + ["cells", "width"])
+    return out.merge(coverage(t, keys), on=keys, how="left")[INTERVAL_COLUMNS]
 
 
 def situations(cells: pd.DataFrame, measured: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -493,33 +497,18 @@ def situations(cells: pd.DataFrame, measured: pd.DataFrame) -> tuple[np.ndarray,
     algorithm was measured at the mapping at other sizes (octaves to the nearest measured size);
     else ``unseen_mapping`` where it was measured under another mapping, else ``unseen_algorithm``
     (distance 0 for both)."""
-    n = len(cells)
-    split = np.full(n, "unseen_algorithm", dtype=object)
-    distance = np.zeros(n)
-    logP, logm = np.log2(cells["P"].to_numpy(float)), np.log2(cells["size"].to_numpy(float))
-    done = np.zeros(n, dtype=bool)
-    by_curve = {k: np.sort(np.log2(g["P"].to_numpy(float))) for k, g in measured.groupby(GROUP)}
-    for key, rows in cells.groupby(GROUP).indices.items():
-        known = by_curve.get(key)
-        if known is None:
-            continue
-        x = logP[rows]
-        distance[rows] = np.abs(x[:, None] - known[None, :]).min(axis=1)
-        split[rows] = np.where((x >= known[0]) & (x <= known[-1]), "sparse_P", "extrapolation")
-        done[rows] = True
-    curve = ["operation", "algorithm", "mapping"]
-    by_algorithm = {k: np.unique(np.log2(g["size"].to_numpy(float))) for k, g in measured.groupby(curve)}
-    rest = np.flatnonzero(~done)
-    for key, rows in cells.iloc[rest].groupby(curve).indices.items():
-        known = by_algorithm.get(key)
-        if known is None:
-            continue
-        rows = rest[rows]
-        distance[rows] = np.abs(logm[rows][:, None] - known[None, :]).min(axis=1)
-        split[rows] = "sizes"
-        done[rows] = True
-    seen = set(map(tuple, measured[["operation", "algorithm"]].drop_duplicates().to_numpy().tolist()))
-    other = np.array([(op, alg) in seen for op, alg in zip(cells["operation"], cells["algorithm"])], dtype=bool)
+    split = np.full(len(cells), "unseen_algorithm", dtype=object)
+    along_P, low, high = _octaves(cells, measured, "P", GROUP)
+    logP = np.log2(cells["P"].to_numpy(float))
+    on_curve = np.isfinite(along_P)
+    split[on_curve] = np.where((logP >= low) & (logP <= high), "sparse_P", "extrapolation")[on_curve]
+    along_size = _octaves(cells, measured, "size", ["operation", "algorithm", "mapping"])[0]
+    other_size = ~on_curve & np.isfinite(along_size)
+    split[other_size] = "sizes"
+    distance = np.where(on_curve, along_P, np.where(other_size, along_size, 0.0))
+    done = on_curve | other_size
+    pair = ["operation", "algorithm"]
+    other = pd.MultiIndex.from_frame(cells[pair]).isin(pd.MultiIndex.from_frame(measured[pair].drop_duplicates()))
     split[~done & other] = "unseen_mapping"
     return split, distance
 
