@@ -1,6 +1,8 @@
-"""What the workflow scripts share: the one-line user errors a failed run says last."""
+"""What the workflow scripts share: the one-line user errors a failed run says last, the host's
+measuring lock."""
 
 import os
+import sys
 import time
 
 from collat.runner import user_errors
@@ -17,3 +19,27 @@ def test_user_errors_are_the_one_lines_of_logs_written_since_the_run_began(tmp_p
                    "2026-01-01 00:00:01,000 ERROR failed\nTraceback (most recent call last):\n")
     assert user_errors(tmp_path, time.time() - 10) == ["b.txt, line 3: expected y"]
     assert user_errors(tmp_path / "absent", 0) == []
+
+
+PROBE = ("import fcntl, sys; fh = open(sys.argv[1], 'a')\n"
+         "try:\n    fcntl.flock(fh, (fcntl.LOCK_EX if sys.argv[2] == 'x' else fcntl.LOCK_SH) | fcntl.LOCK_NB); print('got')\n"
+         "except BlockingIOError:\n    print('waits')")
+
+
+def probe(lock, kind):
+    import subprocess
+
+    return subprocess.run([sys.executable, "-c", PROBE, str(lock), kind], capture_output=True, text=True).stdout.strip()
+
+
+def test_a_launch_runs_alone_and_ingests_run_side_by_side(tmp_path):
+    """The host's measuring lock: while a launch holds it, another launch and an ingest wait; while
+    an ingest holds it, another ingest runs and a launch waits; once let go, a launch runs."""
+    from collat.runner import measuring
+
+    lock = tmp_path / "measure.lock"
+    with measuring(exclusive=True, lock=lock):
+        assert (probe(lock, "x"), probe(lock, "s")) == ("waits", "waits")
+    with measuring(exclusive=False, lock=lock):
+        assert (probe(lock, "x"), probe(lock, "s")) == ("waits", "got")
+    assert probe(lock, "x") == "got"

@@ -1,9 +1,13 @@
-"""Small helpers for the workflow scripts: logging to the rule's log file."""
+"""Small helpers for the workflow scripts: logging to the rule's log file, and this host's
+measuring lock."""
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import sys
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -66,3 +70,24 @@ def fork_map(task, n: int, processes: int = 1) -> list:
             return pool.map(_call, range(n), chunksize=1)
     finally:
         _TASK = None
+
+
+@contextmanager
+def measuring(exclusive: bool, lock: str | Path | None = None):
+    """Hold this host's measuring lock while the block runs: exclusively for an OSU launch (stage
+    measure), shared for a job that may run while a campaign measures (the ingest of a log that
+    is done).
+
+    ``snakemake --cores 16`` starts every ready job: measure jobs side by side, and the ingest of
+    the first logs beside the next launch, whose ranks would then share cores and memory with
+    them: every timing off, silently. With this lock a launch waits until no other launch or
+    ingest runs on the host, and holds them off until it ends; ingests still run side by side.
+    The lock is a file in the host's temporary directory (``flock``): SLURM jobs on other nodes
+    do not wait for each other."""
+    path = Path(lock) if lock is not None else Path(tempfile.gettempdir()) / "collat-measure.lock"
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

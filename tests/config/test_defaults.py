@@ -2,7 +2,7 @@
 
 import pytest
 
-from collat.config.defaults import complete, machine_channels, openmpi_facts, stages_without_input
+from collat.config.defaults import complete, machine_channels, openmpi_facts, stages_without_input, unpinned_channel
 
 EPYC = {"nodes": 2, "sockets_per_node": 2, "cores_per_socket": 64, "cores_per_l3": 4}
 
@@ -15,6 +15,16 @@ def test_the_channels_a_machine_has():
     # a socket per L3 of one core each, two nodes
     assert machine_channels({"nodes": 2, "sockets_per_node": 2, "cores_per_socket": 12, "cores_per_l3": 1}) == \
         ["core", "socket", "node"]
+
+
+def test_two_unpinned_ranks_of_a_socket_talk_over_its_l3_only_where_it_has_one():
+    assert unpinned_channel(EPYC) == "core"  # 16 L3s per socket
+    one_l3 = {"nodes": 1, "sockets_per_node": 1, "cores_per_socket": 16, "cores_per_l3": 16}
+    assert unpinned_channel(one_l3) == "cache"
+    config = complete({"machine": one_l3, "model": {"openmpi": {}}})
+    assert config["model"]["unpinned_channel"] in config["channels"] == ["cache"]  # a single-L3 node's only channel
+    stated = complete({"machine": one_l3, "model": {"openmpi": {}, "unpinned_channel": "core"}})
+    assert stated["model"]["unpinned_channel"] == "core"  # a stated value stays (and is checked against channels)
 
 
 def test_a_config_without_the_mpi_facts_gets_openmpi_4_1s():

@@ -45,6 +45,12 @@ def test_point_to_point_and_nbft_are_pinned_by_a_rankfile():
     nbft = launch(kind="nbft", benchmark="osu_bcast", operation="bcast", algorithm=1, mapping=None,
                   channel="socket", P=3)
     assert jobs.rankfile(SMALL, nbft) == "rank 0=+n0 slot=0\nrank 1=+n0 slot=4\nrank 2=+n0 slot=5\n"
+    # outside an allocation mpirun refuses relative nodes: this host by name, one node only
+    assert jobs.rankfile(SMALL, nbft, allocated=False) == \
+        "rank 0=localhost slot=0\nrank 1=localhost slot=4\nrank 2=localhost slot=5\n"
+    with pytest.raises(ValueError, match="spans two nodes"):
+        jobs.rankfile(SMALL, p2p, allocated=False)
+    assert jobs.in_allocation({"SLURM_JOB_ID": "7"}) and not jobs.in_allocation({"HOME": "/root"})
     with pytest.raises(ValueError, match="rankfile"):
         jobs.command(nbft, SMALL, OPTS)
     assert jobs.log_path(nbft) == "nbft/bcast/socket/np3.txt" and jobs.log_path(p2p) == "pt2pt/node/recv8.txt"
@@ -63,3 +69,4 @@ def test_batch_scripts_one_per_node_count_and_the_manifest():
     m = jobs.manifest(rows)
     assert list(m["file"]) == ["reduce/core/alg5/np6.txt", "reduce/core/alg5/np9.txt", "pt2pt/node/recv8.txt"]
     assert m["P"].isna().tolist() == [False, False, True] and m["receiver"].iloc[2] == 8
+

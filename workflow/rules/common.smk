@@ -317,7 +317,7 @@ def plan_input(wildcards):
     model's predictions and noise floor when the model stage runs; nothing for a first design."""
     tables = tables_with_input()
     out = {t: f"results/tidy/{t}.parquet" for t in ("pt2pt", "nbft", "collective") if tables is None or t in tables}
-    if "model" in config["stages"]:
+    if "model" in config["stages"] and "collective" in out:
         out.update(predictions="results/model/predictions.parquet", floor="results/model/noise_floor.csv")
     return out
 

@@ -3,28 +3,29 @@
 import pyarrow as pa
 
 from collat.ingest.read import ingest_raw_log
-from collat.runner import setup_log
+from collat.runner import measuring, setup_log
 from collat.ingest.tidy import write_json, write_parquet
 
 log = setup_log(snakemake.log)
 # the system allocator: Arrow's default pool keeps what a written row group freed, about 0.1 GB on
 # a log of millions of rows (benchmarks/ingest_large.py)
 pa.set_memory_pool(pa.system_memory_pool())
-table, df, quality = ingest_raw_log(
-    snakemake.input.log,
-    snakemake.wildcards.log,
-    snakemake.params.patterns,
-    snakemake.input.manifest[0] if snakemake.input.manifest else None,
-    snakemake.params.vocab,
-    snakemake.params.on_bad_run,
-    snakemake.params.markers,
-    snakemake.params.machine,
-    snakemake.params.pooled_factor,
-    snakemake.params.carry_over,
-    snakemake.params.constant,
-)
-write_parquet(df, snakemake.output.table, table)
-write_json(quality, snakemake.output.quality)
+with measuring(exclusive=False):  # never beside an OSU launch of stage measure on this host
+    table, df, quality = ingest_raw_log(
+        snakemake.input.log,
+        snakemake.wildcards.log,
+        snakemake.params.patterns,
+        snakemake.input.manifest[0] if snakemake.input.manifest else None,
+        snakemake.params.vocab,
+        snakemake.params.on_bad_run,
+        snakemake.params.markers,
+        snakemake.params.machine,
+        snakemake.params.pooled_factor,
+        snakemake.params.carry_over,
+        snakemake.params.constant,
+    )
+    write_parquet(df, snakemake.output.table, table)
+    write_json(quality, snakemake.output.quality)
 log.info("%s", quality)
 if quality.get("skipped_file"):  # on_bad_run: skip, and the file holds no readable run
     log.warning("skipped, no readable run: %s", quality["skipped_file"])

@@ -8,8 +8,8 @@ import tempfile
 from pathlib import Path
 
 from collat import UserError
-from collat.plan.jobs import MeasureOptions, command, rankfile
-from collat.runner import setup_log
+from collat.plan.jobs import MeasureOptions, command, in_allocation, rankfile
+from collat.runner import measuring, setup_log
 
 log = setup_log(snakemake.log)
 p = snakemake.params
@@ -20,13 +20,16 @@ with tempfile.TemporaryDirectory() as tmp:
     rf = None
     if launch["kind"] != "collective" and opts.bind:
         rf = os.path.join(tmp, "rankfile")
-        Path(rf).write_text(rankfile(p.machine, launch))
+        try:
+            Path(rf).write_text(rankfile(p.machine, launch, in_allocation(os.environ)))
+        except ValueError as exc:
+            raise UserError(f"{out}: {exc}") from None
     words = command(launch, p.machine, opts, rf, p.trees)
     log.info("%s", " ".join(words))
     if shutil.which(words[0]) is None:
         raise UserError(f"config key measure.launcher: {words[0]} not found on PATH for {out}")
     part = Path(tmp) / "log"
-    with open(part, "w") as fh:
+    with open(part, "w") as fh, measuring(exclusive=True):  # alone on this host: no launch, no ingest beside
         done = subprocess.run(words, stdout=fh, stderr=subprocess.STDOUT)
     text = part.read_text(errors="replace")
     if done.returncode != 0:

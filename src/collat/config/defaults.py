@@ -6,6 +6,7 @@ Applied once, after the schema has filled its own defaults (:func:`collat.config
   version (``model.openmpi.version``), kept in the package (``collat/model/shapes/openmpi-<version>.yaml``);
   a config that lists fewer algorithms gets the trees of those only;
 * ``channels``: the channels the machine has (:func:`machine_channels`);
+* ``model.unpinned_channel``: :func:`unpinned_channel` of the machine;
 * ``partitioned.channels``: every channel; ``partitioned.figure.workload``: the first workload.
 
 :func:`left_out_stages` then takes out of ``stages`` a stage whose inputs the config lacks, each
@@ -54,6 +55,13 @@ def machine_channels(machine: dict) -> list[str]:
     return channels
 
 
+def unpinned_channel(machine: dict) -> str:
+    """The channel of two ranks of one socket that nothing pins to a core: ``core`` where the
+    socket holds several L3s (the scheduler has no reason to keep them in one), ``cache`` where
+    one L3 serves the whole socket."""
+    return "cache" if int(machine["cores_per_l3"]) >= int(machine["cores_per_socket"]) > 1 else "core"
+
+
 def complete(config: dict) -> dict:
     """Fill, in place, what the config left out and the package or the machine knows (see the
     module's docstring); returns the config."""
@@ -70,6 +78,9 @@ def complete(config: dict) -> dict:
         openmpi["default_rules"] = facts["default_rules"]
     if config.get("channels") is None and "machine" in config:
         config["channels"] = machine_channels(config["machine"])
+    model = config["model"]
+    if model.get("unpinned_channel") is None and "machine" in config:
+        model["unpinned_channel"] = unpinned_channel(config["machine"])
     part = config.get("partitioned")
     if part is not None:
         if part.get("channels") is None:

@@ -76,9 +76,22 @@ def log_path(launch) -> str:
     return f"{launch['operation']}/{launch['mapping']}/alg{int(launch['algorithm'])}/np{int(launch['P'])}.txt"
 
 
-def rankfile(machine: dict, launch) -> str:
-    """OpenMPI rankfile text of a pt2pt or NBFT launch, nodes relative to the allocation (+n0, +n1)."""
-    return "".join(f"rank {i}=+n{node} slot={core}\n" for i, (node, core) in enumerate(ranks_of(machine, launch)))
+def rankfile(machine: dict, launch, allocated: bool = True) -> str:
+    """OpenMPI rankfile text of a pt2pt or NBFT launch: nodes relative to the allocation (+n0, +n1),
+    or, outside one (``allocated`` false: a workstation, where mpirun refuses relative nodes), this
+    host by name (``localhost``), which only a launch on one node can use."""
+    ranks = ranks_of(machine, launch)
+    if not allocated and any(node for node, _ in ranks):
+        raise ValueError(f"a {launch['kind']} launch over {launch['channel']!r} spans two nodes: it runs inside "
+                         "an allocation (a SLURM job, a hostfile), where its rankfile can name them")
+    host = (lambda node: f"+n{node}") if allocated else (lambda node: "localhost")
+    return "".join(f"rank {i}={host(node)} slot={core}\n" for i, (node, core) in enumerate(ranks))
+
+
+def in_allocation(environ) -> bool:
+    """Whether mpirun runs inside a batch allocation that names the nodes (SLURM, PBS, LSF, a
+    hostfile given through OpenMPI's environment), so that a rankfile may name nodes relatively."""
+    return any(environ.get(k) for k in ("SLURM_JOB_ID", "PBS_NODEFILE", "LSB_HOSTS", "OMPI_MCA_orte_default_hostfile"))
 
 
 def algorithm_knobs(trees: list | None, operation: str, algorithm: int) -> list[tuple[str, str]]:
