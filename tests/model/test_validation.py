@@ -38,7 +38,8 @@ def test_splits_never_test_on_training_cells():
         seen.setdefault(split, []).append((fold, train, test))
     assert set(seen) == set(va.SPLITS)
     fold, train, test = seen["sparse_P"][0]
-    assert sorted(c.loc[train, "P"].unique()) == [2, 18, 34] and (train | test).all()  # every 8th P
+    assert sorted(c.loc[train, "P"].unique()) == [2, 18, 34]  # every 8th P
+    assert ((train | test) == (c["P"] <= 34)).all()  # every P up to the last training one, none above
     _, train, test = seen["extrapolation"][0]
     assert c.loc[train, "P"].max() == 20 and c.loc[test, "P"].min() == 22
     _, train, test = seen["sizes"][0]
@@ -137,6 +138,16 @@ def test_sparse_P_tests_only_curves_with_two_training_P():
     _, _, train, test = next(f for f in va.splits(c, OPTIONS) if f[0] == "sparse_P")
     assert set(c.loc[test, "algorithm"]) == {1} and set(c.loc[train & (c["algorithm"] == 2), "P"]) == {2}
     assert sorted(c.loc[train & (c["algorithm"] == 1), "P"].unique()) == [2, 18, 34]
+
+
+def test_sparse_P_tests_between_the_training_P_only():
+    """A user's first rounds, P = 2, 6, 10, 16 per curve, every other P trains (2, 10): P = 6 is
+    tested; P = 16, above the last training P, is an extrapolation and is not."""
+    c = cells()[lambda d: (d["algorithm"] == 1) & (d["mapping"] == "core") & d["P"].isin([2, 6, 10, 16])]
+    options = va.ValidationOptions(**{**OPTIONS.__dict__, "sparse_every": 2})
+    _, _, train, test = next(f for f in va.splits(c.reset_index(drop=True), options) if f[0] == "sparse_P")
+    P = c["P"].to_numpy()
+    assert sorted(set(P[train])) == [2, 10] and sorted(set(P[test])) == [6]
 
 
 def test_noise_floors_per_mapping_and_nodes_spanned_by_hand():
@@ -272,3 +283,9 @@ def test_a_grid_cell_is_in_the_situation_of_the_split_that_tests_it():
     lower, upper = va.grid_bounds(rows, {"avg": measured}, widths)
     assert upper[:2] == pytest.approx([2.0 * np.exp(0.1 * 2), 2.0 * np.exp(0.2 * 3)])
     assert lower[0] == pytest.approx(2.0 * np.exp(-0.2)) and np.isnan(upper[2:]).all()  # no width for those splits
+    # no sparse_P split (curves of two measured P): between them, the extrapolation's width
+    fallback = va.grid_bounds(rows, {"avg": measured}, widths[widths["split"] == "extrapolation"])[1]
+    assert fallback[:2] == pytest.approx([2.0 * np.exp(0.2 * 2), 2.0 * np.exp(0.2 * 3)])
+    # an algorithm measured under another mapping only: the unseen algorithm's width
+    unseen = pd.DataFrame({"model": "hybrid", "target": "avg", "split": ["unseen_algorithm"], "width": [0.5]})
+    assert va.grid_bounds(rows, {"avg": measured}, unseen)[1][3:] == pytest.approx([2.0 * np.exp(0.5)] * 3)

@@ -8,8 +8,8 @@ training part's flags are set again on its own rows (:func:`training_cells`): no
 which training row counts. The other splits hold out whole curves, whose flags are their own.
 
 * ``sparse_P``: every ``sparse_every``-th measured P of each (operation, algorithm, mapping, size)
-  trains, the P values between are tested (interpolation; a curve with fewer than two training P
-  is not tested);
+  trains, the P values between its first and last training P are tested (interpolation; a curve
+  with fewer than two training P is not tested);
 * ``extrapolation``: P <= ``extrapolation_P`` (config null: half the machine's cores) trains, larger P
   are tested;
 * ``unseen_algorithm``: one fold per (operation, algorithm): the operation's other algorithms
@@ -218,8 +218,13 @@ def splits(cells: pd.DataFrame, options: ValidationOptions):
     # interpolation needs two training P on the curve: a curve of fewer measured P (a sweep of
     # powers of two on a small machine) is not tested here, rather than scored as an extrapolation
     # from one point
-    two = pd.Series(train).groupby([cells[g].to_numpy() for g in GROUP]).transform("sum").to_numpy() >= 2
-    yield from kept("sparse_P", "all", train, ~train & two)
+    keys = [cells[g].to_numpy() for g in GROUP]
+    two = pd.Series(train).groupby(keys).transform("sum").to_numpy() >= 2
+    # between the curve's training P only: a P above its last training P is an extrapolation
+    trained_P = pd.Series(np.where(train, P, np.nan))
+    between = (P >= trained_P.groupby(keys).transform("min").to_numpy()) & \
+        (P <= trained_P.groupby(keys).transform("max").to_numpy())
+    yield from kept("sparse_P", "all", train, ~train & two & between)
     train = P <= options.extrapolation_P
     yield from kept("extrapolation", "all", train, ~train)
     for (op, alg), _ in cells.groupby(["operation", "algorithm"]):
@@ -513,12 +518,19 @@ def situations(cells: pd.DataFrame, measured: pd.DataFrame) -> tuple[np.ndarray,
     return split, distance
 
 
+# a situation whose split the data could not form (curves of two measured P: no sparse_P) takes
+# the width of a harder one: interpolating between measured P is no harder than extrapolating as
+# far beyond them; an algorithm measured under another mapping no harder than one never measured
+FALLBACK = {"sparse_P": "extrapolation", "unseen_mapping": "unseen_algorithm"}
+
+
 def grid_bounds(grid: pd.DataFrame, measured: dict, widths: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) of the 80 % interval of each row of the model stage's ``grid`` (mode,
     operation, algorithm, mapping, P, size, target, predicted): the prediction times exp(+-w (1 +
     d)), d and the split from :func:`situations` against ``measured`` (target -> measured cells),
     w from ``widths`` (results/model/intervals.csv, :func:`interval_table`) for the row's mode,
-    target and split; NaN where the table has none (a mode the validation does not refit)."""
+    target and split, or the split it falls back on where the validation ran none (:data:`FALLBACK`);
+    NaN where the table has neither (a mode the validation does not refit)."""
     lower, upper = np.full(len(grid), np.nan), np.full(len(grid), np.nan)
     w = widths.set_index(["model", "target", "split"])["width"]
     predicted = grid["predicted"].to_numpy(float)
@@ -527,7 +539,8 @@ def grid_bounds(grid: pd.DataFrame, measured: dict, widths: pd.DataFrame) -> tup
         if cells is None or not any((mode, target) == k[:2] for k in w.index):
             continue
         split, distance = situations(grid.iloc[rows], cells)
-        per_split = {name: float(w.get((mode, target, name), np.nan)) for name in set(split)}
+        per_split = {name: float(w.get((mode, target, name), w.get((mode, target, FALLBACK.get(name)), np.nan)))
+                     for name in set(split)}
         width = pd.Series(split).map(per_split).to_numpy(float) * (1.0 + distance)
         lower[rows], upper[rows] = predicted[rows] * np.exp(-width), predicted[rows] * np.exp(width)
     return lower, upper

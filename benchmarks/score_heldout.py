@@ -1,0 +1,120 @@
+"""Score a measured campaign on launches it never ran: how well the model of a few planned rounds
+predicts the rest of the machine, and how good the rules file it writes is there.
+
+    python benchmarks/score_heldout.py benchmarks/data/device-16core [--cores 2] [--out DIR]
+
+DATA holds what benchmarks/measure_machine.sh wrote on a machine: ``mine.yaml`` (its config),
+``osu_raw/`` (the logs of the planned rounds) and ``heldout_raw/`` (launches nobody planned, run
+after the rounds). The pipeline runs here, on the rounds' logs alone (stage measure off), and the
+held-out logs are read by the same ingest in a workdir of their own. Printed (and written to
+``--out``): per mode and operation, the median relative error on the held-out launches beside the
+noise floor of the rounds; the share of held-out measurements inside the calibrated and hybrid
+modes' 80 % intervals (of those that carry one); and, at every P no round measured, how often the rules file's pick is
+within 10 % of the best algorithm measured there, beside OpenMPI's default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+from collat.selection.choice import CELL, measured_table, regret  # noqa: E402
+
+
+def snakemake(workdir: Path, config: dict, targets: list[str], cores: int) -> None:
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "mine.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir), "--cores",
+           str(cores), *targets, "--configfile", str(workdir / "mine.yaml")]
+    env = {**os.environ, "PYTHONPATH": f"{REPO / 'src'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if done.returncode:
+        sys.exit(f"{' '.join(cmd)} failed:\n{done.stderr[-3000:]}")
+
+
+def prediction_errors(pred: pd.DataFrame, held: pd.DataFrame) -> pd.DataFrame:
+    """Per mode and operation: held-out launches' cells, median relative error, 80 % coverage."""
+    m = pred.merge(held, on=CELL + ["algorithm"], how="inner")
+    m["error"] = (m["predicted"] / m["measured"] - 1).abs()
+    m["inside"] = (m["measured"] >= m["lower"]) & (m["measured"] <= m["upper"])
+    rows = []
+    for (mode, op), g in list(m.groupby(["mode", "operation"])) + [((mode, "all"), g) for mode, g in m.groupby("mode")]:
+        bounded = g["lower"].notna()
+        rows.append({"mode": mode, "operation": op, "cells": len(g), "median_error": g["error"].median(),
+                     "with_interval": bounded.mean(),
+                     "coverage": g.loc[bounded, "inside"].mean() if bounded.any() else np.nan})
+    return pd.DataFrame(rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("data", type=Path)
+    ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    data = args.data.resolve()
+    mine = yaml.safe_load((data / "mine.yaml").read_text())
+    mine.pop("measure", None)  # the logs are here: nothing to run
+    mine.pop("plan", None)
+    base = Path(tempfile.mkdtemp(prefix="collat-heldout-"))
+    rounds = {**mine, "data": {"raw": {"dir": str(data / "osu_raw")}}}
+    snakemake(base / "rounds", rounds, ["results/model/predictions.parquet", "results/model/noise_floor.csv",
+                                        "results/tidy/collective.parquet"], args.cores)
+    held_cfg = {**mine, "data": {"raw": {"dir": str(data / "heldout_raw")}}, "stages": []}
+    snakemake(base / "heldout", held_cfg, ["results/tidy/collective.parquet"], args.cores)
+
+    target = "avg"
+    pred = pd.read_parquet(base / "rounds/results/model/predictions.parquet", filters=[("target", "==", target)])
+    pred = pred[pred["mode"].isin(["openmpi", "calibrated", "hybrid"])]
+    ran = pd.read_parquet(base / "rounds/results/tidy/collective.parquet")
+    held_rows = pd.read_parquet(base / "heldout/results/tidy/collective.parquet")
+    held = measured_table(held_rows, target)
+    seen = set(zip(ran["operation"], ran["algorithm"], ran["P"]))
+    held = held[[k not in seen for k in zip(held["operation"], held["algorithm"], held["P"])]]
+    floor = pd.read_csv(base / "rounds/results/model/noise_floor.csv")
+    floor = floor[(floor["target"] == target) & (floor["mapping"] == "all")]
+
+    errors = prediction_errors(pred, held)
+    print(f"held-out launches: {held.groupby(['operation', 'algorithm', 'P']).ngroups} "
+          f"({len(held)} cells); rounds: {ran.groupby(['operation', 'algorithm', 'P']).ngroups} collective launches")
+    print("noise floor of the rounds (median relative difference):",
+          ", ".join(f"{r.kind} {r.floor:.3f}" for r in floor.itertuples()))
+    print("\nprediction of the held-out launches (target avg):")
+    print(errors.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+
+    # the rules file at the P no round measured: scored against every algorithm measured there
+    both = pd.concat([ran, held_rows], ignore_index=True)
+    unseen_P = {op: set(range(2, int(both["P"].max()) + 1)) - set(g["P"]) for op, g in ran.groupby("operation")}
+    rows = []
+    for mode in ("calibrated", "hybrid"):
+        cells, _ = regret(pred, both, target, mode, default=True)
+        cells = cells[[P in unseen_P[op] for op, P in zip(cells["operation"], cells["P"])]]
+        for op, g in cells.groupby("operation"):
+            for chooser, column in (("rules_file", "regret_rules_file"), ("default", "regret_default")):
+                r = g[column].dropna()
+                rows.append({"mode": mode, "operation": op, "chooser": chooser, "cells": len(r),
+                             "algorithms_median": int(g["algorithms"].median()),
+                             "within_10pct": float((r <= 1.1).mean()), "geomean_regret": float(np.exp(np.log(r).mean())),
+                             "unseen_P": " ".join(str(p) for p in sorted(unseen_P[op]))})
+    choice = pd.DataFrame(rows)
+    print("\nthe rules file at P no round measured (regret = its pick's latency / the best measured):")
+    print(choice.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        errors.to_csv(args.out / "heldout_errors.csv", index=False)
+        choice.to_csv(args.out / "heldout_choice.csv", index=False)
+
+
+if __name__ == "__main__":
+    main()
