@@ -81,8 +81,9 @@ step round_2 "${sm[@]}" "${fitted[@]}" results/model/predictions.parquet --confi
 
 # the held-out sample: launches nobody planned, in random order, one at a time until the time is spent
 "$py" "$repo/benchmarks/machine_config.py" heldout accepted.csv > heldout.csv || exit 1
-files=$("$py" -c "import csv; from collat.plan.jobs import log_path
-print(' '.join('heldout_raw/' + log_path(r) for r in csv.DictReader(open('heldout.csv'))))")
+files=$("$py" -c "import csv, os; from collat.plan.jobs import log_path
+print(' '.join(f for f in ('heldout_raw/' + log_path(r) for r in csv.DictReader(open('heldout.csv')))
+               if not os.path.exists(f)))")  # a log that exists is no target: stage measure never reruns it
 t=$(( $(left) - 15 ))
 mkdir -p heldout_raw
 if [ -n "$files" ] && [ "$t" -gt 30 ]; then

@@ -70,7 +70,8 @@ def main() -> None:
     from collat.model.hybrid_mode import HybridOptions
     from collat.model.placement import total_cores
     from collat.model.validation import measured_cells, noise_floor, segmented
-    from collat.plan.acquisition import Uncertainty, estimate_uncertainty, next_launches
+    from collat.plan.acquisition import estimate_uncertainty, next_launches
+    from collat.plan.campaign import starting_uncertainty
     from collat.plan.design import LAUNCH, first_design
 
     res = Path(args.results)
@@ -94,7 +95,7 @@ def main() -> None:
                                filters=[("mode", "==", "openmpi"), ("target", "==", target)])
     openmpi = cells.merge(unfitted[LAUNCH + ["size", "predicted"]], on=LAUNCH + ["size"], how="left")["predicted"]
     floor = noise_floor(coll, target)
-    prior = Uncertainty.from_config({**cfg["plan"]["uncertainty"], "floor": floor})
+    prior = starting_uncertainty(cfg["plan"]["uncertainty"], floor)  # as stage plan starts
     launches = cells[LAUNCH].drop_duplicates().reset_index(drop=True)
     cost = _costs(coll, machine, args.overhead)
     forms = cfg["regression"]["forms"]
@@ -177,7 +178,7 @@ def main() -> None:
     print("\nwhat noise alone allows, per (operation, mapping) with repeats: their floor, and the share of cells "
           "where a repetition of every measurement with that noise picks within 10 % of the measured best")
     print(ref.round(3).to_string(index=False))
-    _figure(table, len(launches), out / "replay.png")
+    _figure(table, len(launches), out / "replay.png", machine["name"])
     _print(table, len(launches))
 
 
@@ -294,7 +295,7 @@ def _tidy(table: pd.DataFrame) -> pd.DataFrame:
         ["within_10", "median_error", "node_seconds", "floor"]].mean()
 
 
-def _figure(table: pd.DataFrame, total: int, path: Path) -> None:
+def _figure(table: pd.DataFrame, total: int, path: Path, machine: str) -> None:
     import matplotlib
     import matplotlib.ticker
 
@@ -317,15 +318,17 @@ def _figure(table: pd.DataFrame, total: int, path: Path) -> None:
     axes[2].xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
     axes[2].xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     floor = table["floor"].iloc[0]
-    for ax in axes[1:]:
-        ax.axhline(floor, color="grey", ls=":", label="noise floor (repeats)")
-        ax.axhline(1.5 * floor, color="grey", ls="--", label="1.5 x floor")
+    if np.isfinite(floor):  # data without a repeated cell have no floor of repeats
+        for ax in axes[1:]:
+            ax.axhline(floor, color="grey", ls=":", label="noise floor (repeats)")
+            ax.axhline(1.5 * floor, color="grey", ls="--", label="1.5 x floor")
     axes[0].axhline(0.9, color="grey", ls="--", label="goal 0.9")
-    axes[0].axvline(0.1 * total, color="grey", ls=":")
-    axes[1].axvline(0.1 * total, color="grey", ls=":")
+    axes[0].axvline(0.1 * total, color="grey", ls="-.", lw=0.8, label="10 % of the launches")
+    axes[1].axvline(0.1 * total, color="grey", ls="-.", lw=0.8)
     axes[0].legend(fontsize=7)
     axes[1].legend(fontsize=7)
-    fig.suptitle("Replay of measurement campaigns on the study's data (mean over operation x mapping; target avg)")
+    fig.suptitle(f"Replay of measurement campaigns on the data of {machine} (mean over operation x mapping; "
+                 "target avg)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 

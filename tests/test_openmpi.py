@@ -328,3 +328,26 @@ def test_a_machine_from_nothing_plan_measure_model_rules_file(tmp_path):
     again = run_snakemake(wd, "-n", "--cores", "2", "--configfile", str(mine))
     assert "Nothing to be done" in again.stdout + again.stderr  # a measured log is a raw input now
     assert (wd / "results/plan/launches.csv").is_file()  # the next round, proposed
+
+
+@pytest.mark.skipif(not OSU, reason="no OSU build (tests/osu_build.sh)")
+def test_a_pinned_launch_outside_an_allocation_runs(tmp_path):
+    """Stage measure's point-to-point launch as a workstation runs it (no SLURM allocation): its
+    rankfile names this host, not +n0 (which mpirun refuses there), and the real osu_latency runs
+    with both ranks pinned where the rankfile says."""
+    from collat.plan import jobs
+
+    machine = {"name": "two cores", "nodes": 1, "sockets_per_node": 1, "cores_per_socket": 2, "cores_per_l3": 2}
+    launch = {"kind": "pt2pt", "benchmark": "osu_latency", "operation": None, "algorithm": None, "mapping": None,
+              "channel": "cache", "P": 2, "receiver": 1}
+    rf = tmp_path / "rankfile"
+    rf.write_text(jobs.rankfile(machine, launch, allocated=False))
+    opts = jobs.MeasureOptions(OSU, "accepted.csv", "mpirun", tuple(["--allow-run-as-root"] if os.geteuid() == 0 else []),
+                               True, 20, 2, 1024, None, None, "00:10:00")
+    words = jobs.command(launch, machine, opts, str(rf))
+    env = {k: v for k, v in os.environ.items() if k != "SLURM_JOB_ID"}
+    done = subprocess.run(words[:1] + ["--report-bindings"] + words[1:], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "# OSU MPI Latency Test" in done.stdout and "1024" in done.stdout
+    assert "rank 1 bound to socket 0[core 1" in done.stdout + done.stderr

@@ -54,3 +54,13 @@ def test_launch_seconds_follow_osu_defaults():
     s = launch_seconds(grid, 1.0)
     assert s.iloc[0] == pytest.approx(1.0 + 1100 * 10e-6 + 110 * 100e-6)
     assert launch_seconds(grid, 0.0, iterations=5, warmup=0).iloc[0] == pytest.approx(5 * 110e-6)
+
+
+def test_the_planner_starts_from_the_configs_floor_else_the_datas_else_three_percent():
+    from collat.plan.campaign import starting_uncertainty
+
+    cfg = {"floor": None, "per_octave": 0.1, "cap": 0.3}
+    assert starting_uncertainty(cfg, 0.05).floor == 0.05
+    assert starting_uncertainty(cfg, float("nan")).floor == 0.03  # no cell measured twice: no floor of repeats
+    assert starting_uncertainty(cfg, None).floor == 0.03
+    assert starting_uncertainty({**cfg, "floor": 0.2}, 0.05).floor == 0.2

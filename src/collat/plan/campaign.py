@@ -69,6 +69,14 @@ def launch_seconds(grid: pd.DataFrame, overhead: float, iterations: int | None =
     return s.groupby(LAUNCH)["seconds"].sum() + overhead
 
 
+def starting_uncertainty(prior: dict, floor: float | None) -> Uncertainty:
+    """Config ``plan.uncertainty`` as the planner starts from it: its ``floor``, else the data's
+    noise floor of repeats (``floor``), else 0.03 where no cell was measured twice."""
+    own = prior["floor"] if prior["floor"] is not None else floor
+    return Uncertainty(float(own) if own is not None and np.isfinite(own) else 0.03, float(prior["per_octave"]),
+                       float(prior["cap"]))
+
+
 def plan_round(machine: dict, algorithms: dict, mappings, channels, options: PlanOptions,
                pt2pt: pd.DataFrame | None = None, nbft: pd.DataFrame | None = None,
                measured: pd.DataFrame | None = None, predictions: pd.DataFrame | None = None,
@@ -102,9 +110,7 @@ def plan_round(machine: dict, algorithms: dict, mappings, channels, options: Pla
     else:
         grid = candidates.merge(predictions, on=LAUNCH)
         grid = grid[grid["predicted"] > 0]
-        prior = Uncertainty(options.prior["floor"] if options.prior["floor"] is not None else
-                            (floor if floor is not None and np.isfinite(floor) else 0.03),
-                            float(options.prior["per_octave"]), float(options.prior["cap"]))
+        prior = starting_uncertainty(options.prior, floor)
         physics = None
         if calibrated is not None and measured is not None:
             physics = measured.merge(calibrated, on=LAUNCH + ["size"], how="left")["predicted"].to_numpy(float)
