@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fcntl
 import logging
+import os
 import sys
 import tempfile
 from contextlib import contextmanager
@@ -82,9 +83,9 @@ def measuring(exclusive: bool, lock: str | Path | None = None):
     the first logs beside the next launch, whose ranks would then share cores and memory with
     them: every timing off, silently. With this lock a launch waits until no other launch or
     ingest runs on the host, and holds them off until it ends; ingests still run side by side.
-    The lock is a file in the host's temporary directory (``flock``): SLURM jobs on other nodes
-    do not wait for each other."""
-    path = Path(lock) if lock is not None else Path(tempfile.gettempdir()) / "collat-measure.lock"
+    The lock is a file of this user's in the host's temporary directory (``flock``): SLURM jobs
+    on other nodes do not wait for each other."""
+    path = Path(lock) if lock is not None else Path(tempfile.gettempdir()) / f"collat-measure-{os.getuid()}.lock"
     with open(path, "a") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         try:
