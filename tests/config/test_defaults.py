@@ -23,6 +23,11 @@ def test_two_unpinned_ranks_of_a_socket_talk_over_its_l3_only_where_it_has_one()
     assert unpinned_channel(one_l3) == "cache"
     config = complete({"machine": one_l3, "model": {"openmpi": {}}})
     assert config["model"]["unpinned_channel"] in config["channels"] == ["cache"]  # a single-L3 node's only channel
+    # a one-L3 socket whose logs call its pairs core (the THIN config): the config's word
+    thin = {"nodes": 2, "sockets_per_node": 2, "cores_per_socket": 12, "cores_per_l3": 12}
+    assert unpinned_channel(thin, ["core", "socket", "node"]) == "core"
+    assert complete({"machine": thin, "channels": ["core", "socket", "node"],
+                     "model": {"openmpi": {}}})["model"]["unpinned_channel"] == "core"
     stated = complete({"machine": one_l3, "model": {"openmpi": {}, "unpinned_channel": "core"}})
     assert stated["model"]["unpinned_channel"] == "core"  # a stated value stays (and is checked against channels)
 

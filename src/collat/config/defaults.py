@@ -55,11 +55,15 @@ def machine_channels(machine: dict) -> list[str]:
     return channels
 
 
-def unpinned_channel(machine: dict) -> str:
+def unpinned_channel(machine: dict, channels: list[str] | None = None) -> str:
     """The channel of two ranks of one socket that nothing pins to a core: ``core`` where the
     socket holds several L3s (the scheduler has no reason to keep them in one), ``cache`` where
-    one L3 serves the whole socket."""
-    return "cache" if int(machine["cores_per_l3"]) >= int(machine["cores_per_socket"]) > 1 else "core"
+    one L3 serves the whole socket; where ``channels`` (the config's) name the socket's pairs by
+    the other word (a log's ``core`` for a one-L3 socket), that one."""
+    own = "cache" if int(machine["cores_per_l3"]) >= int(machine["cores_per_socket"]) > 1 else "core"
+    if channels is not None and own not in channels:
+        return next((c for c in ("core", "cache") if c in channels), own)
+    return own
 
 
 def complete(config: dict) -> dict:
@@ -80,7 +84,7 @@ def complete(config: dict) -> dict:
         config["channels"] = machine_channels(config["machine"])
     model = config["model"]
     if model.get("unpinned_channel") is None and "machine" in config:
-        model["unpinned_channel"] = unpinned_channel(config["machine"])
+        model["unpinned_channel"] = unpinned_channel(config["machine"], config.get("channels"))
     part = config.get("partitioned")
     if part is not None:
         if part.get("channels") is None:
