@@ -63,7 +63,7 @@ OURS = {  # libmpi builder -> (our parent array over relative ranks, our send or
 }
 
 
-def mpirun(cmd: list[str], timeout: int) -> subprocess.CompletedProcess:
+def run_mpi(cmd: list[str], timeout: int) -> subprocess.CompletedProcess:
     """Run an mpirun command; once more when OpenMPI 4.1's start-up lost the race for its session
     directory (orte_init: "/tmp/ompi.<host>.<uid>: File exists", seen once in many hundred runs
     when one mpirun starts as the last one's directory is removed). Any other failure stands."""
@@ -145,7 +145,7 @@ def mpirun(tmp: Path, tag: str, rules: Path | None = None) -> dict:
            "-x", f"COLLAT_RECORD={record}", "-x", f"LD_PRELOAD={BUILD}/record.so"]
     if rules is not None:
         cmd += ["--mca", "coll_tuned_use_dynamic_rules", "true", "--mca", "coll_tuned_dynamic_rules_filename", str(rules)]
-    res = mpirun(cmd + [f"{BUILD}/colls", *map(str, SIZES)], 600)
+    res = run_mpi(cmd + [f"{BUILD}/colls", *map(str, SIZES)], 600)
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
     calls = defaultdict(list)
     for line in record.read_text().splitlines():
@@ -245,7 +245,7 @@ def monitored(op: str, algorithm: int, P: int, size: int, segsize: int = 0) -> d
             cmd += ["--mca", "coll_tuned_use_dynamic_rules", "1", "--mca", f"coll_tuned_{op}_algorithm", str(algorithm)]
             if segsize:
                 cmd += ["--mca", f"coll_tuned_{op}_algorithm_segmentsize", str(segsize)]
-        res = mpirun(cmd + [f"{BUILD}/monitor", op, str(size)], 120)
+        res = run_mpi(cmd + [f"{BUILD}/monitor", op, str(size)], 120)
         assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
         files = sorted(Path(tmp).glob("rank.*.prof"))
         assert len(files) == P, f"{len(files)} monitoring files of {P} ranks"
