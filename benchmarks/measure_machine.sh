@@ -7,8 +7,8 @@
 #
 #   bash benchmarks/measure_machine.sh OSU_TARBALL WORKDIR [SECONDS] [NEXT_ROUND_LAUNCHES]
 #
-# Runs on one node with OpenMPI's mpirun and mpicc on PATH and $PYTHON (default python3) holding
-# the project's packages. Everything it writes stays under WORKDIR:
+# Runs on one node with OpenMPI's mpirun and mpicc on PATH; Python: $PYTHON, else the project's
+# .venv (make install), else python3, holding the project's packages. Everything it writes stays under WORKDIR:
 # osu_raw/ (the rounds' logs), heldout_raw/ (the held-out logs), results/, mine.yaml (the config,
 # a few lines), accepted.csv (the launches run, rounds appended) and timing.txt (seconds per step).
 # SECONDS (default 540) bounds the whole script: the held-out sample stops at it, and a killed
@@ -19,7 +19,7 @@ wd=$(realpath -m "${2:?usage: measure_machine.sh OSU_TARBALL WORKDIR [SECONDS] [
 budget=${3:-540}
 next=${4:-24}
 repo=$(cd "$(dirname "$0")/.." && pwd)
-py=${PYTHON:-python3}  # a Python with the project's packages
+py=${PYTHON:-$([ -x "$repo/.venv/bin/python" ] && echo "$repo/.venv/bin/python" || echo python3)}  # the project's (make install)
 export PYTHONPATH="$repo/src${PYTHONPATH:+:$PYTHONPATH}"
 start=$(date +%s)
 left() { echo $(( budget - ($(date +%s) - start) )); }
@@ -91,4 +91,3 @@ if [ -n "$files" ] && [ "$t" -gt 30 ]; then
     --configfile heldout.yaml > heldout.log 2>&1 || true
 fi
 echo "== held-out logs: $(find heldout_raw -name '*.txt' | wc -l) of $(($(wc -l < heldout.csv) - 1))"
-cat timing.txt

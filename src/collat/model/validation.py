@@ -203,6 +203,16 @@ def measured_neighbours(cells: pd.DataFrame) -> np.ndarray:
     return out
 
 
+def interpolated(cells: pd.DataFrame, train: np.ndarray) -> np.ndarray:
+    """The rows of ``cells`` outside ``train`` whose P lies between their curve's first and last
+    training P: what interpolation tests. A P beyond them is an extrapolation, and a curve with
+    fewer than two training P (a sweep of powers of two on a small machine) has none."""
+    keys = [cells[g].to_numpy() for g in GROUP]
+    P = cells["P"].to_numpy()
+    trained = pd.Series(np.where(train, P, np.nan)).groupby(keys)
+    return ~train & (P >= trained.transform("min").to_numpy()) & (P <= trained.transform("max").to_numpy())
+
+
 def splits(cells: pd.DataFrame, options: ValidationOptions):
     """Yield (split, fold, train mask, test mask) over the rows of ``cells``; the masks never overlap,
     and neither is empty: a fold with nothing to train on (one mapping in the data: no
@@ -215,16 +225,7 @@ def splits(cells: pd.DataFrame, options: ValidationOptions):
         return [(split, fold, train, test)] if train.any() and test.any() else []
 
     train = rank % options.sparse_every == 0
-    # interpolation needs two training P on the curve: a curve of fewer measured P (a sweep of
-    # powers of two on a small machine) is not tested here, rather than scored as an extrapolation
-    # from one point
-    keys = [cells[g].to_numpy() for g in GROUP]
-    two = pd.Series(train).groupby(keys).transform("sum").to_numpy() >= 2
-    # between the curve's training P only: a P above its last training P is an extrapolation
-    trained_P = pd.Series(np.where(train, P, np.nan))
-    between = (P >= trained_P.groupby(keys).transform("min").to_numpy()) & \
-        (P <= trained_P.groupby(keys).transform("max").to_numpy())
-    yield from kept("sparse_P", "all", train, ~train & two & between)
+    yield from kept("sparse_P", "all", train, interpolated(cells, train))
     train = P <= options.extrapolation_P
     yield from kept("extrapolation", "all", train, ~train)
     for (op, alg), _ in cells.groupby(["operation", "algorithm"]):
@@ -242,14 +243,14 @@ def inner_folds(split: str, cells: pd.DataFrame, options: ValidationOptions) -> 
     """(train mask, test mask) pairs over the rows of a training part ``cells`` that hold out of it
     what ``split`` holds out of the data, so that what a model may not see in a fold (the width of
     its prediction interval) is chosen inside the fold's training part: sparse_P, the curves' odd
-    and even measured P in turn (the training P between two others); extrapolation, P above half
+    and even measured P in turn, each between two of the others (:func:`interpolated`); extrapolation, P above half
     ``extrapolation_P``; unseen_algorithm, each of the part's algorithms of an operation that has
     more than one; unseen_mapping, each of its mappings; sizes, the sizes above its median size.
     Folds with nothing to train or test on are left out."""
     P = cells["P"].to_numpy()
     if split == "sparse_P":
         rank = cells.groupby(GROUP)["P"].rank(method="dense").to_numpy().astype(int) - 1
-        pairs = [(rank % 2 == 0, rank % 2 == 1), (rank % 2 == 1, (rank % 2 == 0) & (rank > 0))]
+        pairs = [(train, interpolated(cells, train)) for train in (rank % 2 == 0, rank % 2 == 1)]
     elif split == "extrapolation":
         test = P > options.extrapolation_P // 2
         pairs = [(~test, test)]
