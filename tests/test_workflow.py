@@ -226,7 +226,8 @@ def test_forcerun_single_rule(study_run):
     jobs = planned_jobs(res)
     assert jobs["nbft_gamma"] == 1 and jobs["nbft_figures"] == 1
     # only what depends on the NBFT fits follows; nothing upstream, nothing independent of them
-    assert set(jobs) == {"nbft_gamma", "nbft_figures", "model_calibrate", "model_predict_unfitted", "model_predict",
+    assert set(jobs) == {"nbft_gamma", "nbft_figures", "model_calibrate", "model_transfer", "model_predict_unfitted",
+                         "model_predict",
                          "model_validate", "model_validation", "model_what_if", "selection_what_if", "evaluate_tables",
                          "evaluate_summary", "figures_collective", "figures_accuracy", "figures_validation",
                          "selection", "selection_figures", "plan", "all"}

@@ -233,13 +233,18 @@ def test_fit_predict_never_sees_the_test_cells():
                             hybrid_neighbours=2)["hybrid"]
     assert np.allclose(again, both["hybrid"][:len(test)]) and np.isfinite(again).all()
     # an interval from inner folds of the training part: the 80 % quantile of the calibrated mode's
-    # |log error| on the inner test cells, priced by the calibration of the whole training part
+    # |log error| on the inner test cells, priced by a calibration of the inner training cells alone
     half = (train["P"] > 4).to_numpy()
     inner = va.InnerFolds(((~half, half, None, None, np.zeros(half.sum())),), ("calibrated", "hybrid"))
     got = cal.fit_predict(train, test, "avg", None, None, start, OPTIONS, md.Placements(TINY), opts, 7,
                           hybrid_neighbours=2, inner=inner)
-    priced = cal.fit_predict(train, train, "avg", None, None, start, OPTIONS, md.Placements(TINY), opts, 7)["calibrated"]
-    assert got["interval"]["calibrated"] == pytest.approx(va.interval_width(train["measured"][half], priced[half]))
+    priced = cal.fit_predict(train[~half], train[half], "avg", None, None, start, OPTIONS, md.Placements(TINY), opts,
+                             7)["calibrated"]
+    assert got["interval"]["calibrated"] == pytest.approx(va.interval_width(train["measured"][half], priced))
+    # ... which is not what the calibration of the whole training part, inner test cells included, gives
+    seen = cal.fit_predict(train, train[half], "avg", None, None, start, OPTIONS, md.Placements(TINY), opts,
+                           7)["calibrated"]
+    assert not np.allclose(seen, priced)
     assert np.isfinite(got["interval"]["hybrid"]) and np.array_equal(got["calibrated"], first)
 
 

@@ -264,6 +264,12 @@ def calibration_input(wildcards):
     return {"calibration": "results/model/calibration.csv"} if "calibrated" in config["model"]["modes"] else {}
 
 
+def transfer_input(wildcards):
+    """How far the calibration carries to an unmeasured algorithm (rule model_transfer), when the
+    calibrated mode is predicted."""
+    return {"transfer": "results/model/transfer.csv"} if "calibrated" in config["model"]["modes"] else {}
+
+
 def segments_input(wildcards):
     """The segmented prices (rule model_segments), when config model.segment_sizes names any."""
     return {"segments": "results/model/segments.parquet"} if config["model"].get("segment_sizes") else {}
@@ -343,7 +349,7 @@ def stage_targets(stage):
             "results/model/validation.csv",
             "results/model/noise_floor.csv",
         ]
-        + (["results/model/calibration.csv"] if "calibrated" in config["model"]["modes"] else [])
+        + (["results/model/calibration.csv", "results/model/transfer.csv"] if "calibrated" in config["model"]["modes"] else [])
         + expand("results/model/what_if/{name}.parquet", name=WHAT_IF),
         "evaluate": expand("results/tables/table{n}.{ext}", n=TABLE_NUMBERS, ext=["csv", "md", "tex"])
         + ["results/tables/tables.md", "results/summary.md"],

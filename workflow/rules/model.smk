@@ -38,6 +38,29 @@ rule model_calibrate:
         "../scripts/model_calibrate.py"
 
 
+rule model_transfer:
+    input:
+        collective="results/tidy/collective.parquet",
+        hockney="results/pt2pt/hockney.parquet",
+        nbft_fits="results/nbft/fits.csv",
+        nbft_medians="results/nbft/medians.parquet",
+        unfitted="results/model/unfitted_predictions.parquet",
+    output:
+        transfer="results/model/transfer.csv",
+    params:
+        config={key: config[key] for key in ("machine", "channels", "model")},
+    # one worker: it runs beside the validation, which the predictions wait for anyway
+    threads: 1
+    log:
+        "logs/model/transfer.log",
+    benchmark:
+        "benchmarks/rules/model/transfer.tsv",
+    conda:
+        "../envs/collat.yaml"
+    script:
+        "../scripts/model_transfer.py"
+
+
 rule model_predict_unfitted:
     input:
         collective="results/tidy/collective.parquet",
@@ -66,6 +89,7 @@ rule model_predict_unfitted:
 rule model_predict:
     input:
         unpack(calibration_input),
+        unpack(transfer_input),
         unpack(hybrid_input),
         collective="results/tidy/collective.parquet",
         unfitted="results/model/unfitted_predictions.parquet",

@@ -5,6 +5,7 @@ scores on the measured cells."""
 import pandas as pd
 
 from collat.model.hybrid_mode import HybridOptions, hybrid_predictions
+from collat.model.transfer import transfer_grid
 from collat.model import CalibratedMode, ModelOptions, Placements, grid_axes, predict_all, score
 from collat.runner import setup_log
 from collat.ingest.tidy import atomic_write, read_parquet
@@ -22,10 +23,15 @@ if "calibrated" in options.modes:
                                            max_receivers, options)
     parts["calibrated"] = predict_all([calibrated], Placements(cfg["machine"]), cfg["algorithms"], P_values,
                                       snakemake.threads)
+    raw = parts["calibrated"]  # the calibration's own prices, which the hybrid corrects
+    if "openmpi" in parts:  # an algorithm nobody measured: as far as the calibration carries (rule model_transfer)
+        measured = {t: measured_cells(collective, t) for t in raw["target"].unique()}
+        parts["calibrated"] = raw.assign(predicted=transfer_grid(raw, parts["openmpi"], measured,
+                                                                 pd.read_csv(snakemake.input.transfer)))
 if "hybrid" in options.modes:  # the calibrated grid corrected by its residuals on the measured cells;
     # not in scores.csv: at a measured cell it returns the measurement (its scores are the validation's)
     k = HybridOptions.from_config(cfg["model"]["hybrid"]).neighbours
-    cal = parts["calibrated"]
+    cal = raw
     measured = {t: measured_cells(collective, t) for t in cal["target"].unique()}
     trend = pd.read_parquet(snakemake.input.trend, columns=["operation", "algorithm", "mapping", "P", "size",
                                                              "target", "predicted"],

@@ -334,10 +334,13 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "measurements of one cell); *median R²*, over cells; *in 80 % interval*, the share of the test "
                 "points inside a fitted model's 80 % prediction interval (its half-width in log latency: the 80th "
                 "percentile of the model's error on inner folds of the training part that hold out of it what the "
-                "split holds out; — for a model without one).", "",
+                "split holds out, each inner fold calibrated again on its own training cells; — for a model "
+                "without one).", "",
                 "Models:", "",
                 "- *calibrated*: OpenMPI's shapes with channel costs fitted on the training part of every split and "
-                "fold;",
+                "fold; an algorithm the training part lacks is priced by the blend of this price and the openmpi "
+                "mode's that prices the training part's own algorithms best, each held out in turn "
+                "(`results/model/transfer.csv` for the fit on all the data);",
                 "- *hybrid*: the calibrated mode times its own log residuals, interpolated along P. Beyond the "
                 "training P it is averaged with the segmented fit; where no algorithm was measured at the operation "
                 "and mapping, with the openmpi mode;",

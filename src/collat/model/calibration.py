@@ -24,6 +24,7 @@ from collat.model.costs import ChannelCosts
 from collat.model.forest import Placements
 from collat.model.openmpi_mode import plan_shapes, predict_arrays, price_plans
 from collat.model.options import ModelOptions
+from collat.model.transfer import transfer_weight, transferred
 
 CALIBRATION_COLUMNS = ["operation", "target", "channel", "parameter", "value", "start", "fitted", "se_log", "low",
                        "high", "cells", "rms_log_residual"]
@@ -285,9 +286,8 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
 
     With ``inner`` (:class:`collat.model.validation.InnerFolds` of ``train``), also {"interval":
     {model: half-width in log latency}} for its models: :func:`collat.model.validation.interval_width` of each
-    model over the inner folds' test cells, the calibration of ``train`` pricing them (it is not
-    fitted again per inner fold: the parameters are the machine's, shared by every cell) and the
-    hybrid corrected by each inner fold's training cells alone."""
+    model over the inner folds' test cells, each inner fold calibrated again on its training cells
+    alone and the hybrid corrected by them: nothing of an inner fold's test cells is seen."""
     from dataclasses import replace
 
     from collat.model.hybrid_mode import CARRIED, UNTWINNED, hybrid
@@ -308,45 +308,79 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     priced = (test[rows] if hybrid_neighbours is None and inner is None else
               pd.concat([test[rows], train], ignore_index=True))
     p = predict_cells(table, priced, target, channels, options, placements, max_receivers)
-    out[rows] = p[:rows.sum()]
-    if hybrid_neighbours is not None:
-        trend_r, unfitted_r = (None if o is None else np.asarray(o, float)[rows] for o in (trend, unfitted))
-        result["hybrid"][rows] = hybrid(train, p[rows.sum():], test[rows], p[:rows.sum()], hybrid_neighbours,
-                                        trend_r, unfitted_r)
-        # without the trend: what a what-if machine's P beyond the measured machine's get
-        result[CARRIED] = out.copy()
-        result[CARRIED][rows] = hybrid(train, p[rows.sum():], test[rows], p[:rows.sum()], hybrid_neighbours, None,
-                                       unfitted_r)
-        result[UNTWINNED] = out.copy()
-        result[UNTWINNED][rows] = hybrid(train, p[rows.sum():], test[rows], p[:rows.sum()], hybrid_neighbours,
-                                         trend_r, unfitted_r, twins=np.full(int(rows.sum()), np.nan))
+    n = int(rows.sum())
+    unfitted_r = None if unfitted is None else np.asarray(unfitted, float)[rows]
+    folds = []  # the inner folds, each calibrated again on its own training cells
     if inner is not None:
-        result["interval"] = _inner_widths(train, p[rows.sum():], kept, inner, hybrid_neighbours)
+        def refit(a: np.ndarray) -> np.ndarray:  # the train cells priced by a calibration of the rows ``a`` alone
+            prices = np.full(len(train), np.nan)
+            known = train["operation"].isin(set(train.loc[a, "operation"])).to_numpy()
+            again = calibrate_all({target: train[a]}, start, options, placements, replace(opts, targets=(target,)),
+                                  max_receivers)
+            prices[known] = predict_cells(again, train[known], target, channels, options, placements, max_receivers)
+            return prices
+        for train_mask, test_mask, trend_b, unfitted_b, distance in inner.folds:
+            a, b = train_mask[kept], test_mask[kept]
+            if a.any() and b.any():
+                folds.append((a, b, refit(a), *(None if o is None else np.asarray(o, float)[kept[test_mask]]
+                                                for o in (trend_b, unfitted_b, distance))))
+    # an algorithm the calibration never saw: its price blended with the openmpi mode's, as far as the
+    # inner folds that hold out algorithms find the calibration carries (collat.model.transfer)
+    weight = 1.0
+    if inner is not None and inner.split == "unseen_algorithm" and unfitted_r is not None:
+        pooled = [(train["measured"].to_numpy(float)[b], prices[b], o) for a, b, prices, _, o, _ in folds if o is not None]
+        if pooled:
+            weight = transfer_weight(*(np.concatenate(column) for column in zip(*pooled)))
+    out[rows] = p[:n]
+    unseen = ~_measured_algorithms(test[rows], train)
+    if unfitted_r is not None and weight < 1.0:
+        out[np.flatnonzero(rows)[unseen]] = transferred(p[:n][unseen], unfitted_r[unseen], weight)
+    # the hybrid corrects the calibrated prices themselves: its residuals, and the twins it finds,
+    # are the calibration's
+    if hybrid_neighbours is not None:
+        trend_r = None if trend is None else np.asarray(trend, float)[rows]
+        result["hybrid"][rows] = hybrid(train, p[n:], test[rows], p[:n], hybrid_neighbours, trend_r, unfitted_r)
+        # without the trend: what a what-if machine's P beyond the measured machine's get
+        result[CARRIED] = np.full(len(test), np.nan)
+        result[CARRIED][rows] = hybrid(train, p[n:], test[rows], p[:n], hybrid_neighbours, None, unfitted_r)
+        result[UNTWINNED] = np.full(len(test), np.nan)
+        result[UNTWINNED][rows] = hybrid(train, p[n:], test[rows], p[:n], hybrid_neighbours, trend_r, unfitted_r,
+                                         twins=np.full(n, np.nan))
+    if inner is not None:
+        result["interval"] = _inner_widths(train, folds, inner.models, hybrid_neighbours, weight)
     return result
 
 
-def _inner_widths(train: pd.DataFrame, priced: np.ndarray, kept: np.ndarray, inner,
-                  hybrid_neighbours: int | None) -> dict[str, float]:
-    """{model: interval half-width} of :func:`fit_predict` from its inner folds (masks over the rows
-    of the train cells it was given, ``kept`` those of the calibrated operations, ``priced`` their
-    calibrated prices)."""
+def _measured_algorithms(cells: pd.DataFrame, train: pd.DataFrame) -> np.ndarray:
+    """Whether each of ``cells`` has an (operation, algorithm) with a cell in ``train``."""
+    pair = ["operation", "algorithm"]
+    return pd.MultiIndex.from_frame(cells[pair]).isin(pd.MultiIndex.from_frame(train[pair].drop_duplicates()))
+
+
+def _inner_widths(train: pd.DataFrame, folds: list, models: tuple[str, ...], hybrid_neighbours: int | None,
+                  weight: float) -> dict[str, float]:
+    """{model: interval half-width} of :func:`fit_predict` from its inner folds: (train rows, test
+    rows, the train cells priced by a calibration of the fold's train rows alone, the fold's trend,
+    openmpi prices and distances of its test cells) each, so that its test cells are out of sample
+    for the calibration too, not only for the hybrid's correction; the calibrated mode prices an
+    algorithm the fold's calibration never saw with the transfer ``weight``, as :func:`fit_predict`
+    does, and the hybrid corrects the calibration's own prices."""
     from collat.model.hybrid_mode import CARRIED, UNTWINNED, hybrid
     from collat.model.validation import interval_width
 
     measured = train["measured"].to_numpy(float)
     variants = {"hybrid": {}, CARRIED: {"trend": False}, UNTWINNED: {"twins": True}}
-    pooled: dict[str, list] = {m: [] for m in inner.models
+    pooled: dict[str, list] = {m: [] for m in models
                                if m == "calibrated" or (m in variants and hybrid_neighbours is not None)}
-    for train_mask, test_mask, trend, unfitted, distance in inner.folds:
-        a, b = train_mask[kept], test_mask[kept]
-        if not (a.any() and b.any()):
-            continue
-        trend, unfitted = (None if o is None else np.asarray(o, float)[kept[test_mask]] for o in (trend, unfitted))
+    for a, b, priced, trend, unfitted, far in folds:
         tr, te = train[a].reset_index(drop=True), train[b].reset_index(drop=True)
-        far = np.asarray(distance, float)[kept[test_mask]]
+        priced_b = priced[b].copy()
+        if unfitted is not None and weight < 1.0:
+            unseen = ~_measured_algorithms(te, tr)
+            priced_b[unseen] = transferred(priced_b[unseen], unfitted[unseen], weight)
         for model in pooled:
             if model == "calibrated":
-                pooled[model].append((measured[b], priced[b], far))
+                pooled[model].append((measured[b], priced_b, far))
                 continue
             how = variants[model]
             twins = np.full(int(b.sum()), np.nan) if how.get("twins") else None

@@ -280,10 +280,12 @@ SCORED_ON = {CARRIED: "extrapolation", UNTWINNED: "unseen_algorithm"}  # the hyb
 class InnerFolds:
     """The inner folds of a fold's training part (:func:`inner_folds`): (train mask, test mask, the
     segmented regression's and the openmpi mode's predictions of its test cells, their
-    :func:`distances`) per inner fold, and the models whose interval they choose."""
+    :func:`distances`) per inner fold, the models whose interval they choose, and the split whose
+    held-out part they mimic."""
 
     folds: tuple
     models: tuple[str, ...]
+    split: str = ""
 
 
 def interval_width(measured: np.ndarray, predicted: np.ndarray, distance: np.ndarray | None = None) -> float:
@@ -424,7 +426,7 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
                      for a, b in inner_folds(split, tr, options)]
             inner = InnerFolds(tuple((a, b, segmented(ta, tb, machine, forms), at_train[b], distances(split, ta, tb))
                                      for a, b, ta, tb in parts),
-                               ("calibrated", "hybrid", *(m for m, s in SCORED_ON.items() if s == split)))
+                               ("calibrated", "hybrid", *(m for m, s in SCORED_ON.items() if s == split)), split)
             widths = {}
             for fit in fitted.values():
                 got = fit(tr, priced, target, trend, unfitted, inner=inner)

@@ -1,0 +1,117 @@
+"""How far the calibrated mode's prices carry to an algorithm nobody measured.
+
+The calibration fits the machine's costs on the algorithms that were measured. Those costs price
+any other algorithm too, but on some machines the fitted costs describe the measured algorithms
+better than the machine: the calibrated price of an unmeasured algorithm is then worse than the
+openmpi mode's, priced from the point-to-point and NBFT stages alone (a 16-core node:
+benchmarks/README.md). The price of an unmeasured algorithm is therefore the geometric blend
+c^w o^(1-w) of the calibrated price c and the openmpi mode's o, with the weight w chosen on the
+measured algorithms themselves: each held out in turn, the others calibrated, and w the value
+that prices the held-out ones best (:func:`transfer_weight`). w = 1 trusts the calibration
+fully, w = 0 not at all.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+#: the weights tried, from the openmpi mode's price (0) to the calibrated one (1)
+WEIGHTS = np.round(np.linspace(0.0, 1.0, 11), 1)
+
+
+def transferred(calibrated, openmpi, weight: float) -> np.ndarray:
+    """The blend calibrated^weight x openmpi^(1 - weight), cell by cell; the calibrated price
+    where the openmpi mode has none (NaN)."""
+    c, o = np.asarray(calibrated, float), np.asarray(openmpi, float)
+    blend = np.exp(weight * np.log(c) + (1.0 - weight) * np.log(np.where(o > 0, o, np.nan)))
+    return np.where(np.isfinite(blend), blend, c)
+
+
+def transfer_weight(measured, calibrated, openmpi) -> float:
+    """The weight of :data:`WEIGHTS` whose :func:`transferred` prices have the smallest median
+    |log(measured / price)| over cells that the calibration did not see (held-out algorithms,
+    each priced by a calibration of the others). Ties go to the larger weight; 1 without a cell
+    that both modes price."""
+    y, c, o = (np.log(np.asarray(v, float)) for v in (measured, calibrated, openmpi))
+    ok = np.isfinite(y) & np.isfinite(c) & np.isfinite(o)
+    if not ok.any():
+        return 1.0
+    errors = [np.median(np.abs(y[ok] - (w * c[ok] + (1.0 - w) * o[ok]))) for w in WEIGHTS]
+    best = min(errors)
+    return float(max(w for w, e in zip(WEIGHTS, errors) if e <= best + 1e-12))
+
+
+TRANSFER_COLUMNS = ["operation", "target", "weight", "algorithms", "cells", "error_calibrated", "error_openmpi",
+                    "error_transferred"]
+
+
+def held_out_weights(cells_of: dict, openmpi_of: dict, start: dict, options, placements, opts, max_receivers: int,
+                     processes: int = 1) -> pd.DataFrame:
+    """The transfer weight of each (operation, target) with two measured algorithms or more: every
+    algorithm held out in turn, the others calibrated (:func:`collat.model.calibration.calibrate`),
+    the held-out cells priced by that calibration and by the openmpi mode, and :func:`transfer_weight`
+    over all of them. ``cells_of``: target -> measured cells; ``openmpi_of``: target -> the openmpi
+    mode's price of each of those cells (NaN where it has none). Columns :data:`TRANSFER_COLUMNS`,
+    with each price's median |log error| on the held-out cells."""
+    from dataclasses import replace
+
+    from collat.model.calibration import calibrate_all, predict_cells
+    from collat.runner import fork_map
+
+    channels = list(next(iter(start.values())).channels)
+    jobs = [(target, op, alg) for target, cells in cells_of.items()
+            for op, g in cells.groupby("operation", sort=True) if op in start and g["algorithm"].nunique() > 1
+            for alg in sorted(g["algorithm"].unique())]
+
+    def one(i):  # the held-out algorithm's cells priced by a calibration of the operation's others
+        target, op, alg = jobs[i]
+        cells = cells_of[target]
+        same = (cells["operation"] == op).to_numpy()
+        test = same & (cells["algorithm"] == alg).to_numpy()
+        table = calibrate_all({target: cells[same & ~test]}, start, options, placements,
+                              replace(opts, targets=(target,)), max_receivers)
+        return predict_cells(table, cells[test], target, channels, options, placements, max_receivers)
+
+    priced = fork_map(one, len(jobs), processes)
+    rows = []
+    for (target, op), idx in pd.DataFrame(jobs, columns=["target", "op", "alg"]).groupby(["target", "op"],
+                                                                                         sort=True).indices.items():
+        cells, openmpi = cells_of[target], np.asarray(openmpi_of[target], float)
+        masks = [((cells["operation"] == op) & (cells["algorithm"] == jobs[i][2])).to_numpy() for i in idx]
+        y = np.concatenate([cells["measured"].to_numpy(float)[m] for m in masks])
+        c = np.concatenate([priced[i] for i in idx])
+        o = np.concatenate([openmpi[m] for m in masks])
+        w = transfer_weight(y, c, o)
+
+        def error(p):
+            e = np.abs(np.log(y) - np.log(p))
+            return float(np.median(e[np.isfinite(e)])) if np.isfinite(e).any() else float("nan")
+        rows.append({"operation": op, "target": target, "weight": w, "algorithms": len(idx), "cells": len(y),
+                     "error_calibrated": error(c), "error_openmpi": error(o),
+                     "error_transferred": error(transferred(c, o, w))})
+    return pd.DataFrame(rows, columns=TRANSFER_COLUMNS)
+
+
+def transfer_grid(calibrated: pd.DataFrame, openmpi: pd.DataFrame, measured: dict, weights: pd.DataFrame) -> np.ndarray:
+    """The calibrated mode's grid (rows: operation, algorithm, mapping, P, size, target,
+    predicted) with each algorithm that ``measured`` (target -> measured cells) holds no cell of,
+    at its operation, priced by :func:`transferred` with its (operation, target) weight and the
+    openmpi mode's grid ``openmpi`` at the same cell; the other rows as they are."""
+    key = ["operation", "algorithm", "mapping", "P", "size", "target"]
+    out = calibrated["predicted"].to_numpy(float).copy()
+    o = calibrated[key].merge(openmpi[key + ["predicted"]], on=key, how="left")["predicted"].to_numpy(float)
+    w = calibrated[["operation", "target"]].merge(weights[["operation", "target", "weight"]],
+                                                  on=["operation", "target"], how="left")["weight"].to_numpy(float)
+    pair = ["operation", "algorithm"]
+    unseen = np.zeros(len(calibrated), dtype=bool)
+    for target, rows in calibrated.groupby("target", sort=False).indices.items():
+        have = measured.get(target)
+        known = (pd.MultiIndex.from_frame(calibrated.iloc[rows][pair]).isin(
+            pd.MultiIndex.from_frame(have[pair].drop_duplicates())) if have is not None else np.zeros(len(rows), bool))
+        unseen[rows] = ~known
+    blend = unseen & np.isfinite(w) & (w < 1.0)
+    for weight in np.unique(w[blend]):
+        rows = blend & (w == weight)
+        out[rows] = transferred(out[rows], o[rows], float(weight))
+    return out
