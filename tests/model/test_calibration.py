@@ -331,3 +331,33 @@ def test_concurrent_bytes_are_a_bcast_s_per_byte_gaps_above_the_eager_limit():
     from collat.model.calibrated_mode import concurrent_bytes
     assert concurrent_bytes("bcast", True) and not concurrent_bytes("reduce", True)
     assert not concurrent_bytes("bcast", False)
+
+
+def test_an_unseen_algorithm_is_priced_as_far_as_the_calibration_carries():
+    """In the unseen_algorithm split the inner folds hold out each training algorithm, calibrate the
+    others, and choose the blend of calibrated and openmpi prices (collat.model.transfer) that an
+    unseen algorithm gets; the training algorithms keep the calibrated price."""
+    table = true_table("bcast")
+    cells = synthetic_cells("bcast", table, algorithms=(1, 2, 3), sizes=(1, 8192))
+    start = {"bcast": start_from(table, 1.3)}
+    opts = cal.CalibrationOptions(4, 11, "soft_l1", 0.1, 2.0, 20, 1e-5, ("avg",))
+    train = cells[cells["algorithm"] != 3].reset_index(drop=True)
+    test = cells[cells["algorithm"] == 3].reset_index(drop=True)
+    folds = []
+    for alg in (1, 2):
+        held = (train["algorithm"] == alg).to_numpy()
+        folds.append((~held, held, None, train["measured"].to_numpy()[held] * np.exp(0.02), np.zeros(held.sum())))
+
+    def run(split, unfitted):
+        inner = va.InnerFolds(tuple(folds), ("calibrated",), split)
+        return cal.fit_predict(train, test, "avg", None, unfitted, start, OPTIONS, md.Placements(TINY), opts, 7,
+                               inner=inner)["calibrated"]
+
+    plain = cal.fit_predict(train, test, "avg", None, None, start, OPTIONS, md.Placements(TINY), opts, 7)["calibrated"]
+    openmpi = test["measured"].to_numpy() * 3.0
+    # the inner folds' openmpi prices are within 2 % of the measurements, better than any
+    # calibration of one algorithm: the weight is 0, and the unseen algorithm gets the openmpi price
+    assert run("unseen_algorithm", openmpi) == pytest.approx(openmpi)
+    # another split, or no openmpi price: the calibrated price as it is
+    assert run("sparse_P", openmpi) == pytest.approx(plain)
+    assert run("unseen_algorithm", None) == pytest.approx(plain)
