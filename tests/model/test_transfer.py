@@ -17,15 +17,25 @@ def test_the_blend_is_geometric_and_keeps_the_calibrated_price_without_an_openmp
     assert tr.transferred([3.0, 4.0], [np.nan, 2.0], 0.0).tolist() == pytest.approx([3.0, 2.0])
 
 
-def test_the_weight_is_the_one_that_prices_the_held_out_cells_best():
+def test_the_weight_is_the_one_whose_worst_held_out_algorithm_is_priced_best():
     y = np.array([1.0, 10.0, 100.0])
+    one = np.zeros(3)
     # calibrated e^0.5 too high, openmpi e^0.5 too low: the even blend is exact
-    assert tr.transfer_weight(y, y * np.exp(0.5), y * np.exp(-0.5)) == pytest.approx(0.5)
+    assert tr.transfer_weight(y, y * np.exp(0.5), y * np.exp(-0.5), one) == pytest.approx(0.5)
     # calibrated exact: weight 1; openmpi exact: weight 0
-    assert tr.transfer_weight(y, y, y * 3) == 1.0 and tr.transfer_weight(y, y * 3, y) == 0.0
+    assert tr.transfer_weight(y, y, y * 3, one) == 1.0 and tr.transfer_weight(y, y * 3, y, one) == 0.0
     # both exact: a tie, the larger weight wins; no cell both price: 1
-    assert tr.transfer_weight(y, y, y) == 1.0
-    assert tr.transfer_weight(y, y, np.full(3, np.nan)) == 1.0
+    assert tr.transfer_weight(y, y, y, one) == 1.0
+    assert tr.transfer_weight(y, y, np.full(3, np.nan), one) == 1.0
+    # two held-out algorithms the openmpi mode prices exactly, one it prices e^0.9 too high, which
+    # the calibration prices e^0.2 too low: the pooled median would take the openmpi mode (w = 0,
+    # the third algorithm off by e^0.9); the worst algorithm's error, max(0.2 w, |0.9 - 1.1 w|),
+    # is least on the grid at w = 0.7 (0.14; 0.6: 0.24, 0.8: 0.16)
+    y9 = np.ones(9)
+    cal = np.r_[np.full(6, np.exp(0.2)), np.full(3, np.exp(-0.2))]
+    openmpi = np.r_[np.ones(6), np.full(3, np.exp(0.9))]
+    algorithm = np.repeat([1, 2, 3], 3)
+    assert tr.transfer_weight(y9, cal, openmpi, algorithm) == pytest.approx(0.7)
 
 
 def test_the_grid_blends_only_algorithms_nobody_measured():

@@ -328,7 +328,8 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     # inner folds that hold out algorithms find the calibration carries (collat.model.transfer)
     weight = 1.0
     if inner is not None and inner.split == "unseen_algorithm" and unfitted_r is not None:
-        pooled = [(train["measured"].to_numpy(float)[b], prices[b], o) for a, b, prices, _, o, _ in folds if o is not None]
+        pooled = [(train["measured"].to_numpy(float)[b], prices[b], o, train["algorithm"].to_numpy()[b])
+                  for a, b, prices, _, o, _ in folds if o is not None]
         if pooled:
             weight = transfer_weight(*(np.concatenate(column) for column in zip(*pooled)))
     out[rows] = p[:n]

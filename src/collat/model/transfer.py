@@ -7,7 +7,7 @@ openmpi mode's, priced from the point-to-point and NBFT stages alone (a 16-core 
 benchmarks/README.md). The price of an unmeasured algorithm is therefore the geometric blend
 c^w o^(1-w) of the calibrated price c and the openmpi mode's o, with the weight w chosen on the
 measured algorithms themselves: each held out in turn, the others calibrated, and w the value
-that prices the held-out ones best (:func:`transfer_weight`). w = 1 trusts the calibration
+whose worst held-out algorithm is priced best (:func:`transfer_weight`). w = 1 trusts the calibration
 fully, w = 0 not at all.
 """
 
@@ -28,18 +28,23 @@ def transferred(calibrated, openmpi, weight: float) -> np.ndarray:
     return np.where(np.isfinite(blend), blend, c)
 
 
-def transfer_weight(measured, calibrated, openmpi) -> float:
-    """The weight of :data:`WEIGHTS` whose :func:`transferred` prices have the smallest median
-    |log(measured / price)| over cells that the calibration did not see (held-out algorithms,
-    each priced by a calibration of the others). Ties go to the larger weight; 1 without a cell
-    that both modes price."""
+def transfer_weight(measured, calibrated, openmpi, held_out) -> float:
+    """The weight of :data:`WEIGHTS` whose :func:`transferred` prices have the smallest worst
+    error over the held-out algorithms: per algorithm (``held_out``, one label per cell) the median
+    |log(measured / price)| over its cells, each priced by a calibration that did not see it; the
+    weight that makes the worst of them least. A held-out algorithm stands for the one nobody
+    measured: the weight must not give any of them away to the other mode's errors (the pooled
+    median let the algorithms the openmpi mode prices well outvote one it prices badly). Ties go
+    to the larger weight; 1 without a cell that both modes price."""
     y, c, o = (np.log(np.asarray(v, float)) for v in (measured, calibrated, openmpi))
     ok = np.isfinite(y) & np.isfinite(c) & np.isfinite(o)
     if not ok.any():
         return 1.0
-    errors = [np.median(np.abs(y[ok] - (w * c[ok] + (1.0 - w) * o[ok]))) for w in WEIGHTS]
-    best = min(errors)
-    return float(max(w for w, e in zip(WEIGHTS, errors) if e <= best + 1e-12))
+    groups = pd.Series(np.asarray(held_out)[ok]).groupby(np.asarray(held_out)[ok]).indices.values()
+    y, c, o = y[ok], c[ok], o[ok]
+    worst = [max(np.median(np.abs(y[g] - (w * c[g] + (1.0 - w) * o[g]))) for g in groups) for w in WEIGHTS]
+    best = min(worst)
+    return float(max(w for w, e in zip(WEIGHTS, worst) if e <= best + 1e-12))
 
 
 TRANSFER_COLUMNS = ["operation", "target", "weight", "algorithms", "cells", "error_calibrated", "error_openmpi",
@@ -82,7 +87,7 @@ def held_out_weights(cells_of: dict, openmpi_of: dict, start: dict, options, pla
         y = np.concatenate([cells["measured"].to_numpy(float)[m] for m in masks])
         c = np.concatenate([priced[i] for i in idx])
         o = np.concatenate([openmpi[m] for m in masks])
-        w = transfer_weight(y, c, o)
+        w = transfer_weight(y, c, o, np.concatenate([np.full(m.sum(), jobs[i][2]) for i, m in zip(idx, masks)]))
 
         def error(p):
             e = np.abs(np.log(y) - np.log(p))
