@@ -53,8 +53,9 @@ OSU = os.environ.get("COLLAT_OSU_BUILD")
 @pytest.mark.skipif(not OSU, reason="no OSU build (tests/slurm/run.sh builds ../shared/tools/osu)")
 def test_a_launch_group_of_stage_measure_runs_as_slurm_jobs(tmp_path):
     """A planned launch group (the first design of a 2-core node: every launch on one node) accepted
-    and run by stage measure through the SLURM profile: one SLURM job per launch, with the launch's
-    node count and tasks, each writing its OSU log into data.raw.dir; the ingest reads them."""
+    and run by stage measure through the SLURM profile: one SLURM job for the group, asking for its
+    launches' node count and largest task count (they run one after another in it), each launch
+    writing its OSU log into data.raw.dir; the ingest reads them."""
     mpi = ["--oversubscribe", "--mca", "btl", "self,vader"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
     wd = tmp_path / "wd"
     mine = measure_config(wd, 2, 1, {"bcast": {0: "default", 6: "binomial"}, "reduce": {0: "default", 5: "binomial"}},
@@ -68,9 +69,14 @@ def test_a_launch_group_of_stage_measure_runs_as_slurm_jobs(tmp_path):
                   "--profile", str(REPO / "tests/slurm/profile"), "--configfile", str(mine), timeout=1200)
     completed = Path(BASE, "log", "jobcomp.txt").read_text()
     ours = [line for line in completed.splitlines() if f"WorkDir={wd} " in line and "JobState=COMPLETED" in line]
-    assert sum("ProcCnt=2 " in line for line in ours) == len(plan), completed[-2000:]  # a launch: its P as tasks
-    measured = list((wd / ".snakemake" / "slurm_logs" / "rule_measure").rglob("*.log"))
-    assert len(measured) == len(plan), measured
+    # one job for the seven launches, two tasks (not fourteen: they run in series in it)
+    assert sum("ProcCnt=2 " in line for line in ours) == 1, completed[-2000:]
+    logs = wd / ".snakemake" / "slurm_logs"
+    assert not (logs / "rule_measure").exists()
+    group = list((logs / "group_measure_1nodes").rglob("*.log"))
+    assert len(group) == 1, sorted(p.name for p in logs.iterdir())
+    ran = group[0].read_text()
+    assert sum(f"rule measure:" in line for line in ran.splitlines()) == len(plan), ran[-3000:]
     for f in plan["file"]:
         assert "# OSU MPI" in (wd / "osu_raw" / f).read_text(), f
     coll = pd.read_parquet(wd / "results/tidy/collective.parquet")

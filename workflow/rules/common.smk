@@ -117,6 +117,15 @@ def _pending():
 PENDING = _pending()
 
 
+def measure_group(wildcards):
+    """The launch group of a pending launch on a cluster: its node count's. Each group is registered
+    under the parent id `measure` (Snakemake's own bookkeeping of a group with wildcards), so that
+    one `group-components: [measure=N]` bundles the launches of every node count, each apart."""
+    group = f"measure_{PENDING[wildcards.measured]['nodes']}nodes"
+    workflow.parent_groupids[group] = "measure"
+    return group
+
+
 @functools.lru_cache(maxsize=None)
 def raw_logs():
     """Log files under data.raw.dir matching data.raw.glob and, when given, data.raw.extensions
@@ -278,14 +287,6 @@ def segments_input(wildcards):
 def hybrid_input(wildcards):
     """The regression stage's grid, the hybrid mode's trend beyond each curve's measured P."""
     return {"trend": "results/regression/predictions.parquet"} if "hybrid" in config["model"]["modes"] else {}
-
-
-def what_if_hybrid_input(wildcards):
-    """The hybrid's inputs on a what-if machine: the trend, and the measured machine's grid, whose
-    calibrated rows price the measured cells (its residuals there)."""
-    if "hybrid" not in config["model"]["modes"]:
-        return {}
-    return {**hybrid_input(wildcards), "predictions": "results/model/predictions.parquet"}
 
 
 def crossover_summary_input(wildcards):

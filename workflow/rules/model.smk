@@ -123,7 +123,8 @@ rule model_predict:
 rule model_what_if:
     input:
         unpack(calibration_input),
-        unpack(what_if_hybrid_input),
+        unpack(transfer_input),
+        unpack(hybrid_input),  # the trend; the measured machine's calibrated grid is priced again
         collective="results/tidy/collective.parquet",
         hockney="results/pt2pt/hockney.parquet",
         hockney_study="results/pt2pt/hockney_study.parquet",

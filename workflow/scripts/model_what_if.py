@@ -4,6 +4,7 @@ config machine with another node count): results/model/what_if/{name}.parquet.""
 import pandas as pd
 
 from collat.model.hybrid_mode import HybridOptions, hybrid_predictions
+from collat.model.transfer import transfer_grid
 from collat.model import ModelOptions, Placements, build_modes, grid_axes, predict_all, what_if_machine
 from collat.model.placement import same_placements
 from collat.runner import setup_log
@@ -36,14 +37,22 @@ if "hybrid" in options.modes and "calibrated" in set(predictions["mode"]) and sa
     # under these mappings it is this machine's at those P; under the others too, as the measured
     # machine's hybrid reads them (an algorithm nobody measured borrows from every mapping's measured
     # cells how alike priced runs err: collat.model.hybrid_mode.transfer), so that it is that hybrid here
-    at_measured = pd.read_parquet(snakemake.input.predictions, columns=["operation", "algorithm", "mapping", "P", "size",
-                                                                        "target", "predicted"],
-                                  filters=[("mode", "==", "calibrated")])
+    # (the calibration's own prices, as the measured machine's hybrid corrects them: model_predict)
+    m_sizes, m_P, m_receivers = grid_axes(collective, cfg["machine"], options.grid_step, options.extra_sizes)
+    measured_machine = build_modes(options, cfg["channels"], m_sizes, m_receivers, hockney, None, None, None,
+                                   calibration, names=("calibrated",))
+    at_measured = predict_all(measured_machine, Placements(cfg["machine"]), cfg["algorithms"], m_P, snakemake.threads)
     trend = pd.read_parquet(snakemake.input.trend, columns=["operation", "algorithm", "mapping", "P", "size", "target",
                                                              "predicted"], filters=[("run", "==", -1)])
     openmpi = predictions[predictions["mode"] == "openmpi"]
     hybrid = hybrid_predictions(cal, measured, k, trend, openmpi if len(openmpi) else None, at_measured)
     predictions = pd.concat([predictions, hybrid], ignore_index=True)
+# an algorithm nobody measured: the calibrated price as far as the calibration carries (rule model_transfer)
+calibrated = (predictions["mode"] == "calibrated").to_numpy()
+if "transfer" in snakemake.input.keys() and calibrated.any() and (predictions["mode"] == "openmpi").any():
+    measured = {t: measured_cells(collective, t) for t in predictions.loc[calibrated, "target"].unique()}
+    predictions.loc[calibrated, "predicted"] = transfer_grid(predictions[calibrated], predictions[predictions["mode"] == "openmpi"],
+                                                             measured, pd.read_csv(snakemake.input.transfer))
 atomic_write(snakemake.output[0], lambda tmp: predictions.to_parquet(tmp, index=False))
 log.info("%s: %d nodes, %d predictions of %s at P = %s; hybrid under %s (placed as on the measured machine)",
          entry["name"], machine["nodes"], len(predictions), sorted(set(predictions["mode"])), P_values, same)
