@@ -40,8 +40,10 @@ exp(+-w (1 + d)), d the octaves from the cell to its curve's nearest training P 
 sizes split; 0 where a split holds out whole curves), w the 80th percentile of the model's |log
 error| / (1 + d) on inner folds of the fold's training part that hold out of it what the split
 holds out (:func:`inner_folds`, :func:`distances`, :func:`interval_width`; split conformal
-prediction, normalised by distance, nothing seen of the test part); the scores' ``coverage`` is the share
-of test cells inside it. Where the test part differs from anything inside the training part (a
+prediction, normalised by distance, nothing seen of the test part; each inner fold is calibrated
+again on its own training cells); the scores' ``coverage`` is the share of test cells inside it.
+In the unseen_algorithm split the same inner folds choose how far the calibration carries to the
+held-out algorithm (:mod:`collat.model.transfer`). Where the test part differs from anything inside the training part (a
 second node, sizes beyond the protocol switch) the inner folds cannot show it, and it covers less.
 
 The noise floor (:func:`noise_floor`) is the median relative difference between repeated
