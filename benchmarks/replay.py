@@ -65,10 +65,9 @@ def main() -> None:
 
     from collat.config.defaults import complete
     from collat.config.schema import validate_config
-    from collat.model import ModelOptions, Placements, openmpi_costs
-    from collat.model.calibration import CalibrationOptions, fit_predict
+    from collat.model import ModelOptions, Placements
+    from collat.model.calibration import CalibrationOptions, fit_predict, starting_costs
     from collat.model.hybrid_mode import HybridOptions
-    from collat.model.placement import total_cores
     from collat.model.validation import measured_cells, noise_floor, segmented
     from collat.plan.acquisition import estimate_uncertainty, next_launches
     from collat.plan.campaign import starting_uncertainty
@@ -84,11 +83,11 @@ def main() -> None:
     hockney = pd.read_parquet(res / "pt2pt/hockney.parquet")
     options = ModelOptions.from_config(cfg["model"], hockney=hockney)
     coll = pd.read_parquet(res / "tidy/collective.parquet")
-    cores = total_cores(machine)
-    start = openmpi_costs(hockney, pd.read_csv(res / "nbft/fits.csv"), pd.read_parquet(res / "nbft/medians.parquet"),
-                          options.openmpi, cfg["channels"], np.sort(coll["size"].unique()), cores - 1)
+    start, receivers = starting_costs(hockney, pd.read_csv(res / "nbft/fits.csv"),
+                                      pd.read_parquet(res / "nbft/medians.parquet"), options, cfg["channels"], coll,
+                                      machine)
     fit = partial(fit_predict, start=start, options=options, placements=Placements(machine),
-                  opts=CalibrationOptions.from_config(cfg["model"]["calibrated"]), max_receivers=cores - 1,
+                  opts=CalibrationOptions.from_config(cfg["model"]["calibrated"]), max_receivers=receivers,
                   hybrid_neighbours=HybridOptions.from_config(cfg["model"]["hybrid"]).neighbours)
     cells = measured_cells(coll, target).reset_index(drop=True)
     unfitted = pd.read_parquet(res / "model/unfitted_predictions.parquet",

@@ -273,10 +273,14 @@ def calibration_input(wildcards):
     return {"calibration": "results/model/calibration.csv"} if "calibrated" in config["model"]["modes"] else {}
 
 
+def transfers():
+    """Whether rule model_transfer runs: the calibrated and the openmpi mode, which it blends, are predicted."""
+    return {"calibrated", "openmpi"} <= set(config["model"]["modes"])
+
+
 def transfer_input(wildcards):
-    """How far the calibration carries to an unmeasured algorithm (rule model_transfer), when the
-    calibrated mode is predicted."""
-    return {"transfer": "results/model/transfer.csv"} if "calibrated" in config["model"]["modes"] else {}
+    """How far the calibration carries to an unmeasured algorithm (rule model_transfer), when it runs."""
+    return {"transfer": "results/model/transfer.csv"} if transfers() else {}
 
 
 def segments_input(wildcards):
@@ -350,7 +354,8 @@ def stage_targets(stage):
             "results/model/validation.csv",
             "results/model/noise_floor.csv",
         ]
-        + (["results/model/calibration.csv", "results/model/transfer.csv"] if "calibrated" in config["model"]["modes"] else [])
+        + (["results/model/calibration.csv"] if "calibrated" in config["model"]["modes"] else [])
+        + (["results/model/transfer.csv"] if transfers() else [])
         + expand("results/model/what_if/{name}.parquet", name=WHAT_IF),
         "evaluate": expand("results/tables/table{n}.{ext}", n=TABLE_NUMBERS, ext=["csv", "md", "tex"])
         + ["results/tables/tables.md", "results/summary.md"],

@@ -24,19 +24,17 @@ if "calibrated" in options.modes:
     parts["calibrated"] = predict_all([calibrated], Placements(cfg["machine"]), cfg["algorithms"], P_values,
                                       snakemake.threads)
     raw = parts["calibrated"]  # the calibration's own prices, which the hybrid corrects
-    if "openmpi" in parts:  # an algorithm nobody measured: as far as the calibration carries (rule model_transfer)
-        measured = {t: measured_cells(collective, t) for t in raw["target"].unique()}
+    measured = {t: measured_cells(collective, t) for t in raw["target"].unique()}
+    if "transfer" in snakemake.input.keys():  # an algorithm nobody measured: as far as the calibration carries
         parts["calibrated"] = raw.assign(predicted=transfer_grid(raw, parts["openmpi"], measured,
                                                                  pd.read_csv(snakemake.input.transfer)))
 if "hybrid" in options.modes:  # the calibrated grid corrected by its residuals on the measured cells;
     # not in scores.csv: at a measured cell it returns the measurement (its scores are the validation's)
     k = HybridOptions.from_config(cfg["model"]["hybrid"]).neighbours
-    cal = raw
-    measured = {t: measured_cells(collective, t) for t in cal["target"].unique()}
     trend = pd.read_parquet(snakemake.input.trend, columns=["operation", "algorithm", "mapping", "P", "size",
                                                              "target", "predicted"],
                             filters=[("run", "==", -1)])  # the regression stage's grid (its grid_cleaning)
-    parts["hybrid"] = hybrid_predictions(cal, measured, k, trend, parts.get("openmpi"))
+    parts["hybrid"] = hybrid_predictions(raw, measured, k, trend, parts.get("openmpi"))
 predictions = pd.concat([parts[m] for m in options.modes if m in parts], ignore_index=True)
 # the fitted modes' 80 % intervals, as wide as the validation found their errors where each cell stands
 measured = {t: measured_cells(collective, t) for t in predictions["target"].unique()}

@@ -4,35 +4,33 @@ results/model/validation/{target}.csv and the test part's predictions beside it.
 from dataclasses import replace
 from functools import partial
 
-import numpy as np
 import pandas as pd
 
-from collat.model.calibration import CalibrationOptions, fit_predict
+from collat.model.calibration import CalibrationOptions, fit_predict, starting_costs
 from collat.model.hybrid_mode import HybridOptions
-from collat.model import ModelOptions, Placements, openmpi_costs
-from collat.model.placement import total_cores
+from collat.model import ModelOptions, Placements
 from collat.runner import setup_log
 from collat.ingest.tidy import atomic_write, read_parquet
 from collat.model.validation import ValidationOptions, validate
 
 log = setup_log(snakemake.log)
 p = snakemake.params
-options = ModelOptions.from_config(p.config["model"], hockney=pd.read_parquet(snakemake.input.hockney))
+hockney = pd.read_parquet(snakemake.input.hockney)
+options = ModelOptions.from_config(p.config["model"], hockney=hockney)
 collective = read_parquet(snakemake.input.collective, "collective")
 predictions = pd.read_parquet(snakemake.input.unfitted,  # the modes fitted on no collective data, this target
                               columns=["mode", "operation", "algorithm", "mapping", "P", "size", "target", "predicted"],
                               filters=[("target", "==", snakemake.wildcards.target)])
 fitted = {}
 if "calibrated" in options.modes:  # recalibrated on the training part of every split
-    cores = total_cores(p.machine)
-    start = openmpi_costs(pd.read_parquet(snakemake.input.hockney), pd.read_csv(snakemake.input.nbft_fits),
-                          pd.read_parquet(snakemake.input.nbft_medians), options.openmpi, p.config["channels"],
-                          np.sort(collective["size"].unique()), cores - 1)
+    start, receivers = starting_costs(hockney, pd.read_csv(snakemake.input.nbft_fits),
+                                      pd.read_parquet(snakemake.input.nbft_medians), options, p.config["channels"],
+                                      collective, p.machine)
     neighbours = (HybridOptions.from_config(p.config["model"]["hybrid"]).neighbours
                   if "hybrid" in options.modes else None)  # None: no hybrid refit
     fitted["calibrated"] = partial(fit_predict, start=start, options=options, placements=Placements(p.machine),
                                    opts=CalibrationOptions.from_config(p.config["model"]["calibrated"]),
-                                   max_receivers=cores - 1, hybrid_neighbours=neighbours)
+                                   max_receivers=receivers, hybrid_neighbours=neighbours)
 one = replace(ValidationOptions.from_config(p.options, p.machine), targets=(snakemake.wildcards.target,))
 scores, table = validate(collective, predictions, p.machine, p.forms, one, fitted, snakemake.threads, p.outliers)
 atomic_write(snakemake.output.scores, lambda tmp: scores.to_csv(tmp, index=False))

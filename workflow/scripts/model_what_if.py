@@ -49,7 +49,7 @@ if "hybrid" in options.modes and "calibrated" in set(predictions["mode"]) and sa
     predictions = pd.concat([predictions, hybrid], ignore_index=True)
 # an algorithm nobody measured: the calibrated price as far as the calibration carries (rule model_transfer)
 calibrated = (predictions["mode"] == "calibrated").to_numpy()
-if "transfer" in snakemake.input.keys() and calibrated.any() and (predictions["mode"] == "openmpi").any():
+if "transfer" in snakemake.input.keys() and calibrated.any():
     measured = {t: measured_cells(collective, t) for t in predictions.loc[calibrated, "target"].unique()}
     predictions.loc[calibrated, "predicted"] = transfer_grid(predictions[calibrated], predictions[predictions["mode"] == "openmpi"],
                                                              measured, pd.read_csv(snakemake.input.transfer))

@@ -81,6 +81,19 @@ def start(openmpi: ChannelCosts, small_limit: float = -1.0) -> np.ndarray:
     return out
 
 
+def starting_costs(hockney: pd.DataFrame, nbft_fits: pd.DataFrame, nbft_medians: pd.DataFrame, options: ModelOptions,
+                   channels: dict, collective: pd.DataFrame, machine: dict) -> tuple[dict, int]:
+    """(the openmpi mode's costs per operation at the collective table's sizes, where every
+    calibration starts; the largest fan-out of ``machine``, its cores less one): what the rules
+    model_calibrate, model_transfer and model_validate calibrate from."""
+    from collat.model.costs import openmpi_costs
+    from collat.model.placement import total_cores
+
+    receivers = total_cores(machine) - 1
+    return openmpi_costs(hockney, nbft_fits, nbft_medians, options.openmpi, channels,
+                         np.sort(collective["size"].unique()), receivers), receivers
+
+
 def _spread(values: np.ndarray, n: int) -> np.ndarray:
     """Up to ``n`` of the distinct ``values``, spread evenly on a log scale, ends included."""
     u = np.unique(values)
