@@ -274,7 +274,7 @@ def calibration_input(wildcards):
 
 
 def transfers():
-    """Whether rule model_transfer runs: the calibrated and the openmpi mode, which it blends, are predicted."""
+    """Whether model_transfer runs (both modes it blends, calibrated and openmpi, are predicted)."""
     return {"calibrated", "openmpi"} <= set(config["model"]["modes"])
 
 
