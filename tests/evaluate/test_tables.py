@@ -164,6 +164,11 @@ def test_the_summary_opens_with_its_headline_in_few_words():
                     "runs is 0.030). At P held out, its choice of algorithm is within 10 % of the fastest measured "
                     "in 82%-97% of cells, per operation and mapping.")
     assert len(text.split()) <= 80
+    # the hybrid without twins (a measured default that ran the tree) beside it: a twin is a measurement
+    untwinned = pd.concat([board, pd.DataFrame({"split": ["unseen_algorithm"], "target": "avg",
+                                                "model": ["hybrid_untwinned"], "median_mape": [0.25], "floor": 0.03})])
+    assert ("0.200 for an algorithm nobody measured (0.250 without the measured default that ran its tree) (avg"
+            in headline(untwinned, unseen_P))
 
 
 def test_the_summary_leaves_out_a_regression_row_without_any_r2():

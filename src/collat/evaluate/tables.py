@@ -259,6 +259,7 @@ def headline(board: pd.DataFrame, unseen_P: pd.DataFrame | None, target: str = "
     best = b.sort_values("median_mape").drop_duplicates("split").set_index("split")
     parts = [f"{best.loc[split, 'median_mape']:.3f} {words}" + ("" if len(set(best["model"])) == 1
                                                                  else f" ({best.loc[split, 'model']})")
+             + _without_twins(board, split, target)
              for split, words in SPLIT_WORDS.items() if split in best.index]
     if not parts:
         return ""
@@ -274,6 +275,18 @@ def headline(board: pd.DataFrame, unseen_P: pd.DataFrame | None, target: str = "
             text += (f" At P held out, its choice of algorithm is within 10 % of the fastest measured in "
                      f"{u.min():.0%}-{u.max():.0%} of cells, per operation and mapping.")
     return text
+
+
+def _without_twins(board: pd.DataFrame, split: str, target: str) -> str:
+    """For the unseen_algorithm split, the hybrid's error without the measurements it takes as the
+    held-out algorithm's own (a measured default that ran the same tree): a twin is a measurement,
+    not a prediction, so the opening gives both."""
+    from collat.model.hybrid_mode import UNTWINNED
+
+    row = board[(board["split"] == split) & (board["target"] == target) & (board["model"] == UNTWINNED)]
+    if split != "unseen_algorithm" or not len(row):
+        return ""
+    return f" ({row['median_mape'].iloc[0]:.3f} without the measured default that ran its tree)"
 
 
 def segments_markdown(rules: dict) -> list[str]:
