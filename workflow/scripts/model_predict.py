@@ -18,6 +18,7 @@ collective = read_parquet(snakemake.input.collective, "collective")
 sizes, P_values, max_receivers = grid_axes(collective, cfg["machine"], options.grid_step, options.extra_sizes)
 unfitted = pd.read_parquet(snakemake.input.unfitted)
 parts = {mode: g for mode, g in unfitted.groupby("mode", sort=False)}
+measured = {}  # target -> the measured cells (transfer, hybrid and intervals read the same)
 if "calibrated" in options.modes:
     calibrated = CalibratedMode.from_table(pd.read_csv(snakemake.input.calibration), cfg["channels"], sizes,
                                            max_receivers, options)
@@ -37,7 +38,7 @@ if "hybrid" in options.modes:  # the calibrated grid corrected by its residuals 
     parts["hybrid"] = hybrid_predictions(raw, measured, k, trend, parts.get("openmpi"))
 predictions = pd.concat([parts[m] for m in options.modes if m in parts], ignore_index=True)
 # the fitted modes' 80 % intervals, as wide as the validation found their errors where each cell stands
-measured = {t: measured_cells(collective, t) for t in predictions["target"].unique()}
+measured = {t: measured[t] if t in measured else measured_cells(collective, t) for t in predictions["target"].unique()}
 predictions["lower"], predictions["upper"] = grid_bounds(predictions, measured, pd.read_csv(snakemake.input.intervals))
 scores = score(predictions[predictions["mode"] != "hybrid"], collective, options, snakemake.params.paper_cleaning)
 atomic_write(snakemake.output.predictions, lambda tmp: predictions.to_parquet(tmp, index=False))

@@ -267,10 +267,15 @@ def headline(board: pd.DataFrame, unseen_P: pd.DataFrame | None, target: str = "
     if len(untwinned) and honest.any():
         b.loc[honest, "median_mape"] = float(untwinned.iloc[0])
     best = b.sort_values("median_mape").drop_duplicates("split").set_index("split")
-    parts = [f"{best.loc[split, 'median_mape']:.3f} {words}" + ("" if len(set(best["model"])) == 1
-                                                                 else f" ({best.loc[split, 'model']})")
-             + (" (no twins)" if split == "unseen_algorithm" and len(untwinned) and best.loc[split, "model"] == "hybrid"
-                else "")
+
+    def said(split: str) -> str:  # the model, where they differ by split, and what the hybrid left out
+        model = best.loc[split, "model"]
+        notes = [] if len(set(best["model"])) == 1 else [model]
+        if split == "unseen_algorithm" and len(untwinned) and model == "hybrid":
+            notes.append("no twins")
+        return f" ({', '.join(notes)})" if notes else ""
+
+    parts = [f"{best.loc[split, 'median_mape']:.3f} {words}{said(split)}"
              for split, words in SPLIT_WORDS.items() if split in best.index]
     if not parts:
         return ""
