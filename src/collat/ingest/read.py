@@ -14,7 +14,7 @@ import pandas as pd
 
 from collat import InputError
 from collat.ingest.osu import BENCHMARK_OPERATION, OsuLog
-from collat.ingest.tidy import SCHEMAS, columns, conform, nulls
+from collat.ingest.tidy import SCHEMAS, columns, conform, nulls, parquet_writer
 from collat.config.vocabulary import Vocabulary  # noqa: F401  (ingest checks names with it; the workflow builds it)
 
 KEYS = {
@@ -747,7 +747,7 @@ def merge_files(parts: list[tuple[str, str, dict]], outputs: dict[str, str], out
         schema = arrow_schema(table).with_metadata(pq.read_schema(paths[0]).metadata)
 
         def write(tmp, t=merged, schema=schema):
-            with pq.ParquetWriter(tmp, schema) as writer:
+            with parquet_writer(tmp, schema) as writer:
                 for start in range(0, t.num_rows, ROW_GROUP):
                     part = t.slice(start, ROW_GROUP)
                     columns = [part[f.name] if f.name in part.column_names else pa.nulls(part.num_rows, f.type)

@@ -166,13 +166,21 @@ def write_parquet(df: pd.DataFrame, path: str | os.PathLike, table: str) -> None
 
     def write(tmp):
         first = pa.Table.from_pandas(df.iloc[:PART_ROW_GROUP], schema=schema, preserve_index=False)
-        with pq.ParquetWriter(tmp, first.schema) as writer:
+        with parquet_writer(tmp, first.schema) as writer:
             writer.write_table(first, row_group_size=PART_ROW_GROUP)
             for start in range(PART_ROW_GROUP, len(df), PART_ROW_GROUP):
                 writer.write_table(pa.Table.from_pandas(df.iloc[start:start + PART_ROW_GROUP], schema=schema,
                                                         preserve_index=False), row_group_size=PART_ROW_GROUP)
 
     atomic_write(path, write)
+
+
+def parquet_writer(path, schema: pa.Schema) -> pq.ParquetWriter:
+    """A Parquet writer of a tidy table: dictionary encoding for its string columns only (a value or
+    two per file); on its numeric columns, millions of distinct values, it doubled the write's time
+    to save 5 % of its size (benchmarks/ingest_large.py)."""
+    strings = [f.name for f in schema if pa.types.is_string(f.type)]
+    return pq.ParquetWriter(path, schema, use_dictionary=strings)
 
 
 PART_ROW_GROUP = 1 << 18  # rows per row group of a part (a quarter of pyarrow's default): the Arrow copy a quarter too
