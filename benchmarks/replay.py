@@ -11,7 +11,10 @@ cells only (collat.model.calibration.fit_predict, as the validation does) and sc
 * ``planner``: the first design (collat.plan.design.first_design, ``--first`` P per curve), then
   rounds of ``--step`` launches from collat.plan.acquisition.next_launches on the refitted
   hybrid's predictions, the uncertainty estimated from the revealed cells only
-  (estimate_uncertainty). Its two knobs are chosen per (operation, mapping) on the other five
+  (estimate_uncertainty; its cap in sample: stage plan caps an operation's curves by rule
+  model_transfer's error on held-out algorithms, a calibration per algorithm and round that the
+  replay does not pay for. After the first design every curve has a measurement, where the cap
+  matters most). Its two knobs are chosen per (operation, mapping) on the other five
   groups only (nested: a group's score never chooses its own knobs); every setting's rows are kept
   as ``planner[first=..,step=..]``;
 * ``planner_cost``: the same with the budget and the value in node-seconds;

@@ -104,6 +104,23 @@ def test_estimate_uncertainty_from_interpolating_measured_P():
     assert acquisition.estimate_uncertainty(cells.head(6), prior) == prior  # too few points: the prior
 
 
+def test_the_models_error_on_held_out_algorithms_caps_its_operations_curves():
+    P = np.array([2, 4, 8, 16, 32, 64])
+    cells = pd.DataFrame([{"operation": op, "algorithm": alg, "mapping": "core", "P": p, "size": 1, "measured": float(p)}
+                          for op in ("bcast", "reduce") for alg in range(5) for p in P])
+    prior = Uncertainty(0.05, 0.1, 9.0)
+    u = acquisition.estimate_uncertainty(cells, prior, physics=cells["measured"].to_numpy() * np.e ** 0.2,
+                                         held_out={"bcast": 0.3, "reduce": 0.01, "allreduce": float("nan")})
+    assert u.cap == pytest.approx(0.2)  # in sample: the physics 0.2 off
+    assert dict(u.caps) == pytest.approx({"bcast": 0.3, "reduce": 0.05})  # never below the floor; NaN ignored
+    bcast, reduce = u.of(("bcast", 9, "core")), u.of(("reduce", 9, "core"))
+    assert (bcast.cap, reduce.cap, bcast.per_octave) == pytest.approx((0.3, 0.05, u.per_octave))
+    # a curve nobody measured is at its operation's cap, one measured at P = 4 grows to it
+    assert acquisition.curve_sd(np.array([2, 64]), np.array([]), bcast) == pytest.approx([0.3, 0.3])
+    assert acquisition.curve_sd(np.array([4, 64]), np.array([4]), reduce) == pytest.approx([0.05, 0.05])
+    assert Uncertainty(0.05, 0.1, 0.2).of(("bcast", 1, "core")) == Uncertainty(0.05, 0.1, 0.2)  # nothing of its own
+
+
 def test_a_curve_that_bends_gets_its_own_growth():
     # 30 straight curves, and one (algorithm 0) whose P = 8 sits 0.5 (log) above the line at 12 sizes:
     # interpolating P = 8 from 4 and 16 misses by 0.5 over 1 octave; P = 4 and 16 miss by 0.25 over 1

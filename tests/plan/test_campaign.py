@@ -41,6 +41,11 @@ def test_with_predictions_the_picks_spend_the_budget_on_unmeasured_launches():
                          pd.DataFrame({"operation": "bcast", "channel": ["cache", "core", "core"], "P": [2, 2, 3]}),
                          measured, pred, None, 0.05)
     assert u.floor == pytest.approx(0.05) and (plan["kind"] == "collective").all()
+    assert u.caps == ()  # no error on held-out algorithms given: the in-sample cap
+    _, held = plan_round(FOUR, ALGS, ["core"], ["cache", "core"], OPTS, pd.DataFrame({"channel": ["cache", "core"]}),
+                         pd.DataFrame({"operation": "bcast", "channel": ["cache", "core", "core"], "P": [2, 2, 3]}),
+                         measured, pred, None, 0.05, held_out={"bcast": 0.4})
+    assert held.caps == (("bcast", 0.4),)
     assert len(plan) == 4 and not (plan["P"] == 2).any()  # 4 unmeasured launches, fewer than the budget
     # OSU's loops: 1100 x latency up to 8 KiB, plus the overhead
     expected = 2.0 + 1100 * 1e-6 * ((1 + 3) * 1 * (1 + 1 / 1024) + (1 + 3) * 1 * 2)

@@ -325,11 +325,13 @@ def calibration_start_input(wildcards):
 
 def plan_input(wildcards):
     """What the plan starts from: the tidy tables some input feeds (what is measured), and the
-    model's predictions and noise floor when the model stage runs; nothing for a first design."""
+    model's predictions, noise floor and error on held-out algorithms when the model stage runs;
+    nothing for a first design."""
     tables = tables_with_input()
     out = {t: f"results/tidy/{t}.parquet" for t in ("pt2pt", "nbft", "collective") if tables is None or t in tables}
     if "model" in config["stages"] and "collective" in out:
-        out.update(predictions="results/model/predictions.parquet", floor="results/model/noise_floor.csv")
+        out.update(predictions="results/model/predictions.parquet", floor="results/model/noise_floor.csv",
+                   **transfer_input(wildcards))
     return out
 
 

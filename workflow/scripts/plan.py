@@ -30,14 +30,19 @@ if "predictions" in inputs.keys():
     row = floors[(floors["target"] == target) & (floors["kind"] == "repeats") & (floors["mapping"] == "all")]
     floor = float(row["floor"].iloc[0]) if len(row) else None
     log.info("planning on mode %s, target %s", mode, target)
+held_out = None
+if "transfer" in inputs.keys():  # the model's error on an algorithm it never saw: the cap of a curve's sd
+    t = pd.read_csv(inputs.transfer)
+    held_out = dict(zip(t.loc[t["target"] == target, "operation"], t.loc[t["target"] == target, "error_transferred"]))
 opts = MeasureOptions.from_config(p.measure)
 launches, u = plan_round(p.machine, p.algorithms, p.mappings, p.channels, PlanOptions.from_config(p.plan),
                          tables["pt2pt"], tables["nbft"], measured, predictions, calibrated, floor,
-                         opts.iterations, opts.warmup)
+                         opts.iterations, opts.warmup, held_out)
 launches["file"] = [log_path(r) for _, r in launches.iterrows()]
 log.info("%d launches (%d collective)%s", len(launches), int((launches["kind"] == "collective").sum()),
          "" if u is None else f"; log sd {u.floor:.3f} at a measured P, {u.per_octave:.3f} more per octave "
-         f"({len(u.curves)} curves their own), at most {u.cap:.3f}")
+         f"({len(u.curves)} curves their own), at most {u.cap:.3f}"
+         + "".join(f"; {op} at most {cap:.3f} (held-out algorithms)" for op, cap in u.caps))
 atomic_write(snakemake.output.launches, lambda tmp: launches.to_csv(tmp, index=False))
 atomic_write(snakemake.output.manifest, lambda tmp: manifest(launches).to_csv(tmp, index=False))
 jobs = Path(snakemake.output.jobs)

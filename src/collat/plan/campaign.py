@@ -81,7 +81,8 @@ def plan_round(machine: dict, algorithms: dict, mappings, channels, options: Pla
                pt2pt: pd.DataFrame | None = None, nbft: pd.DataFrame | None = None,
                measured: pd.DataFrame | None = None, predictions: pd.DataFrame | None = None,
                calibrated: pd.DataFrame | None = None, floor: float | None = None,
-               iterations: int | None = None, warmup: int | None = None) -> tuple[pd.DataFrame, Uncertainty | None]:
+               iterations: int | None = None, warmup: int | None = None,
+               held_out: dict | None = None) -> tuple[pd.DataFrame, Uncertainty | None]:
     """The next round's launches (columns :data:`collat.plan.design.COLUMNS`, ``nodes``,
     ``seconds`` (estimated, NaN without a prediction), ``reason``) and the uncertainty the picks
     used (None for a first design).
@@ -89,7 +90,9 @@ def plan_round(machine: dict, algorithms: dict, mappings, channels, options: Pla
     ``measured``: the measured collective cells (operation, algorithm, mapping, P, size, measured);
     ``predictions``: the planning mode's prediction of every cell (operation, algorithm, mapping,
     P, size, predicted); ``calibrated``: the calibrated mode's of the measured cells, for the cap;
-    ``floor``: the noise floor of repeats (config ``plan.uncertainty.floor`` wins)."""
+    ``floor``: the noise floor of repeats (config ``plan.uncertainty.floor`` wins); ``held_out``:
+    operation -> the model's median |log error| on algorithms it never saw, the cap of that
+    operation's curves (:func:`collat.plan.acquisition.estimate_uncertainty`)."""
     operations = sorted(algorithms)
     model = missing_model_launches(machine, channels, operations, options, pt2pt, nbft)
     candidates = collective_candidates(machine, algorithms, mappings, options.every_P_below)
@@ -114,7 +117,8 @@ def plan_round(machine: dict, algorithms: dict, mappings, channels, options: Pla
         physics = None
         if calibrated is not None and measured is not None:
             physics = measured.merge(calibrated, on=LAUNCH + ["size"], how="left")["predicted"].to_numpy(float)
-        u = estimate_uncertainty(measured, prior, physics) if measured is not None and len(measured) else prior
+        u = (estimate_uncertainty(measured, prior, physics, held_out=held_out) if measured is not None and len(measured)
+             else prior)
         seconds = launch_seconds(grid, options.overhead_seconds, iterations, warmup)
         nodes = np.array([nodes_spanned(machine, "collective", m, P) for _, _, m, P in seconds.index])
         if options.node_hours is not None:
