@@ -129,6 +129,39 @@ def test_start_takes_intercepts_and_slopes_of_the_openmpi_costs():
     assert start[0].tolist() == pytest.approx([1.0, 3e-3 - 1e-3, 0.5, 1e-3, 0.5])
 
 
+def test_a_calibration_that_keeps_the_measured_fan_outs_starts_from_them_and_moves_a_line_under_them():
+    sizes = np.array([1.0, 1001.0])
+    alpha, beta = np.array([[1.0, 3.0]]), np.array([[0.5, 0.5]])
+    # measured T_NBFT with n = 0..3 receivers: convex at 1 B (1.5, 3, 5), on the line at 1001 B
+    measured = np.array([[[0.0, 1.5, 3.0, 5.0], [0.0, 3.5, 4.0, 4.5]]])  # [K, S, n]
+    openmpi = md.ChannelCosts(["core"], sizes, alpha + beta, alpha, beta, measured)
+    first = cal.start(openmpi)  # [1.0, 2e-3, 0.5, 1e-7, 0.5]: the line 1.002 + 0.5 n at 1 B, 3.002 + 0.5001 n at 1001 B (g' m = 1e-7 x 1001)
+    shape = cal.fanout_shape(openmpi, first, sizes)
+    assert shape[0, :, 0] == pytest.approx([0.0, 1.5 - 1.502, 3.0 - 2.002, 5.0 - 2.502], abs=1e-6)
+    assert shape[0, :, 1] == pytest.approx([0.0, 3.5 - 3.5021, 4.0 - 4.0022, 4.5 - 4.5023], abs=1e-6)
+    # at the start the calibrated fan-outs are the measured ones; a latency 1 us larger lifts them by 1
+    at_start = cal.parametric_costs(first, ["core"], sizes, 3, shape=shape)
+    assert at_start.table_by_receivers[0].T == pytest.approx(measured[0], abs=1e-9)
+    lifted = cal.parametric_costs(first + [[1.0, 0, 0, 0, 0]], ["core"], sizes, 3, shape=shape)
+    assert lifted.table_by_receivers[0, 1:].T == pytest.approx(measured[0, :, 1:] + 1.0, abs=1e-9)
+    # in a batch every parameter set keeps the shape; one size alone picks its column
+    batch = cal.parametric_costs(np.stack([first, first + [[1.0, 0, 0, 0, 0]]]), ["core"], sizes, 3, [0.0, 0.0],
+                                 np.inf, [(0.0, 1.0)] * 2, [0.0, 0.0], [0.0, 0.0], shape=shape)
+    assert batch.table_by_receivers[0, :, 2:].T == pytest.approx(lifted.table_by_receivers[0].T, abs=1e-9)
+    assert cal.fanout_shape(openmpi, first, [1001.0])[0, :, 0] == pytest.approx(shape[0, :, 1])
+    with pytest.raises(ValueError, match="not among"):
+        cal.fanout_shape(openmpi, first, [512.0])
+
+
+def test_fanout_shapes_only_for_the_operations_asked():
+    costs = md.ChannelCosts(["core"], [1.0, 1001.0], [[1.5, 3.5]], [[1.0, 3.0]], [[0.5, 0.5]],
+                            np.zeros((1, 2, 4)))
+    assert cal.fanout_shapes({"bcast": costs}, (), -1.0) is None
+    shapes = cal.fanout_shapes({"bcast": costs, "reduce": costs}, ("bcast", "allreduce"), -1.0)
+    assert set(shapes.first) == {"bcast"} and shapes.of("reduce", [1.0]) is None
+    assert shapes.of("bcast", [1.0]).shape == (1, 4, 1)
+
+
 def test_the_gaps_are_fitted_only_where_a_calibration_size_prices_them():
     start = np.array([[0.3, 2e-4, 0.2, 1e-4, 0.1]])
     extra = (cal.OVERHEAD,)

@@ -4,6 +4,7 @@ scores on the measured cells."""
 
 import pandas as pd
 
+from collat.model.calibration import grid_shapes
 from collat.model.hybrid_mode import HybridOptions, hybrid_predictions
 from collat.model.transfer import transfer_grid
 from collat.model import CalibratedMode, ModelOptions, Placements, grid_axes, predict_all, score
@@ -20,8 +21,11 @@ unfitted = pd.read_parquet(snakemake.input.unfitted)
 parts = {mode: g for mode, g in unfitted.groupby("mode", sort=False)}
 measured = {}  # target -> the measured cells (transfer, hybrid and intervals read the same)
 if "calibrated" in options.modes:
+    shapes = grid_shapes(pd.read_parquet(snakemake.input.hockney), pd.read_csv(snakemake.input.nbft_fits),
+                         pd.read_parquet(snakemake.input.nbft_medians), options, cfg["channels"], collective["size"],
+                         sizes, max_receivers, cfg["model"]["calibrated"]["nbft_shape"])
     calibrated = CalibratedMode.from_table(pd.read_csv(snakemake.input.calibration), cfg["channels"], sizes,
-                                           max_receivers, options)
+                                           max_receivers, options, shapes)
     parts["calibrated"] = predict_all([calibrated], Placements(cfg["machine"]), cfg["algorithms"], P_values,
                                       snakemake.threads)
     raw = parts["calibrated"]  # the calibration's own prices, which the hybrid corrects

@@ -3,6 +3,7 @@ config machine with another node count): results/model/what_if/{name}.parquet.""
 
 import pandas as pd
 
+from collat.model.calibration import grid_shapes
 from collat.model.hybrid_mode import HybridOptions, hybrid_predictions
 from collat.model.transfer import transfer_grid
 from collat.model import ModelOptions, Placements, build_modes, grid_axes, predict_all, what_if_machine
@@ -21,9 +22,12 @@ machine, P_values = what_if_machine(cfg["machine"], entry, index, cfg["mappings"
 collective = read_parquet(snakemake.input.collective, "collective")
 sizes, _, max_receivers = grid_axes(collective, machine, 1, options.extra_sizes)
 calibration = pd.read_csv(snakemake.input.calibration) if "calibration" in snakemake.input.keys() else None
+nbft_fits, nbft_medians = pd.read_csv(snakemake.input.nbft_fits), pd.read_parquet(snakemake.input.nbft_medians)
+nbft_shape = cfg["model"]["calibrated"]["nbft_shape"]  # the operations whose calibration kept the fan-outs' shape
 modes = build_modes(options, cfg["channels"], sizes, max_receivers, hockney, pd.read_parquet(snakemake.input.hockney_study),
-                    pd.read_csv(snakemake.input.nbft_fits), pd.read_parquet(snakemake.input.nbft_medians), calibration,
-                    names=("openmpi", "calibrated"))
+                    nbft_fits, nbft_medians, calibration, names=("openmpi", "calibrated"),
+                    shapes=grid_shapes(hockney, nbft_fits, nbft_medians, options, cfg["channels"], collective["size"],
+                                       sizes, max_receivers, nbft_shape))
 predictions = predict_all(modes, Placements(machine), cfg["algorithms"], P_values, snakemake.threads)
 # the hybrid under the mappings that place ranks as on the measured machine: there its residuals on
 # the measured cells hold (at a measured cell it returns the measurement); beyond the measured P the
@@ -40,7 +44,9 @@ if "hybrid" in options.modes and "calibrated" in set(predictions["mode"]) and sa
     # (the calibration's own prices, as the measured machine's hybrid corrects them: model_predict)
     m_sizes, m_P, m_receivers = grid_axes(collective, cfg["machine"], options.grid_step, options.extra_sizes)
     measured_machine = build_modes(options, cfg["channels"], m_sizes, m_receivers, hockney, None, None, None,
-                                   calibration, names=("calibrated",))
+                                   calibration, names=("calibrated",),
+                                   shapes=grid_shapes(hockney, nbft_fits, nbft_medians, options, cfg["channels"],
+                                                      collective["size"], m_sizes, m_receivers, nbft_shape))
     at_measured = predict_all(measured_machine, Placements(cfg["machine"]), cfg["algorithms"], m_P, snakemake.threads)
     trend = pd.read_parquet(snakemake.input.trend, columns=["operation", "algorithm", "mapping", "P", "size", "target",
                                                              "predicted"], filters=[("run", "==", -1)])

@@ -44,11 +44,14 @@ FORWARD = "forward_us"  # an inner rank's delay between its own message and its 
 
 def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receivers: int,
                      overhead=0.0, eager_limit: float = np.inf, waits=(0.0, 1.0), memory=0.0,
-                     forward=0.0, small_limit: float = -1.0, concurrent: bool = False) -> ChannelCosts:
+                     forward=0.0, small_limit: float = -1.0, concurrent: bool = False,
+                     shape: np.ndarray | None = None) -> ChannelCosts:
     """:class:`ChannelCosts` from parameters ``values`` [K, 5] in the order of :data:`PARAMETERS`
     (or [K, 4]: one gap at every size), the gap ``gap_us_small`` taken up to ``small_limit`` bytes,
     the per-call ``overhead``, a reduce sender's ``waits`` (eager, rendezvous) around ``eager_limit``,
-    a socket's ``memory`` contention and an inner rank's ``forward`` delay. ``concurrent``
+    a socket's ``memory`` contention and an inner rank's ``forward`` delay. ``shape`` [K, n, S]
+    (:func:`fanout_shape`, at ``sizes``): what the measured fan-outs add to a line, added to the
+    parameters' line of every fan-out of n receivers (never below 0). ``concurrent``
     (:func:`concurrent_bytes`): above ``eager_limit`` the per-byte part of each gap, g'_c m, moves
     through its channel's resource, the node's memory or its network link, which a fan-out's
     receivers share, both resources at once.
@@ -77,6 +80,8 @@ def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receive
     beta = gap + per[3] * m[None, :]
     n = np.arange(max_receivers + 1, dtype=float)
     table = alpha[:, :, None] + beta[:, :, None] * n[None, None, :]
+    if shape is not None:  # [K, n, S] -> [K, B S, n], the same for every parameter set
+        table = np.maximum(table + np.tile(np.transpose(shape, (0, 2, 1)), (1, B, 1)), 0.0)
     table[:, :, 0] = 0.0
 
     def curve(k):  # T_p2p at any sizes whose last axis is the columns' (any shape when not batched)
@@ -101,6 +106,26 @@ def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receive
     return costs
 
 
+def fanout_shape(openmpi: ChannelCosts, first: np.ndarray, sizes, small_limit: float = -1.0) -> np.ndarray:
+    """What the measured fan-outs add to the line a calibration starts from, [K, n, S] at ``sizes``
+    (each among ``openmpi.sizes``): the openmpi mode's cost of a fan-out of n receivers (the NBFT
+    stage's medians where measured, its line at each size beyond) less the line of the start
+    parameters ``first`` [K, 5] (:func:`collat.model.calibration.start`). Added to a calibrated
+    line (:func:`parametric_costs`' ``shape``), the start prices every fan-out as the openmpi mode
+    does, and the fitted parameters move a line under the measured shape instead of replacing it:
+    a node whose fan-outs are far from a line in the receivers (a 16-core node, benchmarks/README.md)
+    keeps what its NBFT runs measured."""
+    sizes = np.asarray(sizes, dtype=float)
+    table = openmpi.table_by_receivers
+    if table is None:
+        raise ValueError("the fan-out shape needs the openmpi mode's NBFT table (costs built with max_receivers)")
+    at = np.minimum(np.searchsorted(openmpi.sizes, sizes), len(openmpi.sizes) - 1)
+    if not np.array_equal(openmpi.sizes[at], sizes):
+        raise ValueError(f"sizes {sorted(set(sizes) - set(openmpi.sizes))} are not among the openmpi costs' sizes")
+    line = parametric_costs(first, openmpi.channels, sizes, table.shape[1] - 1, small_limit=small_limit)
+    return table[:, :, at] - line.table_by_receivers
+
+
 def concurrent_bytes(operation: str, concurrent_rendezvous: bool) -> bool:
     """Whether the calibrated mode prices ``operation``'s rendezvous bytes as shared resources
     (config ``model.openmpi.concurrent_rendezvous``): a bcast's, whose parent isends to every child
@@ -117,17 +142,17 @@ def concurrent_bytes(operation: str, concurrent_rendezvous: bool) -> bool:
 
 def costs_from_table(table: pd.DataFrame, operation: str, target: str, channels: list[str], sizes,
                      max_receivers: int, eager_limit: float, small_limit: float = -1.0,
-                     concurrent: bool = False) -> ChannelCosts:
+                     concurrent: bool = False, shape: np.ndarray | None = None) -> ChannelCosts:
     """The :class:`ChannelCosts` of one (operation, target) from rows of :func:`collat.model.calibration.calibrate`
-    (a table without ``gap_us_small``: the gap of every size)."""
+    (a table without ``gap_us_small``: the gap of every size), with the fan-outs' ``shape`` (:func:`fanout_shape`)."""
     have, values, overhead, waits, memory, forward = _table_values(table, operation, target, channels)
     return parametric_costs(values, have, sizes, max_receivers, overhead, eager_limit, waits, memory, forward,
-                            small_limit, concurrent)
+                            small_limit, concurrent, shape)
 
 
 def batched_costs_from_table(table: pd.DataFrame, operation: str, targets: tuple[str, ...], channels: list[str],
                              sizes, max_receivers: int, eager_limit: float, small_limit: float = -1.0,
-                             concurrent: bool = False) -> ChannelCosts:
+                             concurrent: bool = False, shape: np.ndarray | None = None) -> ChannelCosts:
     """The parameter sets of several targets of one operation side by side on the size axis (target i
     at columns i S .. (i + 1) S - 1, :func:`parametric_costs`' batch): priced in one pass, each
     column as :func:`costs_from_table` of its target prices it."""
@@ -136,7 +161,7 @@ def batched_costs_from_table(table: pd.DataFrame, operation: str, targets: tuple
         raise ValueError(f"calibration of {operation}: the targets {list(targets)} calibrate different channels")
     stack = [np.array([p[i] for p in parts], dtype=float) for i in range(1, 6)]
     return parametric_costs(stack[0], parts[0][0], sizes, max_receivers, stack[1], eager_limit, stack[2], stack[3],
-                            stack[4], small_limit, concurrent)
+                            stack[4], small_limit, concurrent, shape)
 
 
 def _table_values(table: pd.DataFrame, operation: str, target: str, channels: list[str]):
@@ -165,12 +190,15 @@ class CalibratedMode:
 
     @classmethod
     def from_table(cls, table: pd.DataFrame, channels: list[str], sizes, max_receivers: int,
-                   options: ModelOptions) -> "CalibratedMode":
-        """From a calibration table (rows of :func:`collat.model.calibration.calibrate`)."""
+                   options: ModelOptions, shapes=None) -> "CalibratedMode":
+        """From a calibration table (rows of :func:`collat.model.calibration.calibrate`); ``shapes``
+        (:class:`collat.model.calibration.FanoutShapes`): the operations whose calibration kept the
+        measured fan-outs' shape."""
         args = (channels, sizes, max_receivers, options.openmpi.eager_limit, options.openmpi.small_limit)
         targets = table.groupby("operation", sort=True)["target"].unique()
         return cls({op: (tuple(sorted(by)), batched_costs_from_table(
-                    table, op, tuple(sorted(by)), *args, concurrent_bytes(op, options.openmpi.concurrent_rendezvous)))
+                    table, op, tuple(sorted(by)), *args, concurrent_bytes(op, options.openmpi.concurrent_rendezvous),
+                    None if shapes is None else shapes.of(op, sizes)))
                     for op, by in targets.items()}, options)
 
     def algorithms(self, operation: str) -> list[int]:

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from collat.model.calibrated_mode import (FORWARD, MEMORY, OVERHEAD, PARAMETERS, WAITS, concurrent_bytes, costs_from_table,
-                                    parametric_costs)
+                                    fanout_shape, parametric_costs)
 from collat.model.costs import ChannelCosts
 from collat.model.forest import Placements
 from collat.model.openmpi_mode import plan_shapes, predict_arrays, price_plans
@@ -46,12 +46,42 @@ class CalibrationOptions:
     max_nfev: int          # function evaluations per calibration
     tolerance: float       # least_squares' ftol, xtol and gtol
     targets: tuple[str, ...]  # measured columns calibrated on (one parameter set each)
+    nbft_shape: tuple[str, ...] = ()  # operations whose calibration keeps the measured fan-outs' shape
 
     @classmethod
     def from_config(cls, cfg: dict) -> "CalibrationOptions":
         return cls(int(cfg["points_per_curve"]), int(cfg["sizes_per_curve"]), str(cfg["loss"]),
                    float(cfg["f_scale"]), float(cfg["prior_sd"]), int(cfg["max_nfev"]), float(cfg["tolerance"]),
-                   tuple(cfg["targets"]))
+                   tuple(cfg["targets"]), tuple(cfg["nbft_shape"]))
+
+
+@dataclass(frozen=True)
+class FanoutShapes:
+    """The measured fan-outs' shape of each operation of config ``model.calibrated.nbft_shape``
+    (:func:`collat.model.calibrated_mode.fanout_shape`): ``costs``, the openmpi mode's costs per
+    operation at sizes that hold every size priced; ``first``, the start parameters of each of those
+    operations (from the costs at the collective table's sizes, as :func:`calibrate` starts)."""
+
+    costs: dict
+    first: dict
+    small_limit: float
+
+    def of(self, operation: str, sizes) -> np.ndarray | None:
+        """The shape at ``sizes`` [K, n, S], None for an operation whose calibration keeps a line."""
+        if operation not in self.first:
+            return None
+        return fanout_shape(self.costs[operation], self.first[operation], sizes, self.small_limit)
+
+
+def fanout_shapes(starting: dict, operations, small_limit: float, costs: dict | None = None) -> FanoutShapes | None:
+    """The :class:`FanoutShapes` of ``operations`` (config ``model.calibrated.nbft_shape``) from the
+    starting costs (:func:`starting_costs`; ``costs``: the openmpi mode's costs at other sizes, a
+    grid's); None where no operation keeps one."""
+    operations = [op for op in operations if op in starting]
+    if not operations:
+        return None
+    return FanoutShapes(costs if costs is not None else starting,
+                        {op: start(starting[op], small_limit) for op in operations}, small_limit)
 
 
 def start(openmpi: ChannelCosts, small_limit: float = -1.0) -> np.ndarray:
@@ -92,6 +122,21 @@ def starting_costs(hockney: pd.DataFrame, nbft_fits: pd.DataFrame, nbft_medians:
     receivers = total_cores(machine) - 1
     return openmpi_costs(hockney, nbft_fits, nbft_medians, options.openmpi, channels,
                          np.sort(collective["size"].unique()), receivers), receivers
+
+
+def grid_shapes(hockney: pd.DataFrame, nbft_fits: pd.DataFrame, nbft_medians: pd.DataFrame, options: ModelOptions,
+                channels: dict, collective_sizes, sizes, max_receivers: int, operations) -> FanoutShapes | None:
+    """The :class:`FanoutShapes` of ``operations`` at a grid's ``sizes`` and fan-outs of up to
+    ``max_receivers`` (a machine's, measured or not), the start parameters from the collective
+    table's sizes as every calibration starts."""
+    from collat.model.costs import openmpi_costs
+
+    if not operations:
+        return None
+    starting = openmpi_costs(hockney, nbft_fits, nbft_medians, options.openmpi, channels,
+                             np.sort(np.unique(collective_sizes)), 0)  # the start needs no fan-out table
+    at = openmpi_costs(hockney, nbft_fits, nbft_medians, options.openmpi, channels, sizes, max_receivers)
+    return fanout_shapes(starting, operations, options.openmpi.small_limit, at)
 
 
 def _spread(values: np.ndarray, n: int) -> np.ndarray:
@@ -192,6 +237,7 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     ceiling = np.r_[np.full(NP * K + 3, np.inf), np.zeros(len(extra) - 3)]  # waits <= 1
     free = free_parameters(first, problem.sizes.max(initial=0.0), extra, problem.sizes.min(initial=0.0),
                            small_limit)
+    shape = fanout_shape(openmpi, first, problem.sizes, small_limit) if operation in opts.nbft_shape else None
     x0 = np.clip(x0, floor, ceiling)
 
     def full(X):  # fitted log parameters [B, free] -> every log parameter [B, p]
@@ -204,7 +250,7 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
         waits = V[:, NP * K + 3:] if operation == "reduce" else np.tile([0.0, 1.0], (len(V), 1))
         costs = parametric_costs(V[:, :NP * K].reshape(len(V), K, NP), channels, problem.sizes, max_receivers,
                                  V[:, NP * K], openmpi.eager_limit, waits, V[:, NP * K + 1], V[:, NP * K + 2],
-                                 small_limit, concurrent)
+                                 small_limit, concurrent, shape)
         return np.log(problem.predict(costs, options, placements))
 
     usable = np.isfinite(model_log(x0[free])[0])
@@ -250,8 +296,9 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
 
 
 def predict_cells(table: pd.DataFrame, cells: pd.DataFrame, target: str, channels: list[str], options: ModelOptions,
-                  placements: Placements, max_receivers: int) -> np.ndarray:
-    """Calibrated predictions of ``cells`` (operation, algorithm, mapping, P, size) for one target."""
+                  placements: Placements, max_receivers: int, shapes: FanoutShapes | None = None) -> np.ndarray:
+    """Calibrated predictions of ``cells`` (operation, algorithm, mapping, P, size) for one target;
+    ``shapes``: the operations whose calibration kept the measured fan-outs' shape."""
     out = np.full(len(cells), np.nan)
     built: dict = {}  # (operation, sizes) -> costs: the groups of one operation mostly share their sizes
     for (op, alg, mapping), g in cells.groupby(["operation", "algorithm", "mapping"], sort=True):
@@ -260,7 +307,8 @@ def predict_cells(table: pd.DataFrame, cells: pd.DataFrame, target: str, channel
         if key not in built:
             built[key] = costs_from_table(table, op, target, channels, sizes, max_receivers,
                                           options.openmpi.eager_limit, options.openmpi.small_limit,
-                                          concurrent_bytes(op, options.openmpi.concurrent_rendezvous))
+                                          concurrent_bytes(op, options.openmpi.concurrent_rendezvous),
+                                          None if shapes is None else shapes.of(op, sizes))
         costs = built[key]
         Pv = np.unique(g["P"].to_numpy())
         pred = predict_arrays(op, int(alg), mapping, Pv, costs, options, placements,
@@ -320,7 +368,8 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     channels = list(next(iter(start.values())).channels)
     priced = (test[rows] if hybrid_neighbours is None and inner is None else
               pd.concat([test[rows], train], ignore_index=True))
-    p = predict_cells(table, priced, target, channels, options, placements, max_receivers)
+    shapes = fanout_shapes(start, opts.nbft_shape, options.openmpi.small_limit)
+    p = predict_cells(table, priced, target, channels, options, placements, max_receivers, shapes)
     n = int(rows.sum())
     unfitted_r = None if unfitted is None else np.asarray(unfitted, float)[rows]
     folds = []  # the inner folds, each calibrated again on its own training cells
@@ -330,7 +379,8 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
             known = train["operation"].isin(set(train.loc[a, "operation"])).to_numpy()
             again = calibrate_all({target: train[a]}, start, options, placements, replace(opts, targets=(target,)),
                                   max_receivers)
-            prices[known] = predict_cells(again, train[known], target, channels, options, placements, max_receivers)
+            prices[known] = predict_cells(again, train[known], target, channels, options, placements, max_receivers,
+                                          shapes)
             return prices
         for train_mask, test_mask, trend_b, unfitted_b, distance in inner.folds:
             a, b = train_mask[kept], test_mask[kept]

@@ -13,11 +13,13 @@ from collat.model.paper_mode import PaperMode
 
 def build_modes(options: ModelOptions, channels: list[str], sizes, max_receivers: int, hockney: pd.DataFrame,
                 hockney_study: pd.DataFrame, nbft_fits: pd.DataFrame, nbft_medians: pd.DataFrame,
-                calibration: pd.DataFrame | None = None, names: tuple[str, ...] | None = None) -> list:
+                calibration: pd.DataFrame | None = None, names: tuple[str, ...] | None = None,
+                shapes=None) -> list:
     """The pricing modes of ``options.modes`` (of those also in ``names``, when given), in that
     order, from the earlier stages' outputs: the pt2pt stage's Hockney fits (``hockney``; the
     study's weighting: ``hockney_study``), the nbft stage's lines and medians, and the calibration
-    table (calibrated mode). ``hybrid`` is not a pricing mode: it corrects the calibrated grid
+    table (calibrated mode; ``shapes``, :func:`collat.model.calibration.grid_shapes`: the operations
+    whose calibration kept the measured fan-outs' shape). ``hybrid`` is not a pricing mode: it corrects the calibrated grid
     (:func:`collat.model.hybrid_mode.hybrid_predictions`)."""
     modes = []
     for name in options.modes:
@@ -32,5 +34,5 @@ def build_modes(options: ModelOptions, channels: list[str], sizes, max_receivers
         elif name == "calibrated":
             if calibration is None:
                 raise ValueError("the calibrated mode needs the calibration table (rule model_calibrate)")
-            modes.append(CalibratedMode.from_table(calibration, channels, sizes, max_receivers, options))
+            modes.append(CalibratedMode.from_table(calibration, channels, sizes, max_receivers, options, shapes))
     return modes

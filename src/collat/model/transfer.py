@@ -61,10 +61,11 @@ def held_out_weights(cells_of: dict, openmpi_of: dict, start: dict, options, pla
     with each price's median |log error| on the held-out cells."""
     from dataclasses import replace
 
-    from collat.model.calibration import calibrate_all, predict_cells
+    from collat.model.calibration import calibrate_all, fanout_shapes, predict_cells
     from collat.runner import fork_map
 
     channels = list(next(iter(start.values())).channels)
+    shapes = fanout_shapes(start, opts.nbft_shape, options.openmpi.small_limit)
     jobs = [(target, op, alg) for target, cells in cells_of.items()
             for op, g in cells.groupby("operation", sort=True) if op in start and g["algorithm"].nunique() > 1
             for alg in sorted(g["algorithm"].unique())]
@@ -76,7 +77,7 @@ def held_out_weights(cells_of: dict, openmpi_of: dict, start: dict, options, pla
         test = same & (cells["algorithm"] == alg).to_numpy()
         table = calibrate_all({target: cells[same & ~test]}, start, options, placements,
                               replace(opts, targets=(target,)), max_receivers)
-        return predict_cells(table, cells[test], target, channels, options, placements, max_receivers)
+        return predict_cells(table, cells[test], target, channels, options, placements, max_receivers, shapes)
 
     priced = fork_map(one, len(jobs), processes)
     rows = []
