@@ -153,13 +153,12 @@ def test_a_calibration_that_keeps_the_measured_fan_outs_starts_from_them_and_mov
         cal.fanout_shape(openmpi, first, [512.0])
 
 
-def test_fanout_shapes_only_for_the_operations_asked():
+def test_fanout_shapes_unless_every_fan_out_is_a_line():
     costs = md.ChannelCosts(["core"], [1.0, 1001.0], [[1.5, 3.5]], [[1.0, 3.0]], [[0.5, 0.5]],
                             np.zeros((1, 2, 4)))
-    assert cal.fanout_shapes({"bcast": costs}, (), -1.0) is None
-    shapes = cal.fanout_shapes({"bcast": costs, "reduce": costs}, ("bcast", "allreduce"), -1.0)
-    assert set(shapes.first) == {"bcast"} and shapes.of("reduce", [1.0]) is None
-    assert shapes.of("bcast", [1.0]).shape == (1, 4, 1)
+    assert cal.fanout_shapes({"bcast": costs}, "line", -1.0) is None
+    shapes = cal.fanout_shapes({"bcast": costs, "reduce": costs}, "auto", -1.0)
+    assert set(shapes.first) == {"bcast", "reduce"} and shapes.of("bcast", [1.0]).shape == (1, 4, 1)
 
 
 def test_the_gaps_are_fitted_only_where_a_calibration_size_prices_them():
@@ -237,6 +236,37 @@ def test_calibration_recovers_what_made_the_data(operation, options, sizes):
         assert value[("node", "gap_us_small")] == pytest.approx(0.9, rel=0.1)  # no step
     assert value[("core", "gap_us")] + value[("all", cal.OVERHEAD)] == pytest.approx(0.2 + 0.4, rel=0.05)
     assert ((fit["low"] <= fit["value"]) & (fit["value"] <= fit["high"])).all()
+
+
+def test_auto_keeps_the_measured_shape_where_the_fan_outs_bend():
+    # the NBFT stage measured fan-outs 0.3 n^2 us above the line; the cells are made from the true
+    # parameters with that shape under them
+    table = true_table("bcast")
+    start = start_from(table, 1.3)
+    n = np.arange(8, dtype=float)
+    flat = cal.fanout_shapes({"bcast": start}, "measured", OPTIONS.openmpi.small_limit).of("bcast", start.sizes)
+    assert np.abs(flat).max() < 0.01  # fan-outs on their line: (almost) nothing to keep
+    start.table_by_receivers = start.table_by_receivers + (0.3 * n * n)[None, :, None]
+    start.table_by_receivers[:, 0, :] = 0.0
+    shapes = cal.fanout_shapes({"bcast": start}, "measured", OPTIONS.openmpi.small_limit)
+    truth = pd.concat([table, pd.DataFrame([{"operation": "bcast", "target": "avg", "channel": "all",
+                                             "parameter": "nbft_shape", "value": 1.0}])], ignore_index=True)
+    grid = pd.DataFrame([{"operation": "bcast", "algorithm": a, "mapping": "core", "P": p, "size": s}
+                         for a in (1, 2, 3) for p in range(2, 9) for s in (1, 64, 8192)])
+    grid["measured"] = cal.predict_cells(truth, grid, "avg", CHANNELS, OPTIONS, md.Placements(TINY), 7, shapes)
+    opts = cal.CalibrationOptions(7, 11, "soft_l1", 0.1, 10.0, 200, 1e-8, ("avg",), "auto")
+    fit = cal.calibrate(grid, "bcast", "avg", start, OPTIONS, md.Placements(TINY), opts, 7)
+    assert cal.keeps_shape(fit, "bcast", "avg")
+    assert fit.set_index("parameter").loc["nbft_shape", ["fitted", "low", "high"]].tolist() == [False, 1.0, 1.0]
+    again = np.abs(np.log(cal.predict_cells(fit, grid, "avg", CHANNELS, OPTIONS, md.Placements(TINY), 7, shapes)
+                          / grid["measured"]))
+    assert np.median(again) < 0.01  # the data are reproduced (as by a calibration of a line on a line)
+    # a line alone cannot bend: it misses, and a table without shapes prices the line
+    line = cal.calibrate(grid, "bcast", "avg", start, OPTIONS, md.Placements(TINY), replace(opts, nbft_shape="line"), 7)
+    assert not cal.keeps_shape(line, "bcast", "avg")
+    missed = cal.predict_cells(line, grid, "avg", CHANNELS, OPTIONS, md.Placements(TINY), 7, shapes)
+    assert np.median(np.abs(np.log(missed / grid["measured"]))) > 2 * np.median(again)
+    assert not cal.keeps_shape(table, "bcast", "avg")  # a table written before the row: a line
 
 
 def test_fit_predict_never_sees_the_test_cells():

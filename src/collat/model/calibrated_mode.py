@@ -40,6 +40,7 @@ OVERHEAD = "overhead_us"
 WAITS = ("wait_eager", "wait_rendezvous")  # reduce only: the share of the wait for the receiver a sender sees
 MEMORY = "memory_us_per_byte"  # shared_memory: per byte per concurrent message in one socket
 FORWARD = "forward_us"  # an inner rank's delay between its own message and its sends (osu_rank_times)
+SHAPE = "nbft_shape"  # 1 where the calibration kept the measured fan-outs' shape (fanout_shape), 0 a line
 
 
 def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receivers: int,
@@ -50,8 +51,9 @@ def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receive
     (or [K, 4]: one gap at every size), the gap ``gap_us_small`` taken up to ``small_limit`` bytes,
     the per-call ``overhead``, a reduce sender's ``waits`` (eager, rendezvous) around ``eager_limit``,
     a socket's ``memory`` contention and an inner rank's ``forward`` delay. ``shape`` [K, n, S]
-    (:func:`fanout_shape`, at ``sizes``): what the measured fan-outs add to a line, added to the
-    parameters' line of every fan-out of n receivers (never below 0). ``concurrent``
+    (:func:`fanout_shape`, at ``sizes``, or one per parameter set side by side): what the measured
+    fan-outs add to a line, added to the parameters' line of every fan-out of n receivers (never
+    below 0). ``concurrent``
     (:func:`concurrent_bytes`): above ``eager_limit`` the per-byte part of each gap, g'_c m, moves
     through its channel's resource, the node's memory or its network link, which a fan-out's
     receivers share, both resources at once.
@@ -80,8 +82,9 @@ def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receive
     beta = gap + per[3] * m[None, :]
     n = np.arange(max_receivers + 1, dtype=float)
     table = alpha[:, :, None] + beta[:, :, None] * n[None, None, :]
-    if shape is not None:  # [K, n, S] -> [K, B S, n], the same for every parameter set
-        table = np.maximum(table + np.tile(np.transpose(shape, (0, 2, 1)), (1, B, 1)), 0.0)
+    if shape is not None:  # [K, n, S] (every parameter set) or [K, n, B S] (one per set) -> [K, B S, n]
+        add = np.transpose(shape, (0, 2, 1))
+        table = np.maximum(table + (add if add.shape[1] == B * S else np.tile(add, (1, B, 1))), 0.0)
     table[:, :, 0] = 0.0
 
     def curve(k):  # T_p2p at any sizes whose last axis is the columns' (any shape when not batched)
@@ -192,13 +195,23 @@ class CalibratedMode:
     def from_table(cls, table: pd.DataFrame, channels: list[str], sizes, max_receivers: int,
                    options: ModelOptions, shapes=None) -> "CalibratedMode":
         """From a calibration table (rows of :func:`collat.model.calibration.calibrate`); ``shapes``
-        (:class:`collat.model.calibration.FanoutShapes`): the operations whose calibration kept the
-        measured fan-outs' shape."""
+        (:class:`collat.model.calibration.FanoutShapes`): the measured fan-outs' shape, for the
+        calibrations that kept it."""
+        from collat.model.calibration import keeps_shape
+
         args = (channels, sizes, max_receivers, options.openmpi.eager_limit, options.openmpi.small_limit)
         targets = table.groupby("operation", sort=True)["target"].unique()
+
+        def shape(op, by):  # each target's (zeros where its calibration kept a line), side by side
+            kept = [] if shapes is None else [keeps_shape(table, op, t) for t in by]
+            if not any(kept):
+                return None
+            one = shapes.of(op, sizes)
+            return np.concatenate([one if k else np.zeros_like(one) for k in kept], axis=2)
+
         return cls({op: (tuple(sorted(by)), batched_costs_from_table(
                     table, op, tuple(sorted(by)), *args, concurrent_bytes(op, options.openmpi.concurrent_rendezvous),
-                    None if shapes is None else shapes.of(op, sizes)))
+                    shape(op, tuple(sorted(by)))))
                     for op, by in targets.items()}, options)
 
     def algorithms(self, operation: str) -> list[int]:

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from collat.model.calibrated_mode import (FORWARD, MEMORY, OVERHEAD, PARAMETERS, WAITS, concurrent_bytes, costs_from_table,
-                                    fanout_shape, parametric_costs)
+from collat.model.calibrated_mode import (FORWARD, MEMORY, OVERHEAD, PARAMETERS, SHAPE, WAITS, concurrent_bytes,
+                                    costs_from_table, fanout_shape, parametric_costs)
 from collat.model.costs import ChannelCosts
 from collat.model.forest import Placements
 from collat.model.openmpi_mode import plan_shapes, predict_arrays, price_plans
@@ -46,42 +46,39 @@ class CalibrationOptions:
     max_nfev: int          # function evaluations per calibration
     tolerance: float       # least_squares' ftol, xtol and gtol
     targets: tuple[str, ...]  # measured columns calibrated on (one parameter set each)
-    nbft_shape: tuple[str, ...] = ()  # operations whose calibration keeps the measured fan-outs' shape
+    nbft_shape: str = "line"  # fan-outs by a line, the measured shape with a line under it, or the closer (auto)
 
     @classmethod
     def from_config(cls, cfg: dict) -> "CalibrationOptions":
         return cls(int(cfg["points_per_curve"]), int(cfg["sizes_per_curve"]), str(cfg["loss"]),
                    float(cfg["f_scale"]), float(cfg["prior_sd"]), int(cfg["max_nfev"]), float(cfg["tolerance"]),
-                   tuple(cfg["targets"]), tuple(cfg["nbft_shape"]))
+                   tuple(cfg["targets"]), str(cfg["nbft_shape"]))
 
 
 @dataclass(frozen=True)
 class FanoutShapes:
-    """The measured fan-outs' shape of each operation of config ``model.calibrated.nbft_shape``
-    (:func:`collat.model.calibrated_mode.fanout_shape`): ``costs``, the openmpi mode's costs per
-    operation at sizes that hold every size priced; ``first``, the start parameters of each of those
-    operations (from the costs at the collective table's sizes, as :func:`calibrate` starts)."""
+    """The measured fan-outs' shape of each operation (:func:`collat.model.calibrated_mode.fanout_shape`),
+    for a calibration that kept it (:func:`keeps_shape`): ``costs``, the openmpi mode's costs per
+    operation at sizes that hold every size priced; ``first``, the start parameters of each
+    operation (from the costs at the collective table's sizes, as :func:`calibrate` starts)."""
 
     costs: dict
     first: dict
     small_limit: float
 
-    def of(self, operation: str, sizes) -> np.ndarray | None:
-        """The shape at ``sizes`` [K, n, S], None for an operation whose calibration keeps a line."""
-        if operation not in self.first:
-            return None
+    def of(self, operation: str, sizes) -> np.ndarray:
+        """The shape at ``sizes`` [K, n, S]."""
         return fanout_shape(self.costs[operation], self.first[operation], sizes, self.small_limit)
 
 
-def fanout_shapes(starting: dict, operations, small_limit: float, costs: dict | None = None) -> FanoutShapes | None:
-    """The :class:`FanoutShapes` of ``operations`` (config ``model.calibrated.nbft_shape``) from the
-    starting costs (:func:`starting_costs`; ``costs``: the openmpi mode's costs at other sizes, a
-    grid's); None where no operation keeps one."""
-    operations = [op for op in operations if op in starting]
-    if not operations:
+def fanout_shapes(starting: dict, form: str, small_limit: float, costs: dict | None = None) -> FanoutShapes | None:
+    """The :class:`FanoutShapes` of the starting costs' operations (:func:`starting_costs`; ``costs``:
+    the openmpi mode's costs at other sizes, a grid's); None where config
+    ``model.calibrated.nbft_shape`` (``form``) prices every fan-out by a line."""
+    if form == "line":
         return None
     return FanoutShapes(costs if costs is not None else starting,
-                        {op: start(starting[op], small_limit) for op in operations}, small_limit)
+                        {op: start(c, small_limit) for op, c in starting.items()}, small_limit)
 
 
 def start(openmpi: ChannelCosts, small_limit: float = -1.0) -> np.ndarray:
@@ -125,18 +122,18 @@ def starting_costs(hockney: pd.DataFrame, nbft_fits: pd.DataFrame, nbft_medians:
 
 
 def grid_shapes(hockney: pd.DataFrame, nbft_fits: pd.DataFrame, nbft_medians: pd.DataFrame, options: ModelOptions,
-                channels: dict, collective_sizes, sizes, max_receivers: int, operations) -> FanoutShapes | None:
-    """The :class:`FanoutShapes` of ``operations`` at a grid's ``sizes`` and fan-outs of up to
-    ``max_receivers`` (a machine's, measured or not), the start parameters from the collective
-    table's sizes as every calibration starts."""
+                channels: dict, collective_sizes, sizes, max_receivers: int, form: str) -> FanoutShapes | None:
+    """The :class:`FanoutShapes` at a grid's ``sizes`` and fan-outs of up to ``max_receivers`` (a
+    machine's, measured or not), the start parameters from the collective table's sizes as every
+    calibration starts; None where config ``model.calibrated.nbft_shape`` (``form``) is line."""
     from collat.model.costs import openmpi_costs
 
-    if not operations:
+    if form == "line":
         return None
     starting = openmpi_costs(hockney, nbft_fits, nbft_medians, options.openmpi, channels,
                              np.sort(np.unique(collective_sizes)), 0)  # the start needs no fan-out table
     at = openmpi_costs(hockney, nbft_fits, nbft_medians, options.openmpi, channels, sizes, max_receivers)
-    return fanout_shapes(starting, operations, options.openmpi.small_limit, at)
+    return fanout_shapes(starting, form, options.openmpi.small_limit, at)
 
 
 def _spread(values: np.ndarray, n: int) -> np.ndarray:
@@ -237,7 +234,6 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     ceiling = np.r_[np.full(NP * K + 3, np.inf), np.zeros(len(extra) - 3)]  # waits <= 1
     free = free_parameters(first, problem.sizes.max(initial=0.0), extra, problem.sizes.min(initial=0.0),
                            small_limit)
-    shape = fanout_shape(openmpi, first, problem.sizes, small_limit) if operation in opts.nbft_shape else None
     x0 = np.clip(x0, floor, ceiling)
 
     def full(X):  # fitted log parameters [B, free] -> every log parameter [B, p]
@@ -245,7 +241,7 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
         out[:, free] = X
         return out
 
-    def model_log(X):  # [B, cells] for B sets of fitted parameters, priced in one batch
+    def model_log(X, shape):  # [B, cells] for B sets of fitted parameters, priced in one batch
         V = np.exp(full(X))
         waits = V[:, NP * K + 3:] if operation == "reduce" else np.tile([0.0, 1.0], (len(V), 1))
         costs = parametric_costs(V[:, :NP * K].reshape(len(V), K, NP), channels, problem.sizes, max_receivers,
@@ -253,30 +249,40 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
                                  small_limit, concurrent, shape)
         return np.log(problem.predict(costs, options, placements))
 
-    usable = np.isfinite(model_log(x0[free])[0])
+    usable = np.isfinite(model_log(x0[free], None)[0])
     if not usable.any():
         raise ValueError(f"calibration of {operation} {target}: no cell the model can price")
     y = problem.log_measured[usable]
     lo, hi, centre = floor[free], ceiling[free], x0[free]
     prior = np.eye(len(centre)) / opts.prior_sd
 
-    def residuals(x):
-        return np.r_[model_log(x)[0, usable] - y, (x - centre) / opts.prior_sd]
+    def fit_form(shape):
+        def residuals(x):
+            return np.r_[model_log(x, shape)[0, usable] - y, (x - centre) / opts.prior_sd]
 
-    def jacobian(x):
-        """Forward differences, every parameter's step priced in one batch (step _STEP in log
-        units, taken downwards at an upper bound)."""
-        h = np.where(x + _STEP <= hi, _STEP, -_STEP)
-        logs = model_log(np.vstack([x, x + np.diag(h)]))[:, usable]
-        return np.vstack([((logs[1:] - logs[0]) / h[:, None]).T, prior])
+        def jacobian(x):
+            """Forward differences, every parameter's step priced in one batch (step _STEP in log
+            units, taken downwards at an upper bound)."""
+            h = np.where(x + _STEP <= hi, _STEP, -_STEP)
+            logs = model_log(np.vstack([x, x + np.diag(h)]), shape)[:, usable]
+            return np.vstack([((logs[1:] - logs[0]) / h[:, None]).T, prior])
 
-    # one BLAS thread: the Jacobian is [cells, ~20], and the calibrations of a validation run in
-    # parallel processes (a threaded SVD per process oversubscribes the cores: ~0.1 s per call)
-    with threadpool_limits(1):
-        fit = least_squares(residuals, np.clip(centre, lo + 1e-9, hi - 1e-9), jac=jacobian, loss=opts.loss,
-                            f_scale=opts.f_scale, max_nfev=opts.max_nfev, bounds=(lo, hi), x_scale=1.0,
-                            ftol=opts.tolerance, xtol=opts.tolerance, gtol=opts.tolerance)
+        # one BLAS thread: the Jacobian is [cells, ~20], and the calibrations of a validation run in
+        # parallel processes (a threaded SVD per process oversubscribes the cores: ~0.1 s per call)
+        with threadpool_limits(1):
+            return least_squares(residuals, np.clip(centre, lo + 1e-9, hi - 1e-9), jac=jacobian, loss=opts.loss,
+                                 f_scale=opts.f_scale, max_nfev=opts.max_nfev, bounds=(lo, hi), x_scale=1.0,
+                                 ftol=opts.tolerance, xtol=opts.tolerance, gtol=opts.tolerance)
+
+    # the fan-outs priced by a line, or by the measured shape with a line under it (config
+    # model.calibrated.nbft_shape); auto: both, and the one whose fit is closer to the cells
+    # (the same parameters either way: the shape is the NBFT stage's measurement, not fitted here)
+    forms = {"line": (False,), "measured": (True,), "auto": (False, True)}[opts.nbft_shape]
+    shape = fanout_shape(openmpi, first, problem.sizes, small_limit) if True in forms else None
+    fits = {kept: fit_form(shape if kept else None) for kept in forms}
     n = int(usable.sum())
+    kept = min(forms, key=lambda f: (float(np.median(np.abs(fits[f].fun[:n]))), f))
+    fit = fits[kept]
     J = fit.jac
     s2 = 2.0 * fit.cost / max(n, 1)  # n data + prior residuals
     se = np.full(len(x0), np.nan)
@@ -287,12 +293,23 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     rms = float(np.sqrt(np.mean(fit.fun[:n] ** 2)))
     names = [(c, q) for c in channels for q in PARAMETERS] + [("all", e) for e in extra]
     value, begin = np.exp(full(fit.x)[0]), np.exp(x0)
+    names.append(("all", SHAPE))  # 1: the fan-outs keep the measured shape (a form, not a fitted value)
+    value, begin = np.r_[value, float(kept)], np.r_[begin, 0.0]
+    free, se = np.r_[free, False], np.r_[se, np.nan]
     return pd.DataFrame({
         "operation": operation, "target": target, "channel": [c for c, _ in names],
         "parameter": [q for _, q in names], "value": value, "start": begin, "fitted": free, "se_log": se,
-        "low": value * np.exp(-1.96 * se), "high": value * np.exp(1.96 * se), "cells": n,
+        "low": np.where(np.isfinite(se), value * np.exp(-1.96 * se), value),
+        "high": np.where(np.isfinite(se), value * np.exp(1.96 * se), value), "cells": n,
         "rms_log_residual": rms,
     }, columns=CALIBRATION_COLUMNS)
+
+
+def keeps_shape(table: pd.DataFrame, operation: str, target: str) -> bool:
+    """Whether the calibration of (``operation``, ``target``) in ``table`` kept the measured
+    fan-outs' shape (its ``nbft_shape`` row is 1; a table without the row priced them by a line)."""
+    row = table[(table["operation"] == operation) & (table["target"] == target) & (table["parameter"] == SHAPE)]
+    return bool(len(row)) and float(row["value"].iloc[0]) == 1.0
 
 
 def predict_cells(table: pd.DataFrame, cells: pd.DataFrame, target: str, channels: list[str], options: ModelOptions,
@@ -308,7 +325,8 @@ def predict_cells(table: pd.DataFrame, cells: pd.DataFrame, target: str, channel
             built[key] = costs_from_table(table, op, target, channels, sizes, max_receivers,
                                           options.openmpi.eager_limit, options.openmpi.small_limit,
                                           concurrent_bytes(op, options.openmpi.concurrent_rendezvous),
-                                          None if shapes is None else shapes.of(op, sizes))
+                                          None if shapes is None or not keeps_shape(table, op, target)
+                                          else shapes.of(op, sizes))
         costs = built[key]
         Pv = np.unique(g["P"].to_numpy())
         pred = predict_arrays(op, int(alg), mapping, Pv, costs, options, placements,
