@@ -355,7 +355,8 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "without one).", "",
                 "Models:", "",
                 "- *calibrated*: OpenMPI's shapes with channel costs fitted on the training part of every split and "
-                "fold; an algorithm the training part lacks is priced by the blend of this price and the openmpi "
+                "fold (a fan-out priced by a fitted line in its receivers, or by the measured NBFT fan-out with a "
+                "fitted line under it, whichever fits the training part closer); an algorithm the training part lacks is priced by the blend of this price and the openmpi "
                 "mode's that prices the training part's own algorithms best, each held out in turn "
                 "(`results/model/transfer.csv` for the fit on all the data);",
                 "- *hybrid*: the calibrated mode times its own log residuals, interpolated along P. Beyond the "

@@ -241,13 +241,13 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
         out[:, free] = X
         return out
 
-    def model_log(X, shape):  # [B, cells] for B sets of fitted parameters, priced in one batch
+    def model_log(X, shape, on=problem):  # [B, cells of ``on``] for B sets of fitted parameters, in one batch
         V = np.exp(full(X))
         waits = V[:, NP * K + 3:] if operation == "reduce" else np.tile([0.0, 1.0], (len(V), 1))
-        costs = parametric_costs(V[:, :NP * K].reshape(len(V), K, NP), channels, problem.sizes, max_receivers,
+        costs = parametric_costs(V[:, :NP * K].reshape(len(V), K, NP), channels, on.sizes, max_receivers,
                                  V[:, NP * K], openmpi.eager_limit, waits, V[:, NP * K + 1], V[:, NP * K + 2],
                                  small_limit, concurrent, shape)
-        return np.log(problem.predict(costs, options, placements))
+        return np.log(on.predict(costs, options, placements))
 
     usable = np.isfinite(model_log(x0[free], None)[0])
     if not usable.any():
@@ -275,13 +275,22 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
                                  ftol=opts.tolerance, xtol=opts.tolerance, gtol=opts.tolerance)
 
     # the fan-outs priced by a line, or by the measured shape with a line under it (config
-    # model.calibrated.nbft_shape); auto: both, and the one whose fit is closer to the cells
-    # (the same parameters either way: the shape is the NBFT stage's measurement, not fitted here)
+    # model.calibrated.nbft_shape); auto: both, and the one closer to every cell of the operation, the
+    # P and sizes the fit left out included (the same parameters either way: the shape is the NBFT
+    # stage's measurement, not fitted here; a tie keeps the line)
     forms = {"line": (False,), "measured": (True,), "auto": (False, True)}[opts.nbft_shape]
     shape = fanout_shape(openmpi, first, problem.sizes, small_limit) if True in forms else None
     fits = {kept: fit_form(shape if kept else None) for kept in forms}
     n = int(usable.sum())
-    kept = min(forms, key=lambda f: (float(np.median(np.abs(fits[f].fun[:n]))), f))
+    kept = forms[0]
+    if len(forms) > 1:
+        every = Problem(cells, operation, target, len(cells), len(cells))
+        every_shape = fanout_shape(openmpi, first, every.sizes, small_limit)
+
+        def miss(f):
+            r = model_log(fits[f].x, every_shape if f else None, every)[0] - every.log_measured
+            return float(np.median(np.abs(r[np.isfinite(r)])))
+        kept = min(forms, key=lambda f: (miss(f), f))
     fit = fits[kept]
     J = fit.jac
     s2 = 2.0 * fit.cost / max(n, 1)  # n data + prior residuals
