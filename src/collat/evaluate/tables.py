@@ -382,7 +382,9 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "splits; so was the intervals' growth with the distance to the training cells (one variant before "
                 "it, a constant width, was seen), and the rule that picks the calibrated mode's blend for an unseen "
                 "algorithm (the best worst held-out algorithm; the pooled median over held-out cells was seen "
-                "first). The blend's weight itself is chosen inside each fold's training part.", "",
+                "first), and the rule that picks a calibration's fan-out form (the form closer to every training "
+                "cell; the form closer to the calibration's own cells was seen first). The blend's weight and the "
+                "form themselves are chosen inside each fold's training part.", "",
                 "| split | target | model | cells | median relative error | × floor | median R² | in 80 % interval |",
                 "|---|---|---|---|---|---|---|---|"]
         for _, r in board.sort_values(["split", "target", "median_mape"]).iterrows():
