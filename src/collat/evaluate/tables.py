@@ -355,8 +355,8 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "without one).", "",
                 "Models:", "",
                 "- *calibrated*: OpenMPI's shapes with channel costs fitted on the training part of every split and "
-                "fold (a fan-out priced by a fitted line in its receivers, or by the measured NBFT fan-out with a "
-                "fitted line under it, whichever fits the training part closer); an algorithm the training part lacks is priced by the blend of this price and the openmpi "
+                "fold (a fan-out priced by a fitted line in its receivers; with `model.calibrated.nbft_shape`, by "
+                "the measured NBFT fan-out with a fitted line under it); an algorithm the training part lacks is priced by the blend of this price and the openmpi "
                 "mode's that prices the training part's own algorithms best, each held out in turn "
                 "(`results/model/transfer.csv` for the fit on all the data);",
                 "- *hybrid*: the calibrated mode times its own log residuals, interpolated along P. Beyond the "
@@ -382,9 +382,10 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "splits; so was the intervals' growth with the distance to the training cells (one variant before "
                 "it, a constant width, was seen), and the rule that picks the calibrated mode's blend for an unseen "
                 "algorithm (the best worst held-out algorithm; the pooled median over held-out cells was seen "
-                "first), and the rule that picks a calibration's fan-out form (the form closer to every training "
-                "cell; the form closer to the calibration's own cells was seen first). The blend's weight and the "
-                "form themselves are chosen inside each fold's training part.", "",
+                "first), and, where `model.calibrated.nbft_shape` is auto, the rule that picks a calibration's "
+                "fan-out form (the form closer to every training cell; the form closer to the calibration's own "
+                "cells was seen first). The blend's weight and that form themselves are chosen inside each fold's "
+                "training part.", "",
                 "| split | target | model | cells | median relative error | × floor | median R² | in 80 % interval |",
                 "|---|---|---|---|---|---|---|---|"]
         for _, r in board.sort_values(["split", "target", "median_mape"]).iterrows():
