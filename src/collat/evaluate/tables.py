@@ -382,10 +382,10 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "splits; so was the intervals' growth with the distance to the training cells (one variant before "
                 "it, a constant width, was seen), and the rule that picks the calibrated mode's blend for an unseen "
                 "algorithm (the best worst held-out algorithm; the pooled median over held-out cells was seen "
-                "first), and, where `model.calibrated.nbft_shape` is auto, the rule that picks a calibration's "
-                "fan-out form (the form closer to every training cell; the form closer to the calibration's own "
-                "cells was seen first). The blend's weight and that form themselves are chosen inside each fold's "
-                "training part.", "",
+                "first). The blend's weight itself is chosen inside each fold's training part.", "",
+                "With `model.calibrated.nbft_shape: auto`, each calibration keeps the fan-out form closer to every "
+                "training cell; that rule was chosen on these splits (the form closer to the calibration's own "
+                "cells was seen first).", "",
                 "| split | target | model | cells | median relative error | × floor | median R² | in 80 % interval |",
                 "|---|---|---|---|---|---|---|---|"]
         for _, r in board.sort_values(["split", "target", "median_mape"]).iterrows():
