@@ -283,6 +283,14 @@ def transfer_input(wildcards):
     return {"transfer": "results/model/transfer.csv"} if transfers() else {}
 
 
+def fanout_shape_input(wildcards):
+    """The NBFT stage's fits and medians, whose measured fan-outs a calibration may keep (config
+    model.calibrated.nbft_shape other than line)."""
+    if config["model"]["calibrated"]["nbft_shape"] == "line":
+        return {}
+    return {"nbft_fits": "results/nbft/fits.csv", "nbft_medians": "results/nbft/medians.parquet"}
+
+
 def segments_input(wildcards):
     """The segmented prices (rule model_segments), when config model.segment_sizes names any."""
     return {"segments": "results/model/segments.parquet"} if config["model"].get("segment_sizes") else {}

@@ -91,11 +91,10 @@ rule model_predict:
         unpack(calibration_input),
         unpack(transfer_input),
         unpack(hybrid_input),
+        unpack(fanout_shape_input),  # the measured fan-outs' shape (model.calibrated.nbft_shape)
         collective="results/tidy/collective.parquet",
         unfitted="results/model/unfitted_predictions.parquet",
         hockney="results/pt2pt/hockney.parquet",  # the eager limit the measurements show
-        nbft_fits="results/nbft/fits.csv",  # the measured fan-outs' shape (model.calibrated.nbft_shape)
-        nbft_medians="results/nbft/medians.parquet",
         intervals="results/model/intervals.csv",  # the fitted modes' interval widths, from the validation
     output:
         predictions="results/model/predictions.parquet",

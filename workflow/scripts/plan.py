@@ -32,8 +32,8 @@ if "predictions" in inputs.keys():
     log.info("planning on mode %s, target %s", mode, target)
 held_out = None
 if "transfer" in inputs.keys():  # the model's error on an algorithm it never saw: the cap of a curve's sd
-    t = pd.read_csv(inputs.transfer)
-    held_out = dict(zip(t.loc[t["target"] == target, "operation"], t.loc[t["target"] == target, "error_transferred"]))
+    t = pd.read_csv(inputs.transfer).query("target == @target")
+    held_out = dict(zip(t["operation"], t["error_transferred"]))
 opts = MeasureOptions.from_config(p.measure)
 launches, u = plan_round(p.machine, p.algorithms, p.mappings, p.channels, PlanOptions.from_config(p.plan),
                          tables["pt2pt"], tables["nbft"], measured, predictions, calibrated, floor,

@@ -181,6 +181,13 @@ def _table_values(table: pd.DataFrame, operation: str, target: str, channels: li
     return have, values, value[("all", OVERHEAD)], waits, value[("all", MEMORY)], forward
 
 
+def keeps_shape(table: pd.DataFrame, operation: str, target: str) -> bool:
+    """Whether the calibration of (``operation``, ``target``) in ``table`` kept the measured
+    fan-outs' shape (its ``nbft_shape`` row is 1; a table without the row priced them by a line)."""
+    row = table[(table["operation"] == operation) & (table["target"] == target) & (table["parameter"] == SHAPE)]
+    return bool(len(row)) and float(row["value"].iloc[0]) == 1.0
+
+
 class CalibratedMode:
     """Predictions of OpenMPI's shapes with calibrated costs, ``costs``: operation -> (its calibrated
     targets, their parameter sets side by side on the size axis, :func:`batched_costs_from_table`),
@@ -197,8 +204,6 @@ class CalibratedMode:
         """From a calibration table (rows of :func:`collat.model.calibration.calibrate`); ``shapes``
         (:class:`collat.model.calibration.FanoutShapes`): the measured fan-outs' shape, for the
         calibrations that kept it."""
-        from collat.model.calibration import keeps_shape
-
         args = (channels, sizes, max_receivers, options.openmpi.eager_limit, options.openmpi.small_limit)
         targets = table.groupby("operation", sort=True)["target"].unique()
 

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from collat.model.calibrated_mode import (FORWARD, MEMORY, OVERHEAD, PARAMETERS, SHAPE, WAITS, concurrent_bytes,
-                                    costs_from_table, fanout_shape, parametric_costs)
+                                    costs_from_table, fanout_shape, keeps_shape, parametric_costs)
 from collat.model.costs import ChannelCosts
 from collat.model.forest import Placements
 from collat.model.openmpi_mode import plan_shapes, predict_arrays, price_plans
@@ -312,13 +312,6 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
         "high": np.where(np.isfinite(se), value * np.exp(1.96 * se), value), "cells": n,
         "rms_log_residual": rms,
     }, columns=CALIBRATION_COLUMNS)
-
-
-def keeps_shape(table: pd.DataFrame, operation: str, target: str) -> bool:
-    """Whether the calibration of (``operation``, ``target``) in ``table`` kept the measured
-    fan-outs' shape (its ``nbft_shape`` row is 1; a table without the row priced them by a line)."""
-    row = table[(table["operation"] == operation) & (table["target"] == target) & (table["parameter"] == SHAPE)]
-    return bool(len(row)) and float(row["value"].iloc[0]) == 1.0
 
 
 def predict_cells(table: pd.DataFrame, cells: pd.DataFrame, target: str, channels: list[str], options: ModelOptions,
