@@ -190,3 +190,19 @@ def test_the_summary_names_the_rules_a_segment_size_was_bet_on():
     text = write_rules({"bcast": [(2, [(0, 1, 0, 0), (65536, 3, 0, 8192)]), (8, [(0, 6, 0, 0)])]})
     out = " ".join(segments_markdown({"rules_map-by-core.txt": text}))
     assert "`rules_map-by-core.txt` 1 of 3 rules name one" in out and "bet" in out
+
+
+def test_the_summary_discloses_the_fan_out_forms_rule_only_where_the_config_uses_it():
+    from collat.model.validation import COLUMNS
+
+    hockney = pd.DataFrame({"channel": ["core"], "regime": [0], "alpha_us": [0.44], "bandwidth_GBps": [5.0]})
+    validation = pd.DataFrame([["hybrid", "sparse_P", "bcast", 1, "core", "avg", "robust", 10, 0.9, 0.05, 0.03, 0.8]],
+                              columns=COLUMNS)
+    paths = {"hockney": "results/pt2pt/hockney.csv", "model_scores": "results/model/scores.csv",
+             "regression_scores": "results/regression/scores.csv", "tables": "results/tables/",
+             "validation": "results/model/validation.csv"}
+    args = (hockney, model_scores(), regression_scores(), [], None, paths, 1)
+    line = summary_markdown(*args, validation=validation)
+    auto = summary_markdown(*args, validation=validation, fanout_form="auto")
+    assert "Not out of sample for their choice" in line and "nbft_shape: auto" not in line
+    assert "With `model.calibrated.nbft_shape: auto`, each calibration keeps the fan-out form" in auto

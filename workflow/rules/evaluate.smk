@@ -43,6 +43,7 @@ rule evaluate_summary:
         size=config["evaluate"]["size"],
         setting=config["evaluate"]["summary_crossover"],
         figure=config["partitioned"]["figure"],
+        fanout_form=config["model"]["calibrated"]["nbft_shape"],  # auto: its rule was seen on the splits
     priority: 3  # short, ready before the figures: not left to end the run alone (common.smk)
     log:
         "logs/evaluate/summary.log",

@@ -315,7 +315,7 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                      selection: tuple[pd.DataFrame, pd.DataFrame] | None = None,
                      nbft_fits: pd.DataFrame | None = None, what_if: dict | None = None,
                      noise_floors: pd.DataFrame | None = None, figure_setting: dict | None = None,
-                     rules: dict | None = None) -> str:
+                     rules: dict | None = None, fanout_form: str = "line") -> str:
     """results/summary.md: the headline numbers, each with the file it comes from; ``selection`` is
     (regret.csv, regret_unseen_algorithm.csv, regret_unseen_P.csv) of the selection stage;
     ``nbft_fits`` (results/nbft/fits.csv) names the fan-outs priced by assumption, not measurement;
@@ -383,9 +383,9 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "it, a constant width, was seen), and the rule that picks the calibrated mode's blend for an unseen "
                 "algorithm (the best worst held-out algorithm; the pooled median over held-out cells was seen "
                 "first). The blend's weight itself is chosen inside each fold's training part.", "",
-                "With `model.calibrated.nbft_shape: auto`, each calibration keeps the fan-out form closer to every "
-                "training cell; that rule was chosen on these splits (the form closer to the calibration's own "
-                "cells was seen first).", "",
+                *(["With `model.calibrated.nbft_shape: auto`, each calibration keeps the fan-out form closer to "
+                   "every training cell; that rule was chosen on these splits (the form closer to the "
+                   "calibration's own cells was seen first).", ""] if fanout_form == "auto" else []),
                 "| split | target | model | cells | median relative error | × floor | median R² | in 80 % interval |",
                 "|---|---|---|---|---|---|---|---|"]
         for _, r in board.sort_values(["split", "target", "median_mape"]).iterrows():
