@@ -347,3 +347,18 @@ def test_chunks_read_at_once_equal_line_by_line(monkeypatch, tmp_path):
     assert plain_log[1:3] == ("7.2", "MPI_INT") and len(set(plain_log[3]["run"])) == 60
     chunks = -(-(tmp_path / "plain.txt").stat().st_size // 512)
     assert 0 in line_by_line and len(line_by_line) < chunks // 2  # the first chunk, and a few where a title changes
+
+
+def test_a_chunk_read_at_once_refuses_what_python_refuses(monkeypatch):
+    """Arrow's cast reads '0x10' as an integer and '1e3' as a number; neither is an OSU size. A chunk
+    read at once that holds one is read row by row, and the row is refused with its line."""
+    import collat.ingest.osu as osu
+
+    text = _runs(3, header_once=True)
+    monkeypatch.setattr(osu, "_CHUNK", 40)  # most chunks after the first are read at once
+    assert parse_osu(text, "x.txt").n_runs == 3
+    for bad in ("0x10", "1e3"):
+        cut = text.replace("\n8  ", f"\n{bad}", 2)  # the second run's size 8
+        line = next(i for i, row in enumerate(cut.splitlines(), start=1) if row.startswith(bad))
+        with pytest.raises(InputError, match=rf"x.txt, line {line}: expected an integer in column 'size', found '{bad}'"):
+            parse_osu(cut, "x.txt")

@@ -152,3 +152,31 @@ def test_a_value_column_left_out_flags_as_if_it_held_no_value():
     got = qu.flag_outliers(df, "collective", **options).to_numpy()
     assert got.tolist() == [i == 5 for i in range(len(P))]
     assert got.tolist() == qu.flag_outliers(df.assign(max=np.nan), "collective", **options).to_numpy().tolist()
+
+
+def test_the_median_of_three_equals_pandas_rolling_median():
+    """The outlier rule's default window (3) takes a sorting network instead of pandas' rolling
+    median: the same values, NaNs skipped, at the ends and between missing values."""
+    x = np.array([2.0, np.nan, 5.0, 1.0, 4.0, np.nan, np.nan, 3.0])
+    # windows ending at each element: [2], [2], [2, 5], [5, 1], [5, 1, 4], [1, 4], [4], [3]
+    assert np.array_equal(qu._median_of_three(x), [2.0, 2.0, 3.5, 3.0, 4.0, 2.5, 4.0, 3.0])
+    rng = np.random.default_rng(5)
+    for n in (0, 1, 2, 3, 500):
+        y = rng.normal(size=n)
+        y[rng.random(n) < 0.3] = np.nan
+        want = pd.Series(y).rolling(3, min_periods=1).median().to_numpy()
+        assert np.array_equal(qu._median_of_three(y), want, equal_nan=True)
+    left, right = qu.side_medians(x, 3)  # of 2.0: nothing on its left; [nan, 5, 1] on its right
+    assert np.isnan(left[0]) and right[0] == 3.0 and left[4] == 3.0 and right[4] == 3.0  # of 4.0: [nan, 5, 1], [nan, nan, 3]
+
+
+def test_stable_order_equals_lexsort():
+    """One stable sort of a packed key orders rows as np.lexsort does, first key major; integer
+    nulls (NaN codes) and ranges beyond 63 bits take lexsort itself."""
+    keys = [np.array([1, 0, 1, 0, 1]), np.array([7, 9, 7, 8, 3])]
+    assert qu.stable_order(keys).tolist() == [3, 1, 4, 0, 2]  # (0, 8), (0, 9), (1, 3), (1, 7), (1, 7)
+    rng = np.random.default_rng(2)
+    for codes in ([rng.integers(0, 3, 400), rng.integers(-5, 5, 400), rng.integers(0, 2, 400)],
+                  [rng.integers(0, 1 << 40, 400), rng.integers(0, 1 << 30, 400)],  # beyond 63 bits
+                  [rng.integers(0, 3, 400).astype(float), np.where(rng.random(400) < 0.2, np.nan, 1.0)]):
+        assert qu.stable_order(codes).tolist() == np.lexsort(codes[::-1]).tolist()

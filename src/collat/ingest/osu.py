@@ -11,7 +11,6 @@ to the next OSU title). Every error names the file and the line.
 
 from __future__ import annotations
 
-import csv
 import functools
 import io
 import re
@@ -252,21 +251,22 @@ class _Chunk:
 
     buf: bytes
     lineno: int            # lines before the chunk
-    first_byte: list       # per line, where it starts in buf
-    last_byte: list        # per line, one past its newline
+    starts: np.ndarray     # per line, where it starts in buf
+    ends: np.ndarray       # per line, where its newline is (len(buf) for a last line without one)
+    lines: object          # the lines as an Arrow string array (each with its newline)
     others: np.ndarray     # the text lines (index in the chunk)
     rows: np.ndarray       # the data rows (index in the chunk)
     parsed: tuple | None
-    before: list           # per text line, the data rows before it in the chunk
+    before: np.ndarray     # per text line, the data rows before it in the chunk
 
     def items(self):
         """The chunk's lines in order: (line number, text) for a text line, :class:`_Rows` for each
         stretch of data rows."""
-        buf, first_byte, last_byte, n = self.buf, self.first_byte, self.last_byte, len(self.first_byte)
+        buf, first_byte, last_byte, n = self.buf, self.starts.tolist(), (self.ends + 1).tolist(), len(self.starts)
         row_lines, at_row = self.rows + (self.lineno + 1), self.rows.tolist()
         values, integer, bad, falls = self.parsed if self.parsed is not None else (None,) * 4
         pos = 0
-        for i, stop in zip([*self.others.tolist(), n], self.before + [len(at_row)]):
+        for i, stop in zip([*self.others.tolist(), n], [*self.before.tolist(), len(at_row)]):
             if stop > pos:
                 yield _Rows(row_lines[pos:stop], buf[first_byte[at_row[pos]]:last_byte[at_row[stop - 1]]],
                             None if values is None else (values[pos:stop], integer, bad[stop] > bad[pos],
@@ -275,10 +275,14 @@ class _Chunk:
             if i < n:
                 yield self.lineno + 1 + i, buf[first_byte[i]:last_byte[i]].decode("utf-8")
 
-    def texts(self) -> list[bytes]:
-        """The text lines, stripped."""
-        buf, first_byte, last_byte = self.buf, self.first_byte, self.last_byte
-        return [buf[first_byte[i]:last_byte[i]].strip() for i in self.others.tolist()]
+    def texts(self) -> tuple[list[str], np.ndarray]:
+        """The distinct text lines, stripped, and per text line its index among them (Arrow's
+        dictionary encoding: a log repeats a few banners, titles and headers many times)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        coded = pc.ascii_trim_whitespace(self.lines.take(pa.array(self.others))).dictionary_encode()
+        return coded.dictionary.to_pylist(), coded.indices.to_numpy(zero_copy_only=False)
 
 
 def _chunks(stream):
@@ -286,6 +290,8 @@ def _chunks(stream):
     of millions of rows is never a Python object per row; then ``(last line number, last line's text)``.
     A data row is a line with a digit first, or a sign or point and a digit. A lone carriage return
     ends a line, as a newline does; a byte sequence that is not UTF-8 raises :class:`UnicodeDecodeError`."""
+    import pyarrow as pa
+
     lineno, carry, last = 0, b"", ""
     while True:
         chunk = stream.read(_CHUNK)
@@ -311,7 +317,7 @@ def _chunks(stream):
         # each line's first byte that is not white space (len(a) where none is left in the chunk):
         # its first byte for most lines, searched for only in the lines that start with a space
         first = np.minimum(starts, len(a) - 1)
-        indented = _SPACE[a[first]] | (a[first] == 10)
+        indented = _SPACE[a[first]]  # (an empty line is blank as it is: it starts at its newline)
         if indented.any():
             text = np.flatnonzero(~_SPACE[a] & (a != 10))
             k = np.searchsorted(text, starts[indented])
@@ -326,10 +332,10 @@ def _chunks(stream):
         data = ~blank & (_DIGIT[c] | sign)
         others = np.flatnonzero(~blank & ~data)
         rows = np.flatnonzero(data)
-        stops = np.minimum(ends + 1, len(a))
-        parsed = _chunk_values(a, data, starts, stops, rows + (lineno + 1)) if len(rows) else None
-        yield _Chunk(buf, lineno, starts.tolist(), (ends + 1).tolist(), others, rows, parsed,
-                     np.searchsorted(rows, others).tolist())
+        lines = pa.StringArray.from_buffers(len(starts), pa.py_buffer(np.append(starts, len(a)).astype(np.int32)),
+                                            pa.py_buffer(buf))
+        parsed = _chunk_values(lines, rows, rows + (lineno + 1)) if len(rows) else None
+        yield _Chunk(buf, lineno, starts, ends, lines, others, rows, parsed, np.searchsorted(rows, others))
         lineno += len(starts)
         last = buf[starts[-1]:ends[-1] + 1].decode("utf-8")
         if not chunk:
@@ -337,27 +343,48 @@ def _chunks(stream):
     yield lineno, last
 
 
-def _chunk_values(a: np.ndarray, data: np.ndarray, starts: np.ndarray, stops: np.ndarray, lines: np.ndarray):
-    """Every data line of a chunk parsed at once (one pandas read, not one per run): (rows: line, then
-    the values; which columns held only integers; the running count of rows with a value that is
-    negative or not finite, from 0; the running count of rows whose size is not above the row
-    before's), or None when the lines do not all hold the same number of
-    numbers (runs with different headers in one chunk, a malformed row: each stretch is then read
-    alone)."""
-    text = a[np.repeat(data, stops - starts)].tobytes()
+def _numbers(text) -> tuple[np.ndarray, np.ndarray] | None:
+    """Data lines (an Arrow string array) as numbers, with Arrow's string kernels instead of a Python
+    object per cell: (values [rows, cells], per cell column whether every cell is a plain integer,
+    digits only), or None when the lines do not all hold the same number of cells, or one is not a
+    number that Python's float() reads too (Arrow's cast reads hexadecimal as an integer)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    cells = pc.ascii_split_whitespace(pc.ascii_trim_whitespace(text))
+    counts = pc.list_value_length(cells).to_numpy()
+    k = int(counts[0]) if len(counts) else 0
+    if not k or (counts != k).any():
+        return None
+    tokens = pc.list_flatten(cells)
     try:
-        df = pd.read_csv(io.BytesIO(text), sep=r"\s+", header=None, quoting=csv.QUOTE_NONE, dtype={0: np.int64})
-    except (ValueError, pd.errors.ParserError):
+        flat = pc.cast(tokens, pa.float64()).to_numpy(zero_copy_only=False)
+    except pa.ArrowInvalid:
         return None
-    if len(df) != len(lines) or not all(pd.api.types.is_numeric_dtype(t) for t in df.dtypes):
+    integer = pc.ascii_is_decimal(tokens).to_numpy(zero_copy_only=False).reshape(-1, k).all(axis=0)
+    return flat.reshape(-1, k), integer
+
+
+def _chunk_values(text, rows: np.ndarray, lines: np.ndarray):
+    """Every data line of a chunk parsed at once (:func:`_numbers`, not one read per run): (rows:
+    line, then the values; which columns held only integers; the running count of rows with a
+    value that is negative or not finite, from 0; the running count of rows whose size is not above
+    the row before's), or None when the lines do not all hold the same number of numbers or a size
+    is not an integer (runs with different headers in one chunk, a malformed row: each stretch is
+    then read alone). ``text``: the chunk's lines (an Arrow string array); ``rows``: which are data
+    rows; ``lines``: their line numbers."""
+    import pyarrow as pa
+
+    parsed = _numbers(text.take(pa.array(rows)))
+    if parsed is None or not parsed[1][0]:
         return None
-    out = np.empty((len(df), 1 + df.shape[1]))
+    values, integer = parsed
+    out = np.empty((len(rows), 1 + values.shape[1]))
     out[:, 0] = lines
-    out[:, 1:] = df.to_numpy(dtype=float)
-    bad = ~np.isfinite(out[:, 1:]).all(axis=1) | (out[:, 1:] < 0).any(axis=1)
-    integer = tuple(pd.api.types.is_integer_dtype(t) for t in df.dtypes)
+    out[:, 1:] = values
+    bad = ~np.isfinite(values).all(axis=1) | (values < 0).any(axis=1)
     falls = np.concatenate(([0, 0], np.cumsum(out[1:, 1] <= out[:-1, 1])))  # falls[i]: sizes not rising before row i
-    return out, integer, np.concatenate(([0], np.cumsum(bad))).tolist(), falls.tolist()
+    return out, tuple(integer.tolist()), np.concatenate(([0], np.cumsum(bad))).tolist(), falls.tolist()
 
 
 @functools.lru_cache(maxsize=64)
@@ -370,24 +397,23 @@ def _values(rows: _Rows, cols: list[str]) -> np.ndarray | None:
     """The rows as an array (line, then one value per column), or None when any row is not a clean
     OSU data row (a cell missing or extra, not a number, negative, not finite, a size or iteration
     count that is not an integer): the caller then reads them one by one for the exact error."""
+    import pyarrow as pa
+
     integer = _integer_columns(tuple(cols))
     if rows.parsed is not None:  # read with the rest of its chunk
         out, integers, bad, _ = rows.parsed
         if out.shape[1] == 1 + len(cols) and all(integers[i] for i in integer) and not bad:
             return out
-    try:
-        df = pd.read_csv(io.BytesIO(rows.text), sep=r"\s+", header=None, quoting=csv.QUOTE_NONE,
-                         dtype={i: np.int64 if i in integer else np.float64 for i in range(len(cols))})
-    except (ValueError, pd.errors.ParserError):
+    lines = [line for line in rows.text.split(b"\n") if line.strip()]
+    parsed = _numbers(pa.array(lines, pa.binary()).cast(pa.string())) if len(lines) == len(rows.lines) else None
+    if parsed is None or parsed[0].shape[1] != len(cols) or not all(parsed[1][i] for i in integer):
         return None
-    if df.shape != (len(rows.lines), len(cols)):
-        return None
-    out = np.empty((len(df), 1 + len(cols)))
-    out[:, 0] = rows.lines
-    out[:, 1:] = df.to_numpy(dtype=float)
-    values = out[:, 1:]
+    values = parsed[0]
     if not np.isfinite(values).all() or (values < 0).any():
         return None
+    out = np.empty((len(values), 1 + len(cols)))
+    out[:, 0] = rows.lines
+    out[:, 1:] = values
     return out
 
 
@@ -645,7 +671,7 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
             unmatched.append((lineno, line))
 
     # text line -> (what it does in a chunk read at once: _SKIP, _CLOSE, ...; its kind), for plain_state
-    plain: dict[bytes, tuple[int, _Text]] = {}
+    plain: dict[str, tuple[int, _Text]] = {}
     plain_state = None  # the (benchmark, columns) those codes hold for
 
     def plain_code(text: str, kind: _Text) -> int:
@@ -667,12 +693,13 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
             return _OTHER
         return _SKIP
 
-    def last_stated(texts: list[bytes], of) -> str | None:
-        """What the last line of ``texts`` that states one states, ``of(kind)`` (a version, a datatype)."""
-        found = {line for line in set(texts) if of(plain[line][1]) is not None}
+    def last_stated(distinct: list[str], index: np.ndarray, of) -> str | None:
+        """What the last text line that states one states, ``of(kind)`` (a version, a datatype); the
+        lines as their ``distinct`` values and, per line, its ``index`` among them."""
+        found = [i for i, line in enumerate(distinct) if of(plain[line][1]) is not None]
         if len(found) <= 1:  # the common case, without a pass over the lines
-            return of(plain[found.pop()][1]) if found else None
-        return next(of(plain[line][1]) for line in reversed(texts) if line in found)
+            return of(plain[distinct[found[0]]][1]) if found else None
+        return of(plain[distinct[int(index[np.flatnonzero(np.isin(index, found))[-1]])]][1])
 
     def at_once(chunk: _Chunk) -> bool:
         """Read a chunk's runs with a few array operations instead of line by line, where that is
@@ -688,15 +715,15 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
         if plain_state != (benchmark, tuple(cols)) or len(plain) > _KINDS_KEPT:
             plain.clear()
             plain_state = (benchmark, tuple(cols))
-        texts = chunk.texts()
-        for line in set(texts).difference(plain):
-            text = line.decode("utf-8")
-            kind = kinds.get(text) or _text_kind(text)
-            plain[line] = (plain_code(text, kind), kind)
-        codes = np.array([plain[line][0] for line in texts], dtype=np.int8)
+        distinct, index = chunk.texts()
+        for text in distinct:
+            if text not in plain:
+                kind = kinds.get(text) or _text_kind(text)
+                plain[text] = (plain_code(text, kind), kind)
+        codes = np.array([plain[text][0] for text in distinct], dtype=np.int8)[index]
         if (codes == _OTHER).any():
             return False
-        before = np.asarray(chunk.before, dtype=np.int64)
+        before = chunk.before
         closes = np.unique(before[codes == _CLOSE])  # a run ends before these rows (len(values): at the end)
         sizes = values[:, 1]
         falls = np.flatnonzero(sizes[1:] <= sizes[:-1]) + 1
@@ -724,8 +751,8 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
                 run_cols.pop(), run_marker.pop(), run_mpi.pop()
                 current_marker, current_mpi = marker, mpi
         skipped.extend((chunk.others[codes == _SKIP] + (chunk.lineno + 1)).tolist())
-        version = last_stated(texts, lambda kind: None if kind.title is None else kind.title[1]) or version
-        datatype = last_stated(texts, lambda kind: kind.datatype) or datatype
+        version = last_stated(distinct, index, lambda kind: None if kind.title is None else kind.title[1]) or version
+        datatype = last_stated(distinct, index, lambda kind: kind.datatype) or datatype
         return True
 
     if isinstance(text, str):
@@ -769,51 +796,57 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
     if not runs:
         raise InputError(path, last_line, "data rows after the OSU header", "end of file")
 
-    skipped_runs = []
-    longest = max((r for i, r in enumerate(runs) if i not in variants), key=len)
-    full = longest[:, 1].astype(np.int64).tolist()
-    kept = []
-    for i, run in enumerate(runs):
-        if i in variants:
-            skipped_runs.append({"run": i, "line": variants[i][0], "reason": variants[i][1]})
+    # the runs as arrays of all of them at once, not a loop per run (a large log holds 10^5 runs)
+    lengths = np.array([len(run) for run in runs])
+    real = np.ones(len(runs), bool)
+    real[list(variants)] = False
+    full = runs[int(np.argmax(np.where(real, lengths, -1)))][:, 1].astype(np.int64)  # the longest run's sizes
+    skipped_runs = [{"run": i, "line": line, "reason": reason} for i, (line, reason) in variants.items()]
+    keep = real.copy()
+    for i in np.flatnonzero(real & (lengths < len(full))).tolist():  # a short run that stops where others go on
+        run = runs[i]
+        sizes = run[:, 1].astype(np.int64)
+        if not np.array_equal(full[: len(run)], sizes):
             continue
-        if len(run) < len(full) and full[: len(run)] == (sizes := run[:, 1].astype(np.int64).tolist()):
-            if on_bad_run != "skip":
-                raise InputError(
-                    path, int(run[-1][0]),
-                    f"a complete run up to size {full[-1]} (run {i} stops at size {sizes[-1]}: truncated)")
-            reason = f"truncated at size {sizes[-1]}"
-            if i in aborted:
-                reason += f", then line {aborted[i][0]}: {aborted[i][1][:100]}"
-            skipped_runs.append({"run": i, "line": int(run[0][0]), "reason": reason})
-            continue
-        kept.append((i, run))
-    kept_markers, kept_mpi, by_columns = {}, {}, {}  # one frame per column set, not per run (10^5 runs)
-    for new_index, (original, run) in enumerate(kept):
-        by_columns.setdefault(tuple(run_cols[original]), []).append((new_index, run))
-        if run_marker[original] is not None:
-            kept_markers[new_index] = run_marker[original]
-        if run_mpi[original] is not None:
-            kept_mpi[new_index] = run_mpi[original]
+        if on_bad_run != "skip":
+            raise InputError(path, int(run[-1][0]),
+                             f"a complete run up to size {full[-1]} (run {i} stops at size {sizes[-1]}: truncated)")
+        reason = f"truncated at size {sizes[-1]}"
+        if i in aborted:
+            reason += f", then line {aborted[i][0]}: {aborted[i][1][:100]}"
+        skipped_runs.append({"run": i, "line": int(run[0][0]), "reason": reason})
+        keep[i] = False
+    skipped_runs.sort(key=lambda r: r["run"])
+    kept = np.flatnonzero(keep).tolist()  # a kept run's new index is its place here
+    kept_markers = {n: run_marker[i] for n, i in enumerate(kept) if run_marker[i] is not None}
+    kept_mpi = {n: run_mpi[i] for n, i in enumerate(kept) if run_mpi[i] is not None}
+    by_columns: dict[tuple, list[int]] = {}  # one frame per column set (runs share their columns' list)
+    named: dict[int, tuple] = {}
+    for n, i in enumerate(kept):
+        columns = run_cols[i]
+        key = named.get(id(columns))
+        if key is None:
+            key = named[id(columns)] = tuple(columns)
+        by_columns.setdefault(key, []).append(n)
     frames, silent = [], []  # silent: (kept index, first line) of each run whose every latency is 0
-    for columns, items in by_columns.items():  # one array per column, made at once
-        frame = {}
-        for j, name in enumerate(["line", *columns]):
-            dtype = np.int64 if name in ("line", "size", "iterations") else np.float64
-            frame[name] = np.concatenate([run[:, j] for _, run in items]).astype(dtype, copy=False)
-        lengths = np.array([len(run) for _, run in items])
-        index = np.array([i for i, _ in items], dtype=np.int64)
-        frame["run"] = np.repeat(index, lengths)
+    for columns, members in by_columns.items():
+        block = np.concatenate([runs[kept[n]] for n in members])
+        frame = {name: block[:, j].astype(np.int64 if name in ("line", "size", "iterations") else np.float64)
+                 for j, name in enumerate(["line", *columns])}
+        del block
+        group_lengths = lengths[[kept[n] for n in members]]
+        index = np.array(members, dtype=np.int64)
+        frame["run"] = np.repeat(index, group_lengths)
         latency = [frame[name] for name in columns if name in ("avg", "min", "max")]
         if latency:
-            starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+            starts = np.concatenate(([0], np.cumsum(group_lengths)[:-1]))
             zero = np.add.reduceat(np.any([v != 0 for v in latency], axis=0), starts) == 0
             silent += [(int(i), int(frame["line"][s])) for i, s in zip(index[zero], starts[zero])]
         frames.append(pd.DataFrame(frame, copy=False))
     if silent:
         new_index, line = min(silent)
-        raise InputError(path, line, f"latencies above 0 (every latency of run {kept[new_index][0]} is 0)")
-    del runs, kept, by_columns
+        raise InputError(path, line, f"latencies above 0 (every latency of run {kept[new_index]} is 0)")
+    del runs, by_columns
     data = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True).sort_values("line", ignore_index=True)
     return OsuLog(path, benchmark, version, datatype, data, skipped, skipped_runs, kept_markers, kept_mpi)
 

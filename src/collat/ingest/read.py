@@ -545,7 +545,7 @@ def _one_table(read, n: int, table: str, outliers: dict, mpi: str | None, absent
     every column, permuted one at a time (about one copy of the table, not two)."""
     import pyarrow as pa
 
-    from collat.ingest.quality import SERIES, VALUES, _rank_codes, flag_outliers
+    from collat.ingest.quality import SERIES, VALUES, _rank_codes, flag_outliers, stable_order
     from collat.ingest.tidy import arrow_schema
 
     schema = arrow_schema(table)
@@ -565,7 +565,7 @@ def _one_table(read, n: int, table: str, outliers: dict, mpi: str | None, absent
     del merged
     release = pa.default_memory_pool().release_unused  # the pool keeps freed memory from the OS otherwise
     release()
-    order = np.lexsort([_rank_codes(frame[c]) for c in order_by][::-1])  # = sort_values(order_by, kind="stable")
+    order = stable_order([_rank_codes(frame[c]) for c in order_by])  # = sort_values(order_by, kind="stable")
     frame = pd.DataFrame({c: frame.pop(c).take(order).reset_index(drop=True) for c in list(frame.columns)})
     flags = flag_outliers(frame, table, **outliers).to_numpy()
     counts = pd.DataFrame({"source": frame["source"], "outlier": flags})  # categorical when read so
