@@ -265,6 +265,8 @@ class _Chunk:
         buf, first_byte, last_byte, n = self.buf, self.starts.tolist(), (self.ends + 1).tolist(), len(self.starts)
         row_lines, at_row = self.rows + (self.lineno + 1), self.rows.tolist()
         values, integer, bad, falls = self.parsed if self.parsed is not None else (None,) * 4
+        if values is not None:
+            bad, falls = bad.tolist(), falls.tolist()
         pos = 0
         for i, stop in zip([*self.others.tolist(), n], [*self.before.tolist(), len(at_row)]):
             if stop > pos:
@@ -382,9 +384,12 @@ def _chunk_values(text, rows: np.ndarray, lines: np.ndarray):
     out = np.empty((len(rows), 1 + values.shape[1]))
     out[:, 0] = lines
     out[:, 1:] = values
-    bad = ~np.isfinite(values).all(axis=1) | (values < 0).any(axis=1)
+    if np.isfinite(values).all() and (values >= 0).all():  # the common case, without a pass per row
+        bad = np.zeros(len(rows) + 1, dtype=np.int64)
+    else:
+        bad = np.concatenate(([0], np.cumsum(~np.isfinite(values).all(axis=1) | (values < 0).any(axis=1))))
     falls = np.concatenate(([0, 0], np.cumsum(out[1:, 1] <= out[:-1, 1])))  # falls[i]: sizes not rising before row i
-    return out, tuple(integer.tolist()), np.concatenate(([0], np.cumsum(bad))).tolist(), falls.tolist()
+    return out, tuple(integer.tolist()), bad, falls
 
 
 @functools.lru_cache(maxsize=64)
