@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from collat import InputError
 
@@ -280,9 +282,6 @@ class _Chunk:
     def texts(self) -> tuple[list[str], np.ndarray]:
         """The distinct text lines, stripped, and per text line its index among them (Arrow's
         dictionary encoding: a log repeats a few banners, titles and headers many times)."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         coded = pc.ascii_trim_whitespace(self.lines.take(pa.array(self.others))).dictionary_encode()
         return coded.dictionary.to_pylist(), coded.indices.to_numpy(zero_copy_only=False)
 
@@ -292,8 +291,6 @@ def _chunks(stream):
     of millions of rows is never a Python object per row; then ``(last line number, last line's text)``.
     A data row is a line with a digit first, or a sign or point and a digit. A lone carriage return
     ends a line, as a newline does; a byte sequence that is not UTF-8 raises :class:`UnicodeDecodeError`."""
-    import pyarrow as pa
-
     lineno, carry, last = 0, b"", ""
     while True:
         chunk = stream.read(_CHUNK)
@@ -334,8 +331,9 @@ def _chunks(stream):
         data = ~blank & (_DIGIT[c] | sign)
         others = np.flatnonzero(~blank & ~data)
         rows = np.flatnonzero(data)
-        lines = pa.StringArray.from_buffers(len(starts), pa.py_buffer(np.append(starts, len(a)).astype(np.int32)),
-                                            pa.py_buffer(buf))
+        offsets = np.append(starts, len(a))  # the chunk's lines as Arrow strings over its bytes, not copied
+        kind, width = (pa.StringArray, np.int32) if len(a) < 1 << 31 else (pa.LargeStringArray, np.int64)
+        lines = kind.from_buffers(len(starts), pa.py_buffer(offsets.astype(width)), pa.py_buffer(buf))
         parsed = _chunk_values(lines, rows, rows + (lineno + 1)) if len(rows) else None
         yield _Chunk(buf, lineno, starts, ends, lines, others, rows, parsed, np.searchsorted(rows, others))
         lineno += len(starts)
@@ -350,9 +348,6 @@ def _numbers(text) -> tuple[np.ndarray, np.ndarray] | None:
     object per cell: (values [rows, cells], per cell column whether every cell is a plain integer,
     digits only), or None when the lines do not all hold the same number of cells, or one is not a
     number that Python's float() reads too (Arrow's cast reads hexadecimal as an integer)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     cells = pc.ascii_split_whitespace(pc.ascii_trim_whitespace(text))
     counts = pc.list_value_length(cells).to_numpy()
     k = int(counts[0]) if len(counts) else 0
@@ -375,8 +370,6 @@ def _chunk_values(text, rows: np.ndarray, lines: np.ndarray):
     is not an integer (runs with different headers in one chunk, a malformed row: each stretch is
     then read alone). ``text``: the chunk's lines (an Arrow string array); ``rows``: which are data
     rows; ``lines``: their line numbers."""
-    import pyarrow as pa
-
     parsed = _numbers(text.take(pa.array(rows)))
     if parsed is None or not parsed[1][0]:
         return None
@@ -402,8 +395,6 @@ def _values(rows: _Rows, cols: list[str]) -> np.ndarray | None:
     """The rows as an array (line, then one value per column), or None when any row is not a clean
     OSU data row (a cell missing or extra, not a number, negative, not finite, a size or iteration
     count that is not an integer): the caller then reads them one by one for the exact error."""
-    import pyarrow as pa
-
     integer = _integer_columns(tuple(cols))
     if rows.parsed is not None:  # read with the rest of its chunk
         out, integers, bad, _ = rows.parsed
