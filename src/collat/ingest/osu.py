@@ -695,7 +695,8 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
         found = [i for i, line in enumerate(distinct) if of(plain[line][1]) is not None]
         if len(found) <= 1:  # the common case, without a pass over the lines
             return of(plain[distinct[found[0]]][1]) if found else None
-        return of(plain[distinct[int(index[np.flatnonzero(np.isin(index, found))[-1]])]][1])
+        last = int(index[np.isin(index, found)][-1])
+        return of(plain[distinct[last]][1])
 
     def at_once(chunk: _Chunk) -> bool:
         """Read a chunk's runs with a few array operations instead of line by line, where that is
@@ -816,14 +817,9 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
     kept = np.flatnonzero(keep).tolist()  # a kept run's new index is its place here
     kept_markers = {n: run_marker[i] for n, i in enumerate(kept) if run_marker[i] is not None}
     kept_mpi = {n: run_mpi[i] for n, i in enumerate(kept) if run_mpi[i] is not None}
-    by_columns: dict[tuple, list[int]] = {}  # one frame per column set (runs share their columns' list)
-    named: dict[int, tuple] = {}
+    by_columns: dict[tuple, list[int]] = {}  # one frame per column set, not per run
     for n, i in enumerate(kept):
-        columns = run_cols[i]
-        key = named.get(id(columns))
-        if key is None:
-            key = named[id(columns)] = tuple(columns)
-        by_columns.setdefault(key, []).append(n)
+        by_columns.setdefault(tuple(run_cols[i]), []).append(n)
     frames, silent = [], []  # silent: (kept index, first line) of each run whose every latency is 0
     for columns, members in by_columns.items():
         block = np.concatenate([runs[kept[n]] for n in members])
