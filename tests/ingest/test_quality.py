@@ -180,3 +180,24 @@ def test_stable_order_equals_lexsort():
                   [rng.integers(0, 1 << 40, 400), rng.integers(0, 1 << 30, 400)],  # beyond 63 bits
                   [rng.integers(0, 3, 400).astype(float), np.where(rng.random(400) < 0.2, np.nan, 1.0)]):
         assert qu.stable_order(codes).tolist() == np.lexsort(codes[::-1]).tolist()
+    in_order = [np.array([0, 0, 1, 1]), np.array([2, 5, 1, 1])]  # sorted already: the identity, no sort
+    assert qu.stable_order(in_order).tolist() == [0, 1, 2, 3]
+
+
+def test_the_flags_do_not_depend_on_the_order_of_the_rows():
+    """The tidy table flags its rows before sorting them: rows of two sources equal on every key
+    and axis column (runs are numbered per file) keep the order of their source, so shuffled rows
+    get the same flags, row for row."""
+    rng = np.random.default_rng(1)
+    rows = []
+    for source in ("b.txt", "a.txt"):
+        for P in range(2, 30):
+            avg = (1 + 0.1 * P) * np.exp(rng.normal(0, 0.03)) * (3 if rng.random() < 0.25 else 1)
+            rows.append({"operation": "bcast", "algorithm": 1, "mapping": "core", "P": P, "size": 1,
+                         "iterations": 1000, "run": 0, "source": source, "avg": avg, "max": avg})
+    df = pd.DataFrame(rows)
+    options = {"window": 3, "z": 6.0, "min_relative": 1.0, "direction": "up", "edge_factor": 2.0}
+    want = qu.flag_outliers(df, "collective", **options)
+    assert want.sum() > 3
+    shuffled = df.sample(frac=1, random_state=2)
+    assert qu.flag_outliers(shuffled, "collective", **options).sort_index().tolist() == want.tolist()

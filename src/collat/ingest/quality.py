@@ -15,13 +15,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-#: table -> list of (series key, axis) along which neighbours are taken
+#: table -> list of (series key, axis) along which neighbours are taken; the axis ends in the source,
+#: so that the flags do not depend on the order of the rows (rows equal on the rest keep it)
 SERIES = {
-    "pt2pt": [(["channel", "size", "iterations"], ["receiver", "run"]),
+    "pt2pt": [(["channel", "size", "iterations"], ["receiver", "run", "source"]),
               (["channel", "receiver", "run", "source"], ["size"])],
-    "nbft": [(["operation", "channel", "size", "iterations"], ["P", "run"]),
+    "nbft": [(["operation", "channel", "size", "iterations"], ["P", "run", "source"]),
              (["operation", "channel", "P", "run", "source"], ["size"])],
-    "collective": [(["operation", "algorithm", "mapping", "size", "iterations"], ["P", "run"]),
+    "collective": [(["operation", "algorithm", "mapping", "size", "iterations"], ["P", "run", "source"]),
                    (["operation", "algorithm", "mapping", "P", "run", "source"], ["size"])],
 }
 CHUNK_CELLS = 1 << 20  # series cells flagged in one batch
@@ -168,6 +169,8 @@ def stable_order(codes: list[np.ndarray]) -> np.ndarray:
         if span >= 1 << 62:
             return np.lexsort(codes[::-1])
         key = key * (hi - lo + 1) + (c.astype(np.int64) - lo)
+    if len(key) and bool(np.all(key[1:] >= key[:-1])):  # in order already (a log read in file order)
+        return np.arange(len(key))
     return np.argsort(key, kind="stable")
 
 
@@ -223,14 +226,13 @@ def quality_table(records: list[dict], tables: dict[str, pd.DataFrame]) -> pd.Da
     q = pd.DataFrame.from_records(records)
     if q.empty:  # a table no input feeds
         return pd.DataFrame(columns=QUALITY_COLUMNS)
-    flagged = pd.concat(
-        [t.groupby("source")["outlier"].agg(["sum", "size"]) for t in tables.values() if len(t)]
-        or [pd.DataFrame(columns=["sum", "size"])]
-    )
+    # per source, the flags (a row each) or their counts
+    flagged = pd.concat([t.groupby("source", observed=True)["outlier"].sum() for t in tables.values() if len(t)]
+                        or [pd.Series(dtype=int)])
     for column, empty in (("marker_runs", 0), ("pooled_runs", ""), ("mpi", ""), ("skipped_file", "")):
         q[column] = q[column].fillna(empty) if column in q else empty
     q["marker_runs"] = q["marker_runs"].astype(int)
-    q["outliers_flagged"] = q["source"].map(flagged["sum"]).fillna(0).astype(int)
+    q["outliers_flagged"] = q["source"].map(flagged).fillna(0).astype(int)
     q["outlier_share"] = (q["outliers_flagged"] / q["rows"].where(q["rows"] > 0)).round(4)
     return q[QUALITY_COLUMNS].sort_values("source").reset_index(drop=True)
 

@@ -566,10 +566,13 @@ def _one_table(read, n: int, table: str, outliers: dict, mpi: str | None, absent
     release = pa.default_memory_pool().release_unused  # the pool keeps freed memory from the OS otherwise
     release()
     order = stable_order([_rank_codes(frame[c]) for c in order_by])  # = sort_values(order_by, kind="stable")
-    frame = pd.DataFrame({c: frame.pop(c).take(order).reset_index(drop=True) for c in list(frame.columns)})
-    flags = flag_outliers(frame, table, **outliers).to_numpy()
-    counts = pd.DataFrame({"source": frame["source"], "outlier": flags})  # categorical when read so
-    del frame
+    flags = flag_outliers(frame, table, **outliers).to_numpy()  # the rows' order does not change them
+    source = frame["source"].cat  # categorical when read so
+    counts = pd.DataFrame({"source": np.asarray(source.categories, dtype=object),  # flags per source
+                           "outlier": np.bincount(source.codes, weights=flags, minlength=len(source.categories))
+                           .astype(np.int64)})
+    flags = flags[order]
+    del frame, source
     release()
     present = [c for c in schema.names if c not in absent]
     kept = [p for p in (_of_mpi(read(i, present), mpi) for i in range(n)) if p.num_rows]
