@@ -625,6 +625,16 @@ def merge(parts: list[tuple[str, pd.DataFrame, dict]], outliers: dict,
     return tables, _quality(parts, kept_rows, counts)
 
 
+def distinct_strings(path, column: str) -> list[str]:
+    """The distinct values of a string column of a part file, sorted, nulls left out: read as a
+    dictionary, so that a column of millions of rows holding one value is never millions of strings."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    values = pq.read_table(path, columns=[column], read_dictionary=[column])[column]
+    return sorted(pc.unique(values).drop_null().to_pylist())
+
+
 def _null_columns(path) -> set[str]:
     """The columns without a value in a part file (read from its statistics, not its data)."""
     import pyarrow.parquet as pq
@@ -696,13 +706,10 @@ def check_channels_measured(parts: list[tuple[str, str, dict]], needed: dict[str
     """The point-to-point parts measure every channel in ``needed`` (channel -> a pair of ranks that
     talks over it: :func:`collat.config.settings.needed_channels`); else one line naming the channel, the
     pair and the config keys, before the model stage fails on a tree it cannot price."""
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
     have = set()
     for table, path, _ in parts:
         if table == "pt2pt":
-            have |= set(pc.unique(pq.read_table(path, columns=["channel"])["channel"]).drop_null().to_pylist())
+            have |= set(distinct_strings(path, "channel"))
     missing = [c for c in needed if c not in have]
     if missing:
         c = missing[0]
@@ -727,8 +734,7 @@ def merge_files(parts: list[tuple[str, str, dict]], outputs: dict[str, str], out
     from collat.ingest.tidy import arrow_schema, atomic_write, empty, write_parquet
 
     if check_mpi:  # else the caller checks across every table's parts (rule tidy)
-        check_one_mpi([(q["source"], sorted(pc.unique(pq.read_table(path, columns=["mpi"])["mpi"]).drop_null()
-                                            .to_pylist())) for _, path, q in parts], mpi)
+        check_one_mpi([(q["source"], distinct_strings(path, "mpi")) for _, path, q in parts], mpi)
 
     kept_rows, counts = {}, {}
     for table, members in _parts_by_table(parts).items():
