@@ -173,6 +173,33 @@ def test_hand_computed_slowest_rank_p8(shape):
     assert done[0, 0] == pytest.approx(EXPECTED_P8[shape])
 
 
+def test_hand_computed_reduce_takes_children_as_they_come_in():
+    """In-order binomial reduce, P = 8 on TINY (0 -> 1 core, 2 socket, 4 node; 4 -> 5 core, 6
+    socket; 2 -> 3, 6 -> 7 core): a parent takes its children in receive order, the smallest subtree
+    first, each no sooner than it is in, so the work on the early ones overlaps the late one's subtree."""
+    forest, counts = tiny_forest("in_order_binomial")
+    w = fo.node_costs(counts, tiny_costs(), om.sequential_fanout)
+    assert w[:, 0].tolist() == [5.5, 0, 1, 0, 2.5, 0, 1, 0]  # root: gaps 0.5 + 1 + 2, longest tail 2
+    # the fan-in before each child: the root's 0, 0.5, 0.5 + 1; rank 4's 0 then 0.5
+    before = fo.fanin_before(forest, w, tiny_costs())
+    assert before[:, 0].tolist() == [0, 0, 0.5, 0, 1.5, 0, 0.5, 0]
+    # waiting for the slowest child first: rank 4 at 1 + 2.5, the root at 3.5 + 5.5
+    assert fo.fanin_done(forest.parent, w, forest.order)[:, 0].tolist() == [9, 0, 1, 0, 3.5, 0, 1, 0]
+    # in order as they come: rank 4 starts at max(0, 1 - 0.5) = 0.5 and ends at 3; the root starts
+    # at max(0, 1 - 0.5, 3 - 1.5) = 1.5 (rank 4 is taken at 3, as it is in) and ends at 7
+    assert fo.fanin_done(forest.parent, w, forest.order, before)[:, 0].tolist() == [7, 0, 1, 0, 3, 0, 1, 0]
+    done, _ = om.evaluate(forest, counts, tiny_costs(), "reduce")  # the compiled pass: the same
+    assert done[0, 0] == 7
+    # rendezvous: a sender waits until its parent takes its message, after the children before it:
+    # rank 1 lands 1 after a start of 0 (its own finish 0); rank 2 at 0.5 + 2.5 (start max(0, 1 - 0.5));
+    # rank 4 at 1.5 + 5.5 (own 3 + 2); rank 6 at 0.5 + 2.5 in rank 4's fan-in
+    rendezvous = tiny_costs()
+    rendezvous.eager_limit = 0
+    assert fo.osu_rank_times(forest, w, rendezvous, "reduce")[:, 0].tolist() == [7, 1, 3, 1, 7, 1, 3, 1]
+    done, mean = om.evaluate(forest, counts, rendezvous, "reduce")
+    assert done[0, 0] == 7 and mean[0, 0] == pytest.approx(24 / 8)
+
+
 def test_hand_computed_rank_times_binary_p8():
     parent = trees.binary(8)
     forest, counts = tiny_forest("binary")

@@ -9,7 +9,8 @@ gives (:func:`node_costs`). From those costs:
 * per rank (:func:`osu_rank_times`): as OSU times a call, each rank on its own; a parent handles
   its children one after another in send order (:func:`message_offsets`), so a message lands after
   the gaps of the children before it; a bcast rank's time is its arrival plus its own fan-out, a
-  reduce rank's the end of its fan-in (:func:`fanin_done`) plus its send. avg = the mean over
+  reduce rank's the end of its fan-in (:func:`fanin_done`: its children taken in receive order, each
+  as it comes in) plus its send. avg = the mean over
   ranks, max = the slowest rank (the critical path).
 * the paper mode's level-synchronous stages use the depth levels (:mod:`.paper_mode`).
 
@@ -166,17 +167,35 @@ def census(parent: np.ndarray, ranks, channel_index: dict, unpinned_channel: str
     return np.bincount(parent[s] * K + links[s], minlength=P * K).reshape(P, K)
 
 
-def fanin_done(parent: np.ndarray, w: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
-    """When each rank's reduce fan-in is done, [N, S], for a tree or a forest: its slowest child
-    subtree is in and its own fan-in w is over (leaves: 0). ``order``: the nodes, parents before
-    children (:attr:`Forest.order`)."""
+def fanin_done(parent: np.ndarray, w: np.ndarray, order: np.ndarray | None = None,
+               before: np.ndarray | None = None) -> np.ndarray:
+    """When each rank's reduce fan-in is done, [N, S], for a tree or a forest: its own fan-in w,
+    started when its children allow (leaves: 0). A parent takes its children one after another in
+    its receive order, each no sooner than it is in; ``before`` [N, S]: the part of the parent's
+    fan-in spent on the children before each (:func:`fanin_before`); without, 0: the fan-in starts
+    when the slowest child is in. ``order``: the nodes, parents before children (:attr:`Forest.order`)."""
     parent = np.asarray(parent, dtype=np.int64)
     if order is None:
         order = topological_order(trees.depth(parent))
     w = np.ascontiguousarray(w, dtype=float)
     finish = np.empty_like(w)
-    kernels.fanin_done(order, parent, w, finish)
+    kernels.fanin_done(order, parent, w, finish, np.zeros_like(w) if before is None else _f(before))
     return finish
+
+
+def fanin_before(forest: "Forest", w: np.ndarray, costs: ChannelCosts) -> np.ndarray:
+    """What each parent's reduce fan-in spends before it takes each child, [N, S]: the gaps of its
+    children before that one in its receive order (:func:`send_keys`), at most its fan-in w less
+    the child's own gap. A child whose subtree is in late is then taken as it comes in, after the
+    others: OpenMPI's reduce takes its children in order, one receive and reduction at a time
+    (coll/base ``ompi_coll_base_reduce_generic``), and an in-order binomial tree lists the smallest
+    subtree first."""
+    kids, k, up, first = forest.send_plan
+    w = np.ascontiguousarray(w, dtype=float)
+    before = np.zeros_like(w)
+    if kids.size:
+        kernels.fanin_before(kids, k, up, first, 0, kids.size, 0, np.maximum(costs.beta, 0.0), w, before)
+    return before
 
 
 def topological_order(depth: np.ndarray, tree: np.ndarray | None = None) -> np.ndarray:
@@ -240,10 +259,13 @@ def osu_rank_times(forest: Forest, w: np.ndarray, costs: ChannelCosts, operation
 
     bcast: a rank receives when its message lands (:func:`message_offsets` along its ancestors),
     then runs its own fan-out w (local completion of its sends).
-    reduce: a rank's fan-in ends when its slowest child subtree is in and its own fan-in is done
-    (:func:`fanin_done`); a non-root then sends to its parent, which costs it the gap of its link,
-    plus, for a fraction q(m) of the time until the parent takes the message in, the wait of a
-    sender whose message the receiver has not matched yet (q = 1: rendezvous, the send completes
+    reduce: a rank takes its children one after another in receive order, each no sooner than its
+    subtree is in, so its fan-in ends its own fan-in w after the latest start its children allow
+    (:func:`fanin_done`, :func:`fanin_before`); a non-root then sends to its parent, which costs
+    it the gap of its link,
+    plus, for a fraction q(m) of the time until the parent takes the message in (after the
+    children before it, each taken as it came in), the wait of a sender whose message the receiver
+    has not matched yet (q = 1: rendezvous, the send completes
     when the parent takes it; q = 0: eager, it completes locally). q is ``costs.wait_eager`` up to
     ``costs.eager_limit`` bytes and ``costs.wait_rendezvous`` above.
     An inner non-root rank (one that forwards) waits ``costs.forward`` (the calibrated mode's; 0
@@ -270,11 +292,13 @@ def osu_rank_times(forest: Forest, w: np.ndarray, costs: ChannelCosts, operation
             out[forwarders] += forward
         return out
     w = np.ascontiguousarray(w, dtype=float)
-    finish = fanin_done(parent, w, forest.order)
+    before = fanin_before(forest, w, costs)
+    finish = fanin_done(parent, w, forest.order, before)
     q = _f(np.broadcast_to(np.where(costs.sizes > costs.eager_limit, costs.wait_rendezvous, costs.wait_eager),
                            costs.sizes.shape))
     out = finish.copy()
-    kernels.reduce_sends(forest.send_plan[0], parent, finish, w, offset, gap, q, out)
+    kids, _, _, first = forest.send_plan
+    kernels.reduce_sends(kids, first, parent, finish, w, offset, gap, before, q, out)
     return out
 
 

@@ -37,7 +37,7 @@ def message_offsets(kids, link, up, first, gap, alpha, p2p, nbytes, group, w, of
     ``group[link]`` (0-3), which the parent's children of that resource share: it counts once,
     whole, for each of them (they all pull at once and their messages are in together)."""
     _sends(kids, link, up, first, 0, kids.shape[0], 0, gap, alpha, p2p, nbytes, group, w, offset, gap_of, w[:0],
-           np.empty(0), w[:0])
+           np.empty(0), w[:0], w[:0])
 
 
 @njit(cache=True, nogil=True)
@@ -55,21 +55,24 @@ def _shared_bytes(link, first, i, hi, nbytes, group, moved):  # pragma: no cover
 
 @njit(cache=True, nogil=True)
 def _sends(kids, link, up, first, lo, hi, base, gap, alpha, p2p, nbytes, group, w, offset, gap_of, finish, q,
-           out):  # pragma: no cover - compiled
+           out, before):  # pragma: no cover - compiled
     """:func:`message_offsets` of the kids lo:hi (``out`` without rows), or, when ``out`` has rows, a
     reduce's sends in the same pass: each kid's offset and gap taken where they are made, out[kid]
-    as :func:`reduce_sends` gives it (``offset`` and ``gap_of`` not written). The node arrays (w,
-    offset, gap_of, finish, out) hold the nodes from ``base`` on: node n at row n - base."""
+    as :func:`reduce_sends` gives it, with ``before`` (:func:`fanin_before`; ``offset`` and ``gap_of``
+    not written). The node arrays (w, offset, gap_of, finish, out, before) hold the nodes from
+    ``base`` on: node n at row n - base."""
     S = w.shape[1]
     with_gap = gap_of.shape[0] > 0
     sending = out.shape[0] > 0
     run = np.zeros(S)
+    start = np.zeros(S)  # a reduce parent's fan-in start as far as its kids so far allow
     moved = np.zeros((4, S))  # each resource's bytes of the fan-out whose kids are being placed
     has_bytes = nbytes.shape[1] > 0 and nbytes.max() > 0.0
     for i in range(lo, hi):
         n, k, p = kids[i] - base, link[i], up[i] - base
         if first[i]:
             run[:] = 0.0
+            start[:] = 0.0
             if has_bytes:
                 _shared_bytes(link, first, i, hi, nbytes, group, moved)
         grp = group[k]
@@ -82,8 +85,11 @@ def _sends(kids, link, up, first, lo, hi, base, gap, alpha, p2p, nbytes, group, 
                 run[s] += g
                 land = _landing(run[s], alpha[k, s], p2p[k, s], w[p, s])
             if sending:
+                v = finish[n, s] - before[n, s]
+                if v > start[s]:
+                    start[s] = v
                 own = finish[n, s] + g
-                wait = finish[p, s] - w[p, s] + land - own
+                wait = start[s] + land - own
                 out[n, s] = own + q[s] * wait if wait > 0.0 else own
             else:
                 offset[n, s] = land
@@ -106,17 +112,19 @@ def arrivals(order, parent, offset, arrival):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def fanin_done(order, parent, w, finish):  # pragma: no cover - compiled
-    """finish[n] = (the slowest finish of n's children, 0 for a leaf) + w[n], children before parents
-    (``order`` read backwards)."""
-    _fanin_done(order, parent, 0, order.shape[0], 0, w, finish, np.zeros(w.shape))
+def fanin_done(order, parent, w, finish, before):  # pragma: no cover - compiled
+    """finish[n] = s[n] + w[n], children before parents (``order`` read backwards): a parent takes its
+    children in its receive order, child k no sooner than it is in, so its fan-in starts at
+    s = max(0, max_k (finish[k] - before[k])), ``before[k]`` the part of the fan-in spent on the
+    children before k (:func:`fanin_before`; 0 for every child: the slowest child's finish)."""
+    _fanin_done(order, parent, 0, order.shape[0], 0, w, finish, np.zeros(w.shape), before)
 
 
 @njit(cache=True, nogil=True)
-def _fanin_done(order, parent, lo, hi, base, w, finish, sub):  # pragma: no cover - compiled
+def _fanin_done(order, parent, lo, hi, base, w, finish, sub, before):  # pragma: no cover - compiled
     """:func:`fanin_done` of the nodes order[lo:hi] (one or more whole trees) with its scratch ``sub``
-    given, zero; the node arrays (w, finish, sub) hold the nodes from ``base`` on: node n at row
-    n - base."""
+    given, zero; the node arrays (w, finish, sub, before) hold the nodes from ``base`` on: node n at
+    row n - base."""
     S = w.shape[1]
     for i in range(hi - 1, lo - 1, -1):
         n = order[i]
@@ -125,22 +133,53 @@ def _fanin_done(order, parent, lo, hi, base, w, finish, sub):  # pragma: no cove
         for s in range(S):
             f = sub[n, s] + w[n, s]
             finish[n, s] = f
-            if p >= 0 and f > sub[p - base, s]:
-                sub[p - base, s] = f
+            if p >= 0:
+                f -= before[n, s]
+                if f > sub[p - base, s]:
+                    sub[p - base, s] = f
 
 
 @njit(cache=True, nogil=True)
-def reduce_sends(kids, parent, finish, w, offset, gap_of, q, out):  # pragma: no cover - compiled
+def fanin_before(kids, link, up, first, lo, hi, base, gap, w, before):  # pragma: no cover - compiled
+    """For the kids lo:hi in their parent's receive order (``first[i]``: a parent's first child):
+    before[kid] = the gaps of that parent's children before it, at most the parent's fan-in w[up]
+    less the kid's own gap (never below 0). The node arrays (w, before) hold the nodes from ``base``
+    on: node n at row n - base."""
+    S = w.shape[1]
+    run = np.zeros(S)
+    for i in range(lo, hi):
+        n, k, p = kids[i] - base, link[i], up[i] - base
+        if first[i]:
+            run[:] = 0.0
+        for s in range(S):
+            g = gap[k, s]
+            b = run[s]
+            cap = w[p, s] - g
+            if b > cap:
+                b = cap
+            before[n, s] = b if b > 0.0 else 0.0
+            run[s] += g
+
+
+@njit(cache=True, nogil=True)
+def reduce_sends(kids, first, parent, finish, w, offset, gap_of, before, q, out):  # pragma: no cover - compiled
     """A non-root reduce rank's time: its fan-in, its send's gap and a share q of its wait until its
     parent takes the message in: out[n] = own + q max(taken - own, 0), own = finish[n] + gap_of[n],
-    taken = finish[p] - w[p] + offset[n]."""
+    taken = the parent's fan-in start as far as its kids up to n allow, max(0, max over them of
+    finish - before) (:func:`fanin_done`), plus offset[n]. ``kids`` in their parent's receive order,
+    ``first[i]``: a parent's first."""
     S = w.shape[1]
+    start = np.zeros(S)
     for i in range(kids.shape[0]):
         n = kids[i]
-        p = parent[n]
+        if first[i]:
+            start[:] = 0.0
         for s in range(S):
+            v = finish[n, s] - before[n, s]
+            if v > start[s]:
+                start[s] = v
             own = finish[n, s] + gap_of[n, s]
-            wait = finish[p, s] - w[p, s] + offset[n, s] - own
+            wait = start[s] + offset[n, s] - own
             out[n, s] = own + q[s] * wait if wait > 0.0 else own
 
 
@@ -409,7 +448,7 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p, nbytes, gro
                                 offset[n, s] = offset[p, s] + _landing(run[s], alpha_b[k, s], p2p_b[k, s], w[p, s])
                 else:
                     _sends(kids, klink, up, first, kid_lo[t], kid_hi[t], top, gap_b, alpha_b, p2p_b, nbytes_b, group,
-                           w, offset, gap_b[:0], w[:0], q_b, w[:0])
+                           w, offset, gap_b[:0], w[:0], q_b, w[:0], w[:0])
                     for i in range(top, end):
                         n = order[i]
                         p = parent[n]
@@ -424,9 +463,12 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p, nbytes, gro
                 for n in range(size):  # the fan-in's running maximum starts at 0
                     for s in range(S):
                         sub[n, s] = 0.0
-                _fanin_done(order, parent, top, end, top, w, finish, sub)
+                        offset[n, s] = 0.0
+                # offset holds what each parent's fan-in spends before a kid (a reduce reads no offset)
+                fanin_before(kids, klink, up, first, kid_lo[t], kid_hi[t], top, gap_b, w, offset)
+                _fanin_done(order, parent, top, end, top, w, finish, sub, offset)
                 _sends(kids, klink, up, first, kid_lo[t], kid_hi[t], top, gap_b, alpha_b, p2p_b, nbytes_b, group, w,
-                       offset, gap_b[:0], finish, q_b, out)
+                       offset, gap_b[:0], finish, q_b, out, offset)
             for n in range(size):  # row by row: numpy's reduceat, in its order
                 if bcast:  # arrival + own fan-out (+ the forwarders' delays), summed in that order
                     for s in range(S):
