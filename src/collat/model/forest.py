@@ -298,7 +298,7 @@ def osu_rank_times(forest: Forest, w: np.ndarray, costs: ChannelCosts, operation
                            costs.sizes.shape))
     out = finish.copy()
     kids, _, _, first = forest.send_plan
-    kernels.reduce_sends(kids, first, parent, finish, w, offset, gap, before, q, out)
+    kernels.reduce_sends(kids, first, finish, w, offset, gap, before, q, out)
     return out
 
 

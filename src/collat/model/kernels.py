@@ -162,7 +162,7 @@ def fanin_before(kids, link, up, first, lo, hi, base, gap, w, before):  # pragma
 
 
 @njit(cache=True, nogil=True)
-def reduce_sends(kids, first, parent, finish, w, offset, gap_of, before, q, out):  # pragma: no cover - compiled
+def reduce_sends(kids, first, finish, w, offset, gap_of, before, q, out):  # pragma: no cover - compiled
     """A non-root reduce rank's time: its fan-in, its send's gap and a share q of its wait until its
     parent takes the message in: out[n] = own + q max(taken - own, 0), own = finish[n] + gap_of[n],
     taken = the parent's fan-in start as far as its kids up to n allow, max(0, max over them of
