@@ -16,6 +16,7 @@ if [ -z "$osu" ]; then
   build=$(mktemp -d /tmp/collat-osu.XXXXXX)
   trap 'rm -rf "$build"' EXIT INT TERM
   osu=$(bash tests/osu_build.sh "$build")
+  [ -n "$osu" ] || { echo "reduce_temporaries.sh: no OSU build: ../shared/tools/osu is missing (or pass OSU_BUILD)" >&2; exit 1; }
 fi
 bin=$(find "$osu" -name osu_reduce -type f -perm -u+x | head -n 1)
 [ -n "$bin" ] || { echo "no osu_reduce under $osu" >&2; exit 1; }

@@ -10,8 +10,8 @@ gives (:func:`node_costs`). From those costs:
   its children one after another in send order (:func:`message_offsets`), so a message lands after
   the gaps of the children before it; a bcast rank's time is its arrival plus its own fan-out, a
   reduce rank's the end of its fan-in (:func:`fanin_done`: its children taken in receive order, each
-  as it comes in) plus its send. avg = the mean over
-  ranks, max = the slowest rank (the critical path).
+  as it comes in) plus its send. avg = the mean over ranks, max = the slowest rank (the critical
+  path).
 * the paper mode's level-synchronous stages use the depth levels (:mod:`.paper_mode`).
 
 Several trees (every P of a curve) are evaluated as one :class:`Forest`; the tree census (children
@@ -262,11 +262,10 @@ def osu_rank_times(forest: Forest, w: np.ndarray, costs: ChannelCosts, operation
     reduce: a rank takes its children one after another in receive order, each no sooner than its
     subtree is in, so its fan-in ends its own fan-in w after the latest start its children allow
     (:func:`fanin_done`, :func:`fanin_before`); a non-root then sends to its parent, which costs
-    it the gap of its link,
-    plus, for a fraction q(m) of the time until the parent takes the message in (after the
-    children before it, each taken as it came in), the wait of a sender whose message the receiver
-    has not matched yet (q = 1: rendezvous, the send completes
-    when the parent takes it; q = 0: eager, it completes locally). q is ``costs.wait_eager`` up to
+    it the gap of its link, plus, for a fraction q(m) of the time until the parent takes the
+    message in (after the children before it, each taken as it came in), the wait of a sender
+    whose message the receiver has not matched yet (q = 1: rendezvous, the send completes when the
+    parent takes it; q = 0: eager, it completes locally). q is ``costs.wait_eager`` up to
     ``costs.eager_limit`` bytes and ``costs.wait_rendezvous`` above.
     An inner non-root rank (one that forwards) waits ``costs.forward`` (the calibrated mode's; 0
     otherwise) between its own message and its sends: bcast, after its arrival, so its subtree

@@ -463,8 +463,8 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p, nbytes, gro
                 for n in range(size):  # the fan-in's running maximum starts at 0
                     for s in range(S):
                         sub[n, s] = 0.0
-                        offset[n, s] = 0.0
-                # offset holds what each parent's fan-in spends before a kid (a reduce reads no offset)
+                # offset holds what each parent's fan-in spends before a kid (a reduce reads no
+                # offset; a root's row is neither written nor read)
                 fanin_before(kids, klink, up, first, kid_lo[t], kid_hi[t], top, gap_b, w, offset)
                 _fanin_done(order, parent, top, end, top, w, finish, sub, offset)
                 _sends(kids, klink, up, first, kid_lo[t], kid_hi[t], top, gap_b, alpha_b, p2p_b, nbytes_b, group, w,
