@@ -14,16 +14,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 P=${1:-2}
-osu=${2:-}
+source benchmarks/osu_reduce_bin.sh
+osu_reduce_bin reduce_senders.sh "${2:-}"
 shift $(( $# < 2 ? $# : 2 ))
-if [ -z "$osu" ]; then
-  build=$(mktemp -d /tmp/collat-osu.XXXXXX)
-  trap 'rm -rf "$build"' EXIT INT TERM
-  osu=$(bash tests/osu_build.sh "$build")
-  [ -n "$osu" ] || { echo "reduce_senders.sh: no OSU build: ../shared/tools/osu is missing (or pass OSU_BUILD)" >&2; exit 1; }
-fi
-bin=$(find "$osu" -name osu_reduce -type f -perm -u+x | head -n 1)
-[ -n "$bin" ] || { echo "reduce_senders.sh: no osu_reduce under $osu" >&2; exit 1; }
 echo "# $(mpirun --version | head -n 1); $bin; P=$P; linear reduce; osu_reduce -f -m 1:1048576 -i 2000 -x 200 $*"
 echo "size avg_us min_us max_us min_over_max"
 mpirun --allow-run-as-root -np "$P" --bind-to core "$@" \

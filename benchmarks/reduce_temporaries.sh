@@ -11,15 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 P=${1:-2}
-osu=${2:-}
-if [ -z "$osu" ]; then
-  build=$(mktemp -d /tmp/collat-osu.XXXXXX)
-  trap 'rm -rf "$build"' EXIT INT TERM
-  osu=$(bash tests/osu_build.sh "$build")
-  [ -n "$osu" ] || { echo "reduce_temporaries.sh: no OSU build: ../shared/tools/osu is missing (or pass OSU_BUILD)" >&2; exit 1; }
-fi
-bin=$(find "$osu" -name osu_reduce -type f -perm -u+x | head -n 1)
-[ -n "$bin" ] || { echo "no osu_reduce under $osu" >&2; exit 1; }
+source benchmarks/osu_reduce_bin.sh
+osu_reduce_bin reduce_temporaries.sh "${2:-}"
 echo "# $(mpirun --version | head -n 1); $bin; P=$P; osu_reduce -m 65536:1048576 -i 200 -x 20"
 echo "algorithm malloc size avg_us"
 keep="MALLOC_MMAP_THRESHOLD_=16777216 MALLOC_TRIM_THRESHOLD_=-1 MALLOC_TOP_PAD_=16777216"
