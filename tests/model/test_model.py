@@ -226,6 +226,16 @@ def test_hand_computed_rank_times_binary_p8():
     half = tiny_costs()
     half.eager_limit, half.wait_rendezvous = 0, 0.5  # rank 5: own 2, taken at 9: 2 + 0.5 x 7
     assert fo.osu_rank_times(forest, w, half, "reduce")[5, 0] == pytest.approx(5.5)
+    # a share per channel (measured ones override the rule): core senders (1) wait all of it, socket
+    # ones (2, 3) none, node ones (4-7) half: 4 at 2 + 0.5 x 2, 5 at 2 + 0.5 x 7, 6 at 2 + 0.5 x 4
+    shares = tiny_costs()
+    shares.eager_limit, shares.wait_shares = 0, np.array([[1.0], [0.0], [0.5]])
+    assert shares.waits()[:, 0].tolist() == [1.0, 0.0, 0.5]
+    assert fo.osu_rank_times(forest, w, shares, "reduce")[:, 0].tolist() == [11.5, 10, 7, 5, 3, 5.5, 4, 3]
+    done, mean = om.evaluate(forest, counts, shares, "reduce")
+    assert done[0, 0] == 11.5 and mean[0, 0] == pytest.approx(49 / 8)
+    shares.wait_shares = np.array([[np.nan], [0.0], [np.nan]])  # not measured: the rule (rendezvous, 1)
+    assert shares.waits()[:, 0].tolist() == [1.0, 0.0, 1.0]
     # an inner rank that forwards (1, 2, 3: neither root nor leaf) waits 0.5 before its sends.
     # bcast: 1 at 1 + 0.5 + 5, 2 at 2.5 + 0.5 + 6; 3 lands at 1 + 0.5 + 2 and ends 0.5 + 4 later;
     # their children land 0.5 later than without (5: 6.5, 4: 7, 6: 9, 7: 3.5 + 0.5 + 4)

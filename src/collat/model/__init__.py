@@ -10,6 +10,7 @@ module                   concept
 :mod:`.placement`        where OpenMPI puts each rank, which channel joins two ranks
 :mod:`.shapes`           OpenMPI's trees, schedules, ids, fixed decision rules and fall-backs
 :mod:`.costs`            channel costs from the pt2pt and nbft stages' outputs (no fit here)
+:mod:`.waits`            a reduce sender's share of its wait, from the nbft stage's flat fan-ins
 :mod:`.forest`           the schedule core: trees on the machine, census, per-rank event times
 :mod:`.kernels`          the forest's and schedules' passes as compiled loops (numba)
 :mod:`.paper_mode`       the collective study's model (study eq. 2-3, 10-11): :class:`PaperMode`

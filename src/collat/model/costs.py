@@ -38,6 +38,7 @@ class ChannelCosts:
         self.overhead = 0.0  # a per-call constant added to every prediction (the calibrated mode's)
         # a reduce sender's wait for its receiver (osu_rank_times): eager up to eager_limit bytes
         self.eager_limit, self.wait_eager, self.wait_rendezvous = np.inf, 0.0, 1.0
+        self.wait_shares = None  # [K, S] measured per channel (collat.model.waits), NaN: the rule above
         self.memory_contention = 0.0  # us per byte per concurrent message in one socket (shared_memory)
         self.forward = 0.0  # us between an inner non-root rank's own message and its sends (osu_rank_times)
         # the part of each gap beta that moves bytes [K, S] (None: none), and the resource each channel's
@@ -99,6 +100,17 @@ class ChannelCosts:
             table[:, :, 0] = 0.0
         return cls(have, sizes, p2p, alpha, beta, table, [t_p2p_curve(hockney, c) for c in have])
 
+    def waits(self) -> np.ndarray:
+        """The share of the wait for its receiver a reduce sender sees, [K, S]: :attr:`wait_shares`
+        where measured (the NBFT stage's flat fan-ins, :func:`collat.model.waits.wait_shares`), else
+        ``wait_eager`` up to ``eager_limit`` bytes and ``wait_rendezvous`` above, on every channel."""
+        rule = np.broadcast_to(np.where(self.sizes > self.eager_limit, self.wait_rendezvous, self.wait_eager),
+                               self.p2p.shape)
+        if self.wait_shares is None:
+            return np.ascontiguousarray(rule, dtype=float)
+        shares = np.broadcast_to(self.wait_shares, self.p2p.shape)
+        return np.ascontiguousarray(np.where(np.isnan(shares), rule, shares), dtype=float)
+
     def p2p_at(self, k: np.ndarray, size: np.ndarray) -> np.ndarray:
         """T_p2p of channel index k[i] at sizes size[i, :] (any sizes, from the Hockney fits)."""
         if self.curves is None:
@@ -114,6 +126,7 @@ class ChannelCosts:
         out = ChannelCosts(self.channels, self.sizes, self.p2p, self.alpha * factor, self.beta * factor,
                            curves=self.curves)
         out.eager_limit, out.wait_eager, out.wait_rendezvous = self.eager_limit, self.wait_eager, self.wait_rendezvous
+        out.wait_shares = self.wait_shares
         for name in ("table_by_receivers", "link_table"):
             value = getattr(self, name)
             setattr(out, name, None if value is None else value * factor)
@@ -137,13 +150,18 @@ def paper_costs(hockney_study: pd.DataFrame, nbft_fits: pd.DataFrame, target: st
 def openmpi_costs(hockney: pd.DataFrame, nbft_fits: pd.DataFrame, medians: pd.DataFrame, options,
                   channels: list[str], sizes, max_receivers: int) -> dict[str, ChannelCosts]:
     """operation -> the openmpi mode's costs (``options``: :class:`~collat.model.options.OpenMPIOptions`):
-    the pt2pt stage's fit, the NBFT of ``nbft_target`` measured where measured, and a shared link's
-    queue priced with ``link_target``."""
+    the pt2pt stage's fit, the NBFT of ``nbft_target`` measured where measured, a shared link's
+    queue priced with ``link_target``, and (reduce) each channel's share of a sender's wait that its
+    NBFT runs measured (:func:`collat.model.waits.wait_shares`)."""
     out = {}
     for op in ("bcast", "reduce"):
         c = ChannelCosts.from_stage_outputs(hockney, nbft_fits, op, options.nbft_target, channels, sizes, medians,
                                             max_receivers)
         c.eager_limit = options.eager_limit
+        if op == "reduce" and medians is not None:  # a sender's share of its wait, from its NBFT runs
+            from collat.model.waits import wait_shares
+
+            c.wait_shares = wait_shares(c, medians, op)
         if options.link_target != options.nbft_target:
             c.link_table = ChannelCosts.from_stage_outputs(hockney, nbft_fits, op, options.link_target, channels,
                                                            sizes, medians, max_receivers).table_by_receivers

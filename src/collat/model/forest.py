@@ -265,8 +265,8 @@ def osu_rank_times(forest: Forest, w: np.ndarray, costs: ChannelCosts, operation
     it the gap of its link, plus, for a fraction q(m) of the time until the parent takes the
     message in (after the children before it, each taken as it came in), the wait of a sender
     whose message the receiver has not matched yet (q = 1: rendezvous, the send completes when the
-    parent takes it; q = 0: eager, it completes locally). q is ``costs.wait_eager`` up to
-    ``costs.eager_limit`` bytes and ``costs.wait_rendezvous`` above.
+    parent takes it; q = 0: eager, it completes locally), q of the link's channel
+    (:meth:`ChannelCosts.waits`).
     An inner non-root rank (one that forwards) waits ``costs.forward`` (the calibrated mode's; 0
     otherwise) between its own message and its sends: bcast, after its arrival, so its subtree
     lands that much later; reduce, after its fan-in, before its send up.
@@ -293,11 +293,9 @@ def osu_rank_times(forest: Forest, w: np.ndarray, costs: ChannelCosts, operation
     w = np.ascontiguousarray(w, dtype=float)
     before = fanin_before(forest, w, costs)
     finish = fanin_done(parent, w, forest.order, before)
-    q = _f(np.broadcast_to(np.where(costs.sizes > costs.eager_limit, costs.wait_rendezvous, costs.wait_eager),
-                           costs.sizes.shape))
     out = finish.copy()
-    kids, _, _, first = forest.send_plan
-    kernels.reduce_sends(kids, first, finish, w, offset, gap, before, q, out)
+    kids, k, _, first = forest.send_plan
+    kernels.reduce_sends(kids, k, first, finish, w, offset, gap, before, costs.waits(), out)
     return out
 
 

@@ -37,7 +37,7 @@ def message_offsets(kids, link, up, first, gap, alpha, p2p, nbytes, group, w, of
     ``group[link]`` (0-3), which the parent's children of that resource share: it counts once,
     whole, for each of them (they all pull at once and their messages are in together)."""
     _sends(kids, link, up, first, 0, kids.shape[0], 0, gap, alpha, p2p, nbytes, group, w, offset, gap_of, w[:0],
-           np.empty(0), w[:0], w[:0])
+           np.empty((0, 0)), w[:0], w[:0])
 
 
 @njit(cache=True, nogil=True)
@@ -90,7 +90,7 @@ def _sends(kids, link, up, first, lo, hi, base, gap, alpha, p2p, nbytes, group, 
                     start[s] = v
                 own = finish[n, s] + g
                 wait = start[s] + land - own
-                out[n, s] = own + q[s] * wait if wait > 0.0 else own
+                out[n, s] = own + q[k, s] * wait if wait > 0.0 else own
             else:
                 offset[n, s] = land
                 if with_gap:
@@ -162,16 +162,17 @@ def fanin_before(kids, link, up, first, lo, hi, base, gap, w, before):  # pragma
 
 
 @njit(cache=True, nogil=True)
-def reduce_sends(kids, first, finish, w, offset, gap_of, before, q, out):  # pragma: no cover - compiled
-    """A non-root reduce rank's time: its fan-in, its send's gap and a share q of its wait until its
-    parent takes the message in: out[n] = own + q max(taken - own, 0), own = finish[n] + gap_of[n],
+def reduce_sends(kids, link, first, finish, w, offset, gap_of, before, q, out):  # pragma: no cover - compiled
+    """A non-root reduce rank's time: its fan-in, its send's gap and a share q [K, S] (of its link's
+    channel ``link[i]``) of its wait until its parent takes the message in: out[n] = own + q
+    max(taken - own, 0), own = finish[n] + gap_of[n],
     taken = the parent's fan-in start as far as its kids up to n allow, max(0, max over them of
     finish - before) (:func:`fanin_done`), plus offset[n]. ``kids`` in their parent's receive order,
     ``first[i]``: a parent's first."""
     S = w.shape[1]
     start = np.zeros(S)
     for i in range(kids.shape[0]):
-        n = kids[i]
+        n, k = kids[i], link[i]
         if first[i]:
             start[:] = 0.0
         for s in range(S):
@@ -180,7 +181,7 @@ def reduce_sends(kids, first, finish, w, offset, gap_of, before, q, out):  # pra
                 start[s] = v
             own = finish[n, s] + gap_of[n, s]
             wait = start[s] + offset[n, s] - own
-            out[n, s] = own + q[s] * wait if wait > 0.0 else own
+            out[n, s] = own + q[k, s] * wait if wait > 0.0 else own
 
 
 @njit(cache=True, nogil=True)
@@ -357,7 +358,7 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p, nbytes, gro
         gap_b, alpha_b, beta_b, p2p_b, nbytes_b = gap[:, a:b], alpha[:, a:b], beta[:, a:b], p2p[:, a:b], nbytes[:, a:b]
         table_b, link_table_b = table[:, :, a:b], link_table[:, :, a:b]
         mem_contention_b, sizes_b = mem_contention[a:b], sizes[a:b]
-        forward_b, q_b, done_b = forward[a:b], q[a:b], done[:, a:b]
+        forward_b, q_b, done_b = forward[a:b], q[:, a:b], done[:, a:b]
         mean_b = mean[:, a:b] if with_mean else mean
         R, LS = rows.shape[0] * S, largest * S
         fan = work[:R].reshape((rows.shape[0], S))

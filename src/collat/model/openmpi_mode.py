@@ -184,7 +184,7 @@ def evaluate_forests(parts: list, costs: ChannelCosts, operation: str, with_aver
 
     gap, alpha, beta, p2p, mem, sizes, forward = (_f(a) for a in (np.maximum(costs.beta, 0.0), costs.alpha,
                                                                    costs.beta, costs.p2p, mem, costs.sizes, forward))
-    q = _f(np.broadcast_to(np.where(costs.sizes > costs.eager_limit, costs.wait_rendezvous, costs.wait_eager), (S,)))
+    q = costs.waits()
     nbytes = costs.bytes_part()
     link_table = np.empty((0, 0, S)) if receivers == 0 or not any(presents) else link
 
