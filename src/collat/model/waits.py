@@ -4,8 +4,8 @@ A reduce sender's call ends after its own gap, plus a share q of the time until 
 its message in (:func:`collat.model.forest.osu_rank_times`): q = 0 when the send completes
 locally (eager), 1 when it completes with the receive (rendezvous). Neither holds between ranks
 of one node: the senders of a flat fan-in over the study's intra-node channels each see about
-half of their wait below 8 KiB, a fifth from 256 B to 2 KiB, where a network sender sees none
-(benchmarks/README.md). The NBFT stage measures exactly that fan-in, per channel: its reduce avg
+half of their wait up to 64 B and from 4 to 128 KiB, a fifth to a third between, where a network
+sender sees none up to 128 KiB (benchmarks/README.md). The NBFT stage measures exactly that fan-in, per channel: its reduce avg
 is the mean over the root and the senders. So q is read from it: the model prices each measured
 flat fan-in twice, with q = 0 and q = 1, and q is the least-squares share (relative errors, over
 the measured P) between the two that gives the measured avg. No collective measurement enters:
@@ -14,32 +14,30 @@ an algorithm nobody measured is priced with it.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pandas as pd
 
 from collat.model.costs import ChannelCosts
+from collat.model.forest import Forest
+from collat.model.openmpi_mode import evaluate
 
 
 def flat_fanins(costs: ChannelCosts, channel: int, P_values) -> tuple[np.ndarray, np.ndarray]:
     """(mean rank time with q = 0, with q = 1) [P, S] of reduce flat trees of P ranks whose P - 1
     senders all talk to the root over ``channel`` (an index of ``costs.channels``), at costs' sizes:
     the model's price of the NBFT stage's runs."""
-    from collat.model.forest import Forest
-    from collat.model.openmpi_mode import evaluate
-
     P_values = [int(P) for P in P_values]
     forest = Forest([np.r_[-1, np.zeros(P - 1, dtype=np.int64)] for P in P_values])
     forest.link = np.where(forest.parent >= 0, channel, -1)
     counts = np.zeros((len(forest.parent), len(costs.channels)))
     counts[forest.offsets, channel] = np.asarray(P_values) - 1
-    kept = costs.wait_shares
     means = []
-    try:
-        for q in (0.0, 1.0):
-            costs.wait_shares = np.full(costs.p2p.shape, q)
-            means.append(evaluate(forest, counts, costs, "reduce")[1])
-    finally:
-        costs.wait_shares = kept
+    for q in (0.0, 1.0):
+        probe = copy.copy(costs)  # the same costs, every sender waiting q of its wait
+        probe.wait_shares = np.full(costs.p2p.shape, q)
+        means.append(evaluate(forest, counts, probe, "reduce")[1])
     return means[0], means[1]
 
 
