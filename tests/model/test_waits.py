@@ -49,3 +49,11 @@ def test_shares_are_clipped_and_carried_to_sizes_between():
                                     ("reduce", "node", 1, 3, "avg", 10.0)]))
     assert q[0].tolist() == pytest.approx([0.0, 0.4, 1.0])
     assert q[1].tolist() == [1.0, 1.0, 1.0]  # node: 10 us beyond any wait, sizes 2 and 4 from size 1
+
+
+def test_runs_larger_than_the_machine_are_left_out():
+    """The costs price fan-outs of up to 7 receivers (their table): an NBFT run of P = 9 is beyond
+    the machine the config describes and is not used; the share comes from P = 3 alone."""
+    q = wait_shares(two_channels(), medians([("reduce", "core", 1, 3, "avg", 3.1 / 3),
+                                             ("reduce", "core", 1, 9, "avg", 100.0)]))
+    assert q[0, 0] == pytest.approx(0.4)

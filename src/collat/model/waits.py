@@ -55,6 +55,8 @@ def wait_shares(costs: ChannelCosts, medians: pd.DataFrame, operation: str = "re
     for k, channel in enumerate(costs.channels):
         measured = avg[avg["channel"] == channel].pivot_table(index="P", columns="size", values="latency")
         measured = measured[[m for m in measured.columns if measured[m].notna().any()]]
+        if costs.table_by_receivers is not None:  # fan-outs the costs price (the machine's cores, config)
+            measured = measured[measured.index - 1 < costs.table_by_receivers.shape[1]]
         if measured.empty:
             continue
         known = measured.columns.to_numpy(dtype=float)
