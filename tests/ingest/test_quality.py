@@ -201,3 +201,27 @@ def test_the_flags_do_not_depend_on_the_order_of_the_rows():
     assert want.sum() > 3
     shuffled = df.sample(frac=1, random_state=2)
     assert qu.flag_outliers(shuffled, "collective", **options).sort_index().tolist() == want.tolist()
+
+
+def test_series_already_together_are_flagged_without_a_sort():
+    """A raw log's rows stand run by run, sizes rising: each series along the size is one stretch,
+    so the rule takes them as they stand (no sort), with the flags a sort would give. A key met in
+    two stretches, or an axis that falls inside one, takes the sort."""
+    key = [np.array([0, 0, 0, 1, 1, 1, 2, 2])]
+    assert qu._series_starts(key, [np.array([1, 2, 4, 1, 2, 4, 1, 1])]).tolist() == [1, 0, 0, 1, 0, 0, 1, 0]
+    assert qu._series_starts(key, [np.array([1, 4, 2, 1, 2, 4, 1, 1])]) is None  # 4 then 2 in one stretch
+    assert qu._series_starts([np.array([0, 0, 1, 1, 0, 0])], [np.array([1, 2, 1, 2, 4, 8])]) is None  # 0 twice
+    assert qu._series_starts([np.array([0.0, 0.0, 1.0])], [np.array([1, 2, 1])]) is None  # a null key's NaN codes
+    rng = np.random.default_rng(4)
+    rows = []
+    for run in range(40):
+        for size in (1, 2, 4, 8, 16, 32, 64, 128):
+            avg = (1 + size / 64) * np.exp(rng.normal(0, 0.03)) * (25 if rng.random() < 0.04 else 1)
+            rows.append({"channel": "core", "receiver": 1, "size": size, "iterations": 1000, "run": run,
+                         "source": "x.txt", "avg": avg})
+    df = pd.DataFrame(rows)
+    options = {"window": 3, "z": 6.0, "min_relative": 1.0, "direction": "up", "edge_factor": 2.0}
+    want = qu.flag_outliers(df, "pt2pt", **options)
+    assert want.sum() >= 3 and want.tolist() == _reference(df, "pt2pt", **options).tolist()
+    shuffled = df.sample(frac=1, random_state=3)
+    assert qu.flag_outliers(shuffled, "pt2pt", **options).sort_index().tolist() == want.tolist()

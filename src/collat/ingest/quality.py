@@ -174,6 +174,37 @@ def stable_order(codes: list[np.ndarray]) -> np.ndarray:
     return np.argsort(key, kind="stable")
 
 
+def _series_starts(keys: list[np.ndarray], axis: list[np.ndarray]) -> np.ndarray | None:
+    """Where each series starts, when the rows as they stand hold every series in one stretch, in
+    order along its axis (ties kept): then sorting them by keys and axis would only move whole
+    series, and every series' flags are its own. None otherwise (or where the keys do not pack into
+    one integer). A raw log read in file order holds its runs so: each run's size list is one."""
+    n = len(keys[0]) if keys else 0
+    if n < 2 or any(c.dtype.kind not in "iub" for c in (*keys, *axis)):
+        return None
+    change = np.zeros(n, dtype=bool)
+    change[0] = True
+    for c in keys:
+        change[1:] |= c[1:] != c[:-1]
+    inside = ~change[1:]
+    for c in axis:  # lexicographic along the axis columns, within each stretch
+        step = c[1:] - c[:-1].astype(np.int64)
+        if np.any(inside & (step < 0)):
+            return None
+        inside &= step == 0
+    starts = np.flatnonzero(change)
+    key, span = np.zeros(len(starts), dtype=np.int64), 1
+    for c in keys:  # every stretch a series of its own: no key met twice
+        lo, hi = int(c.min()), int(c.max())
+        span *= hi - lo + 1
+        if span >= 1 << 62:
+            return None
+        key = key * (hi - lo + 1) + (c[starts].astype(np.int64) - lo)
+    if np.all(key[1:] > key[:-1]):  # the stretches in key order already
+        return change
+    return change if len(np.unique(key)) == len(starts) else None
+
+
 def flag_outliers(df: pd.DataFrame, table: str, window: int = 3, z: float = 6.0,
                   min_relative: float = 1.0, direction: str = "up", edge_factor: float = 2.0) -> pd.Series:
     """Boolean Series (aligned with ``df``): outlier along any series, in any value column."""
@@ -184,12 +215,16 @@ def flag_outliers(df: pd.DataFrame, table: str, window: int = 3, z: float = 6.0,
     for keys, axis in SERIES[table]:
         keys = [k for k in keys if k in df]  # a column left out holds no value: it groups nothing
         codes = [_rank_codes(df[c]) for c in (*keys, *axis) if c in df]
-        pos = stable_order(codes)  # by keys then axis: as sort_values(kind="stable")
-        change = np.zeros(len(pos), dtype=bool)
-        change[0] = True
-        for c in codes[:len(keys)]:  # a series: consecutive rows with the same keys
-            sorted_codes = c[pos]
-            change[1:] |= sorted_codes[1:] != sorted_codes[:-1]
+        change = _series_starts(codes[:len(keys)], codes[len(keys):])
+        if change is not None:  # each series already together, in axis order (a raw log's runs): no sort
+            pos = np.arange(len(df))
+        else:
+            pos = stable_order(codes)  # by keys then axis: as sort_values(kind="stable")
+            change = np.zeros(len(pos), dtype=bool)
+            change[0] = True
+            for c in codes[:len(keys)]:  # a series: consecutive rows with the same keys
+                sorted_codes = c[pos]
+                change[1:] |= sorted_codes[1:] != sorted_codes[:-1]
         del codes
         starts = np.flatnonzero(change)
         lengths = np.diff(np.r_[starts, len(pos)])
