@@ -207,11 +207,12 @@ def test_series_already_together_are_flagged_without_a_sort():
     """A raw log's rows stand run by run, sizes rising: each series along the size is one stretch,
     so the rule takes them as they stand (no sort), with the flags a sort would give. A key met in
     two stretches, or an axis that falls inside one, takes the sort."""
-    key = [np.array([0, 0, 0, 1, 1, 1, 2, 2])]
-    assert qu._series_starts(key, [np.array([1, 2, 4, 1, 2, 4, 1, 1])]).tolist() == [1, 0, 0, 1, 0, 0, 1, 0]
-    assert qu._series_starts(key, [np.array([1, 4, 2, 1, 2, 4, 1, 1])]) is None  # 4 then 2 in one stretch
-    assert qu._series_starts([np.array([0, 0, 1, 1, 0, 0])], [np.array([1, 2, 1, 2, 4, 8])]) is None  # 0 twice
-    assert qu._series_starts([np.array([0.0, 0.0, 1.0])], [np.array([1, 2, 1])]) is None  # a null key's NaN codes
+    key = [np.array([0, 0, 0, 1, 1, 1, 2, 2, 2])]
+    assert qu._series_starts(key, [np.array([1, 2, 4, 1, 2, 4, 1, 1, 2])]).tolist() == [1, 0, 0, 1, 0, 0, 1, 0, 0]
+    assert qu._series_starts(key, [np.array([1, 4, 2, 1, 2, 4, 1, 1, 2])]) is None  # 4 then 2 in one stretch
+    assert qu._series_starts([np.array([0, 0, 0, 1, 1, 1, 0, 0, 0])], [np.arange(9)]) is None  # 0 twice
+    assert qu._series_starts([np.array([0.0, 0.0, 0.0, 1.0])], [np.array([1, 2, 3, 1])]) is None  # NaN codes
+    assert qu._series_starts([np.array([0, 1, 2, 3])], [np.zeros(4, dtype=int)]) is None  # a row each: sorted
     rng = np.random.default_rng(4)
     rows = []
     for run in range(40):

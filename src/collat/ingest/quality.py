@@ -186,6 +186,8 @@ def _series_starts(keys: list[np.ndarray], axis: list[np.ndarray]) -> np.ndarray
     change[0] = True
     for c in keys:
         change[1:] |= c[1:] != c[:-1]
+    if 3 * np.count_nonzero(change) > n:  # stretches of fewer than 3 rows: the rows stand otherwise
+        return None
     inside = ~change[1:]
     for c in axis:  # lexicographic along the axis columns, within each stretch
         step = c[1:] - c[:-1].astype(np.int64)
@@ -194,13 +196,13 @@ def _series_starts(keys: list[np.ndarray], axis: list[np.ndarray]) -> np.ndarray
         inside &= step == 0
     starts = np.flatnonzero(change)
     key, span = np.zeros(len(starts), dtype=np.int64), 1
-    for c in keys:  # every stretch a series of its own: no key met twice
-        lo, hi = int(c.min()), int(c.max())
+    for c in keys[::-1]:  # every stretch a series of its own: no key met twice (the last key major:
+        lo, hi = int(c.min()), int(c.max())  # the source, then the run, rise in a raw log's order)
         span *= hi - lo + 1
         if span >= 1 << 62:
             return None
         key = key * (hi - lo + 1) + (c[starts].astype(np.int64) - lo)
-    if np.all(key[1:] > key[:-1]):  # the stretches in key order already
+    if np.all(key[1:] > key[:-1]):
         return change
     return change if len(np.unique(key)) == len(starts) else None
 
