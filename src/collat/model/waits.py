@@ -46,8 +46,10 @@ def wait_shares(costs: ChannelCosts, medians: pd.DataFrame, operation: str = "re
     (:func:`collat.nbft.gamma.median_table`, its ``operation`` avg rows): per channel, the share that
     makes the model's flat fan-ins (:func:`flat_fanins`) meet the measured avg over the measured P
     (weighted least squares on relative errors, clipped to [0, 1]). A size takes the measurement of
-    the nearest measured size at or below (the smallest below it), scaled by the ratio of the
-    channel's point-to-point times, as the NBFT table is; NaN where a channel has no measurement
+    the nearest measured size at or below it (below every measured size, the smallest), scaled by
+    the ratio of the channel's point-to-point times, as the NBFT table is. Runs of more ranks than
+    the costs price fan-outs for (the config's machine) are left out. NaN where a channel has no
+    measurement
     (:meth:`ChannelCosts.waits` then applies its eager/rendezvous rule)."""
     K, S = costs.p2p.shape
     out = np.full((K, S), np.nan)
