@@ -160,18 +160,27 @@ def stable_order(codes: list[np.ndarray]) -> np.ndarray:
     """The permutation that sorts rows by ``codes`` (:func:`_rank_codes`, the first the major key),
     stable: np.lexsort's, from one stable sort of a single key that packs them all when they are
     integers whose ranges fit in 63 bits (lexsort sorts once per key)."""
-    if any(c.dtype.kind not in "iub" for c in codes):  # nulls of an integer column (NaN): they sort last
+    key = _packed(codes)
+    if key is None:  # nulls of an integer column (NaN: they sort last), or beyond 63 bits
         return np.lexsort(codes[::-1])
-    key, span = np.zeros(len(codes[0]), dtype=np.int64), 1
+    if len(key) and bool(np.all(key[1:] >= key[:-1])):  # in order already (a log read in file order)
+        return np.arange(len(key))
+    return np.argsort(key, kind="stable")
+
+
+def _packed(codes: list[np.ndarray], rows: np.ndarray | None = None) -> np.ndarray | None:
+    """One int64 per row (of ``rows``, every row without) that orders as the ``codes`` do, the first
+    the major key; None where a code is not an integer or their ranges pass 63 bits."""
+    if any(c.dtype.kind not in "iub" for c in codes):
+        return None
+    key, span = np.zeros(len(codes[0]) if rows is None else len(rows), dtype=np.int64), 1
     for c in codes:
         lo, hi = (int(c.min()), int(c.max())) if len(c) else (0, 0)
         span *= hi - lo + 1
         if span >= 1 << 62:
-            return np.lexsort(codes[::-1])
-        key = key * (hi - lo + 1) + (c.astype(np.int64) - lo)
-    if len(key) and bool(np.all(key[1:] >= key[:-1])):  # in order already (a log read in file order)
-        return np.arange(len(key))
-    return np.argsort(key, kind="stable")
+            return None
+        key = key * (hi - lo + 1) + ((c if rows is None else c[rows]).astype(np.int64) - lo)
+    return key
 
 
 def _series_starts(keys: list[np.ndarray], axis: list[np.ndarray]) -> np.ndarray | None:
@@ -195,13 +204,11 @@ def _series_starts(keys: list[np.ndarray], axis: list[np.ndarray]) -> np.ndarray
             return None
         inside &= step == 0
     starts = np.flatnonzero(change)
-    key, span = np.zeros(len(starts), dtype=np.int64), 1
-    for c in keys[::-1]:  # every stretch a series of its own: no key met twice (the last key major:
-        lo, hi = int(c.min()), int(c.max())  # the source, then the run, rise in a raw log's order)
-        span *= hi - lo + 1
-        if span >= 1 << 62:
-            return None
-        key = key * (hi - lo + 1) + (c[starts].astype(np.int64) - lo)
+    # every stretch a series of its own: no key met twice (the last key major: the source, then the
+    # run, rise in a raw log's order, so the packed keys rise and need no hashing)
+    key = _packed(keys[::-1], starts)
+    if key is None:
+        return None
     if np.all(key[1:] > key[:-1]):
         return change
     return change if len(np.unique(key)) == len(starts) else None
