@@ -182,6 +182,15 @@ def test_stable_order_equals_lexsort():
         assert qu.stable_order(codes).tolist() == np.lexsort(codes[::-1]).tolist()
     in_order = [np.array([0, 0, 1, 1]), np.array([2, 5, 1, 1])]  # sorted already: the identity, no sort
     assert qu.stable_order(in_order).tolist() == [0, 1, 2, 3]
+    # rows that follow their minor keys already (a raw log: run, then size) sort on the major ones
+    # alone: (size, run) of runs 0, 1 of sizes 4, 1, 2, and a run 1 again (ties keep their order)
+    size, run = np.array([4, 1, 2, 4, 1, 2, 1]), np.array([0, 0, 0, 1, 1, 1, 1])
+    assert qu.stable_order([size, run]).tolist() == [1, 4, 6, 2, 5, 0, 3]
+    assert qu.stable_order([size, run]).tolist() == np.lexsort([run, size]).tolist()
+    for n_major in (3, 300, 1 << 20):  # dense ranks in 8 bits, 16 bits, and beyond
+        major, minor = rng.integers(0, n_major, 80_000) * 1000, np.sort(rng.integers(0, 50, 80_000))
+        codes = [rng.integers(0, 2, 80_000), major, minor]
+        assert qu.stable_order(codes).tolist() == np.lexsort(codes[::-1]).tolist()
 
 
 def test_the_flags_do_not_depend_on_the_order_of_the_rows():

@@ -145,10 +145,12 @@ def _rank_codes(s: pd.Series) -> np.ndarray:
     """Integer codes in the sort order of the values, nulls last (one code): sorting by the codes
     orders rows as sorting by the values does, with a fraction of the memory of a string sort."""
     if isinstance(s.dtype, pd.CategoricalDtype):  # e.g. read dictionary-encoded: categories in any order
+        codes = s.cat.codes.to_numpy()
+        if s.cat.categories.is_monotonic_increasing and (not len(codes) or codes.min() >= 0):
+            return codes  # sorted categories, no null: the codes are the ranks
         categories = np.asarray(s.cat.categories, dtype=object)
         rank = np.empty(len(categories), dtype=np.int64)
         rank[np.argsort(categories, kind="stable")] = np.arange(len(categories))
-        codes = s.cat.codes.to_numpy()
         return np.where(codes < 0, len(categories), rank[np.maximum(codes, 0)]).astype(np.int32)
     if s.dtype.kind in "iub":  # plain integers (no nulls): their own order
         return s.to_numpy()
@@ -158,14 +160,31 @@ def _rank_codes(s: pd.Series) -> np.ndarray:
 
 def stable_order(codes: list[np.ndarray]) -> np.ndarray:
     """The permutation that sorts rows by ``codes`` (:func:`_rank_codes`, the first the major key),
-    stable: np.lexsort's, from one stable sort of a single key that packs them all when they are
-    integers whose ranges fit in 63 bits (lexsort sorts once per key)."""
-    key = _packed(codes)
-    if key is None:  # nulls of an integer column (NaN: they sort last), or beyond 63 bits
+    stable: np.lexsort's. The minor keys the rows already follow are not sorted again (a raw log's
+    rows stand in run order): a stable sort on the others alone keeps their order. Those others pack
+    into one integer key, ranked densely when they take few values, so that numpy sorts it by radix
+    (one pass per byte, not a merge sort of 64-bit keys)."""
+    if any(c.dtype.kind not in "iub" for c in codes):  # nulls of an integer column (NaN: they sort last)
         return np.lexsort(codes[::-1])
-    if len(key) and bool(np.all(key[1:] >= key[:-1])):  # in order already (a log read in file order)
-        return np.arange(len(key))
-    return np.argsort(key, kind="stable")
+    n = len(codes[0]) if codes else 0
+    major = len(codes)  # codes[major:] are the minor keys the rows follow already
+    follows = np.ones(max(n - 1, 0), dtype=bool)  # row i + 1 not before row i on codes[major:]
+    for j in range(len(codes) - 1, -1, -1):
+        c = codes[j]
+        follows = (c[1:] > c[:-1]) | ((c[1:] == c[:-1]) & follows)
+        if not follows.all():
+            break
+        major = j
+    if major == 0:  # in order already (a log read in file order)
+        return np.arange(n)
+    key = _packed(codes[:major])
+    if key is None:  # beyond 63 bits
+        return np.lexsort(codes[::-1])
+    dense, uniques = pd.factorize(key, sort=True)
+    for small in (np.uint8, np.uint16):  # numpy's stable sort of these is a radix sort
+        if len(uniques) <= np.iinfo(small).max + 1:
+            return np.argsort(dense.astype(small), kind="stable")
+    return np.argsort(dense, kind="stable")
 
 
 def _packed(codes: list[np.ndarray], rows: np.ndarray | None = None) -> np.ndarray | None:
@@ -176,6 +195,8 @@ def _packed(codes: list[np.ndarray], rows: np.ndarray | None = None) -> np.ndarr
     key, span = np.zeros(len(codes[0]) if rows is None else len(rows), dtype=np.int64), 1
     for c in codes:
         lo, hi = (int(c.min()), int(c.max())) if len(c) else (0, 0)
+        if hi == lo:  # one value: orders nothing
+            continue
         span *= hi - lo + 1
         if span >= 1 << 62:
             return None
@@ -215,15 +236,18 @@ def _series_starts(keys: list[np.ndarray], axis: list[np.ndarray]) -> np.ndarray
 
 
 def flag_outliers(df: pd.DataFrame, table: str, window: int = 3, z: float = 6.0,
-                  min_relative: float = 1.0, direction: str = "up", edge_factor: float = 2.0) -> pd.Series:
-    """Boolean Series (aligned with ``df``): outlier along any series, in any value column."""
+                  min_relative: float = 1.0, direction: str = "up", edge_factor: float = 2.0,
+                  ranks: dict[str, np.ndarray] | None = None) -> pd.Series:
+    """Boolean Series (aligned with ``df``): outlier along any series, in any value column. ``ranks``:
+    the :func:`_rank_codes` of columns, when the caller has them (the others are added to it)."""
+    ranks = {} if ranks is None else ranks
     flags = np.zeros(len(df), dtype=bool)
     if df.empty:
         return pd.Series(flags, index=df.index)
     values = [df[col].to_numpy(dtype="float64", na_value=np.nan) for col in VALUES[table] if col in df]  # left out: no value
     for keys, axis in SERIES[table]:
         keys = [k for k in keys if k in df]  # a column left out holds no value: it groups nothing
-        codes = [_rank_codes(df[c]) for c in (*keys, *axis) if c in df]
+        codes = [ranks[c] if c in ranks else ranks.setdefault(c, _rank_codes(df[c])) for c in (*keys, *axis) if c in df]
         change = _series_starts(codes[:len(keys)], codes[len(keys):])
         if change is not None:  # each series already together, in axis order (a raw log's runs): no sort
             pos = np.arange(len(df))

@@ -565,8 +565,10 @@ def _one_table(read, n: int, table: str, outliers: dict, mpi: str | None, absent
     del merged
     release = pa.default_memory_pool().release_unused  # the pool keeps freed memory from the OS otherwise
     release()
-    order = stable_order([_rank_codes(frame[c]) for c in order_by])  # = sort_values(order_by, kind="stable")
-    flags = flag_outliers(frame, table, **outliers).to_numpy()  # the rows' order does not change them
+    ranks = {c: _rank_codes(frame[c]) for c in order_by}
+    order = stable_order([ranks[c] for c in order_by])  # = sort_values(order_by, kind="stable")
+    flags = flag_outliers(frame, table, **outliers, ranks=ranks).to_numpy()  # the rows' order does not change them
+    del ranks
     source = frame["source"].cat  # categorical when read so
     counts = pd.DataFrame({"source": np.asarray(source.categories, dtype=object),  # flags per source
                            "outlier": np.bincount(source.codes, weights=flags, minlength=len(source.categories))
