@@ -81,7 +81,7 @@ def main() -> int:
             rows.append({"round": round_, "rule": "baseline", "job_seconds": base_s, "true_peak_mb": base_mb})
             # one rule at a time, each in a Snakemake of its own: the kernel's high-water mark of that
             # process tree (os.wait4) is the rule's true peak, which Snakemake's sampled benchmark files can miss
-            for rule, target in (("ingest_raw", f"results/ingest/raw/{log.name}.parquet"),
+            for rule, target in (("ingest_raw", f"results/ingest/raw/{log.name}.arrows"),
                                  ("tidy_table", "results/tidy/pt2pt.parquet")):
                 t = time.perf_counter()
                 proc = subprocess.Popen([*snakemake, rule, "--", target])

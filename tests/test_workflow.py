@@ -307,7 +307,7 @@ def test_bad_raw_log_stops_with_file_and_line(tmp_path):
     assert message in res.stdout + res.stderr
     assert message in (wd / "logs/ingest/raw/thin-osu_latency-node.txt.log").read_text()  # and in the rule's log
     assert not (wd / "results/tidy/pt2pt.parquet").exists()
-    assert not (wd / "results/ingest/raw/thin-osu_latency-node.txt.parquet").exists()
+    assert not (wd / "results/ingest/raw/thin-osu_latency-node.txt.arrows").exists()
 
 
 def test_bad_config_stops_before_any_job(tmp_path):

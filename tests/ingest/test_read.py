@@ -2,13 +2,14 @@
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from collat import InputError
 from collat.ingest.read import from_osu_log, from_published_csv, ingest_raw_log
 from collat.ingest.metadata import from_path, pattern_regex, read_manifest, resolve
 from collat.ingest.osu import parse_osu, read_osu
-from collat.ingest.tidy import SCHEMAS, conform, markdown_doc, read_parquet, write_parquet
+from collat.ingest.tidy import SCHEMAS, conform, markdown_doc, read_parquet, write_parquet, write_part
 
 from conftest import RAW_SAMPLES, REPO, STUDY, needs_samples
 
@@ -181,6 +182,36 @@ def test_schema_validation_on_write(tmp_path, study_tables):
     assert not (tmp_path / "x.parquet").exists()
     with pytest.raises(ValueError, match="unknown columns"):
         conform(tables["pt2pt"].assign(colour=1), "pt2pt")
+
+
+def test_a_part_reads_back_as_written(tmp_path, study_tables):
+    """A part (Arrow IPC stream, strings dictionary-encoded) leaves out the columns without a value
+    and gives them back as nulls; its rows read back equal, in any column selection; a frame the
+    table refuses writes nothing."""
+    from collat.ingest.read import _null_columns, distinct_strings
+    from collat.ingest.tidy import part_schema, read_part
+
+    tables, _ = study_tables
+    df = tables["nbft"]
+    path = tmp_path / "nbft.arrows"
+    write_part(df, path, "nbft")
+    empty = [c for c in conform(df, "nbft") if df.get(c, pd.Series([None])).isna().all()]
+    assert "p90" in empty  # the study's nbft file has no 90th percentile
+    assert _null_columns(path) == set(empty) and not set(empty) & set(part_schema(path).names)
+    back = read_part(path)
+    assert back.schema.field("channel").type == pa.dictionary(pa.int32(), pa.string())
+    pd.testing.assert_frame_equal(conform(back.to_pandas(), "nbft"), conform(df, "nbft"))
+    two = read_part(path, ["size", "p90"])
+    assert two.column_names == ["size", "p90"] and two["p90"].null_count == len(df)
+    assert distinct_strings(path, "channel") == sorted(df["channel"].unique())
+    assert distinct_strings(path, "mpi") == ["openmpi-4.1.5"]
+    write_part(df.assign(mpi=None), tmp_path / "no-mpi.arrows", "nbft")
+    assert distinct_strings(tmp_path / "no-mpi.arrows", "mpi") == [] and "mpi" in _null_columns(tmp_path / "no-mpi.arrows")
+    with pytest.raises(ValueError, match="negative size"):
+        write_part(df.assign(size=-1), tmp_path / "x.arrows", "nbft")
+    assert not (tmp_path / "x.arrows").exists()
+    write_part(df.iloc[:0], tmp_path / "empty.arrows", "nbft")
+    assert read_part(tmp_path / "empty.arrows").num_rows == 0
 
 
 def test_columns_documented():
@@ -375,14 +406,14 @@ def test_merge_files_equals_merge(tmp_path, study_tables):
     """The tidy rule's merge from part files (Arrow, two passes, columns without a value left out)
     gives the tables and quality of the in-memory merge, on the study's parts and a raw log."""
     from collat.ingest.read import merge, merge_files
-    from collat.ingest.tidy import write_parquet
+    from collat.ingest.tidy import write_part
 
     tables, _ = study_tables
     parts = []
     for name, df in tables.items():  # each tidy table cut into two parts by source
         for k, (_, g) in enumerate(df.groupby(df["source"].str.len() % 2)):
-            path = tmp_path / f"{name}{k}.parquet"
-            write_parquet(g, path, name)
+            path = tmp_path / f"{name}{k}.arrows"
+            write_part(g, path, name)
             q = {"source": f"{name}{k}", "table": name, "benchmark": None, "osu_version": None, "datatype": None,
                  "rows_read": len(g), "duplicates_collapsed": 0, "rows": len(g), "runs": 1, "skipped_lines": 0,
                  "skipped_runs": "", "mpi": ""}
@@ -409,8 +440,8 @@ def test_a_log_without_the_max_column_stops_the_tidy_stage_naming_the_keys_that_
         log.write_text(f"# OSU MPI Broadcast Latency Test v7.3\n{header}\n" + "".join(f"{r}\n" for r in rows))
         meta = {"benchmark": "osu_bcast", "algorithm": 1, "mapping": "core", "P": 4}
         table, df, quality = from_osu_log(read_osu(log), meta, vocab, f"{name}.out")
-        write_parquet(df, tmp_path / f"{name}.parquet", table)
-        return table, str(tmp_path / f"{name}.parquet"), quality
+        write_part(df, tmp_path / f"{name}.arrows", table)
+        return table, str(tmp_path / f"{name}.arrows"), quality
 
     avg_only = part("bcast", "# Size       Avg Latency(us)", ["1      1.50", "2      1.60"])
     full = part("bcast-f", "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations",
@@ -436,8 +467,8 @@ def test_a_channel_the_trees_use_without_a_point_to_point_log_is_one_line(vocab,
     log.write_text("# OSU MPI Latency Test v7.3\n# Size          Latency (us)\n1                       0.20\n"
                    "2                       0.21\n")
     table, df, quality = from_osu_log(read_osu(log), {"benchmark": "osu_latency", "channel": "core"}, vocab, "lat.out")
-    part = tmp_path / "lat.parquet"
-    write_parquet(df, part, table)
+    part = tmp_path / "lat.arrows"
+    write_part(df, part, table)
     parts = [(table, str(part), quality)]
     check_channels_measured(parts, {"core": "ranks 0 and 4"})
     with pytest.raises(InputError) as err:
@@ -527,3 +558,18 @@ def test_constant_metadata_per_glob_and_a_manifest_naming_a_file_the_glob_leaves
     with pytest.raises(InputError, match=r"path says channel='node', data.raw.metadata says channel='core'"):
         ingest_raw_log(log, "node/a.txt", ["{channel}/{_name}.txt"], None, vocab,
                        constant=[{"glob": "*", "values": {"channel": "core"}}])
+
+
+def test_a_column_of_one_value_is_told_without_hashing_its_rows():
+    """The tidy merge leaves a column of one value unpermuted: integers whose minimum is their
+    maximum, dictionaries that all list the same one value; nulls, NaN-able floats and a dictionary
+    listing a second value are permuted (False: unsure)."""
+    from collat.ingest.read import _one_value
+
+    one = pa.DictionaryArray.from_arrays(pa.array([0, 0], pa.int32()), pa.array(["a.txt"]))
+    other = pa.DictionaryArray.from_arrays(pa.array([0, 0], pa.int32()), pa.array(["a.txt", "b.txt"]))
+    assert _one_value(pa.chunked_array([one, one]))
+    assert not _one_value(pa.chunked_array([one, other]))  # "b.txt" listed, taken by no row: unsure
+    assert _one_value(pa.chunked_array([[1, 1], [1]])) and not _one_value(pa.chunked_array([[1, 1], [2]]))
+    assert not _one_value(pa.chunked_array([[1, None]])) and not _one_value(pa.chunked_array([[0.5, 0.5]]))
+    assert not _one_value(pa.chunked_array([], pa.int64()))

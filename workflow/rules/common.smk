@@ -220,9 +220,9 @@ def tidy_parts(table):
     known before reading."""
     published = [f for f in published_files() if PUBLISHED["files"][f]["table"] == table]
     return (
-        expand("results/ingest/published/{file}.parquet", file=published)
-        + [f"results/ingest/raw/{log}.parquet" for log in raw_logs() if predicted_table(log) in (table, None)]
-        + [f"results/ingest/tables/{i}/{name}.parquet" for i, name in table_files()
+        expand("results/ingest/published/{file}.arrows", file=published)
+        + [f"results/ingest/raw/{log}.arrows" for log in raw_logs() if predicted_table(log) in (table, None)]
+        + [f"results/ingest/tables/{i}/{name}.arrows" for i, name in table_files()
            if config["data"]["tables"][i]["table"] == table]
     )
 
@@ -257,9 +257,9 @@ except ConfigError as exc:
 
 def ingest_parts():
     return (
-        expand("results/ingest/published/{file}.parquet", file=published_files())
-        + expand("results/ingest/raw/{log}.parquet", log=raw_logs())
-        + [f"results/ingest/tables/{i}/{name}.parquet" for i, name in table_files()]
+        expand("results/ingest/published/{file}.arrows", file=published_files())
+        + expand("results/ingest/raw/{log}.arrows", log=raw_logs())
+        + [f"results/ingest/tables/{i}/{name}.arrows" for i, name in table_files()]
     )
 
 

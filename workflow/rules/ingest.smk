@@ -23,7 +23,7 @@ rule ingest_published:
     input:
         "resources/study/{file}",
     output:
-        table="results/ingest/published/{file}.parquet",
+        table="results/ingest/published/{file}.arrows",
         quality="results/ingest/published/{file}.quality.json",
     params:
         entry=lambda w: {**PUBLISHED["files"][w.file], **({"mpi": PUBLISHED["mpi"]} if PUBLISHED["mpi"] else {})},
@@ -43,7 +43,7 @@ rule ingest_raw:
         log=f"{RAW['dir']}/{{log}}",
         manifest=raw_manifest(),
     output:
-        table="results/ingest/raw/{log}.parquet",
+        table="results/ingest/raw/{log}.arrows",
         quality="results/ingest/raw/{log}.quality.json",
     params:
         patterns=lambda w: RAW["patterns"],  # a function: the {fields} are not wildcards
@@ -68,7 +68,7 @@ rule ingest_table:
     input:
         lambda w: Path(config["data"]["tables"][int(w.entry)]["dir"]) / w.name,
     output:
-        table="results/ingest/tables/{entry}/{name}.parquet",
+        table="results/ingest/tables/{entry}/{name}.arrows",
         quality="results/ingest/tables/{entry}/{name}.quality.json",
     params:
         entry=lambda w: config["data"]["tables"][int(w.entry)],
@@ -93,9 +93,9 @@ rule tidy_table:
     wildcard_constraints:
         table=r"pt2pt|nbft|collective",
     resources:
-        # peak RSS is about 17 x the parquet parts (benchmarks/ingest_large.py: 0.8 GB for the 46 MB
-        # part of a 200 MB log), requested with a margin; the study's 1.6 MB need the floor
-        mem_mb=lambda wildcards, input: max(1000, int(30 * input.size_mb)),
+        # peak RSS is about 25 x the parts (benchmarks/ingest_large.py: 0.6 GB for the 24 MB part
+        # of a 200 MB log), requested with a margin; the study's parts need the floor
+        mem_mb=lambda wildcards, input: max(1000, int(40 * input.size_mb)),
     params:
         outliers=config["quality"]["outliers"],
         mpi=config["data"]["mpi"],

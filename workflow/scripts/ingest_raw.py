@@ -4,7 +4,7 @@ import pyarrow as pa
 
 from collat.ingest.read import ingest_raw_log
 from collat.runner import measuring, setup_log
-from collat.ingest.tidy import write_json, write_parquet
+from collat.ingest.tidy import write_json, write_part
 
 log = setup_log(snakemake.log)
 # the system allocator: Arrow's default pool keeps what a written row group freed, about 0.1 GB on
@@ -24,7 +24,7 @@ with measuring(exclusive=False):  # never beside an OSU launch of stage measure 
         snakemake.params.carry_over,
         snakemake.params.constant,
     )
-    write_parquet(df, snakemake.output.table, table)
+    write_part(df, snakemake.output.table, table)
     write_json(quality, snakemake.output.quality)
 log.info("%s", quality)
 if quality.get("skipped_file"):  # on_bad_run: skip, and the file holds no readable run

@@ -2,12 +2,12 @@
 
 from collat.ingest.read import TableSource, from_table_csv
 from collat.runner import setup_log
-from collat.ingest.tidy import write_json, write_parquet
+from collat.ingest.tidy import write_json, write_part
 
 log = setup_log(snakemake.log)
 w = snakemake.wildcards
 source = TableSource.from_config(snakemake.params.entry, int(w.entry))
 df, quality = from_table_csv(snakemake.input[0], source, snakemake.params.vocab, snakemake.input[0])
-write_parquet(df, snakemake.output.table, source.table)
+write_part(df, snakemake.output.table, source.table)
 write_json(quality, snakemake.output.quality)
 log.info("%s", quality)

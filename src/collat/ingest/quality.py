@@ -177,14 +177,33 @@ def stable_order(codes: list[np.ndarray]) -> np.ndarray:
         major = j
     if major == 0:  # in order already (a log read in file order)
         return np.arange(n)
-    key = _packed(codes[:major])
+    varying = [c for c in codes[:major] if len(c) and c.min() != c.max()]
+    key = varying[0] if len(varying) == 1 else _packed(varying)
     if key is None:  # beyond 63 bits
         return np.lexsort(codes[::-1])
-    dense, uniques = pd.factorize(key, sort=True)
-    for small in (np.uint8, np.uint16):  # numpy's stable sort of these is a radix sort
-        if len(uniques) <= np.iinfo(small).max + 1:
-            return np.argsort(dense.astype(small), kind="stable")
-    return np.argsort(dense, kind="stable")
+    return np.argsort(_dense_ranks(key), kind="stable")  # of 8 or 16 bits: numpy sorts by radix
+
+
+def _dense_ranks(key: np.ndarray) -> np.ndarray:
+    """Each integer's rank among the distinct values of ``key`` (0, 1, ...), in the smallest unsigned
+    type that holds them: from a table of the values that occur when their range is small (sizes: a
+    few million), else by hashing."""
+    if not len(key):
+        return key
+    lo, hi = int(key.min()), int(key.max())
+    if hi - lo <= max(4 * len(key), 1 << 16):
+        at = key - lo
+        present = np.zeros(hi - lo + 1, dtype=bool)
+        present[at] = True
+        rank = np.cumsum(present, dtype=np.int64) - 1
+        top = int(rank[-1])
+    else:
+        at, uniques = pd.factorize(key, sort=False)
+        rank = np.empty(len(uniques), dtype=np.int64)
+        rank[np.argsort(uniques, kind="stable")] = np.arange(len(uniques))
+        top = len(uniques) - 1
+    kind = next(t for t in (np.uint8, np.uint16, np.uint32, np.int64) if top <= np.iinfo(t).max)
+    return rank.astype(kind)[at]
 
 
 def _packed(codes: list[np.ndarray], rows: np.ndarray | None = None) -> np.ndarray | None:

@@ -522,7 +522,6 @@ def check_one_mpi(named: list[tuple[str, list[str]]], mpi: str | None = None, wh
 
 
 ROW_GROUP = 1 << 20  # rows per row group of a tidy table file (pyarrow's default)
-STRING_COLUMNS = ("operation", "channel", "mapping", "algorithm_name", "source", "mpi")  # read dictionary-encoded
 
 
 def _of_mpi(piece, mpi: str | None):
@@ -532,6 +531,26 @@ def _of_mpi(piece, mpi: str | None):
     if mpi is None or piece.num_rows == 0 or "mpi" not in piece.column_names:  # not read: null everywhere
         return piece
     return piece.filter(pc.or_kleene(pc.is_null(piece["mpi"]), pc.equal(piece["mpi"], mpi)))
+
+
+def _one_value(column) -> bool:
+    """Whether an Arrow column holds one value in every row, no null (a raw log's source, channel,
+    copies): from its integers' minimum and maximum, or its dictionaries, without hashing its rows.
+    False where unsure."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if column.null_count or not len(column):
+        return False
+    if pa.types.is_dictionary(column.type):
+        # one value in every dictionary: every row holds it (a dictionary that lists a value no row
+        # takes, as after a filter, only costs the permutation)
+        values = {v for chunk in column.chunks if len(chunk) for v in chunk.dictionary.to_pylist()}
+        return len(values) == 1
+    if not (pa.types.is_integer(column.type) or pa.types.is_boolean(column.type)):  # (NaN: not a null)
+        return False
+    bounds = pc.min_max(column)
+    return bounds["min"] == bounds["max"]
 
 
 def _one_table(read, n: int, table: str, outliers: dict, mpi: str | None, absent=frozenset()):
@@ -582,8 +601,11 @@ def _one_table(read, n: int, table: str, outliers: dict, mpi: str | None, absent
     kept.clear()
     arrays, names = list(merged.columns), merged.column_names
     del merged
-    for i in range(len(arrays)):
-        arrays[i] = pa.array(flags) if names[i] == "outlier" else arrays[i].take(order)  # frees the unsorted one
+    for i in range(len(arrays)):  # each assignment frees the unsorted column
+        if names[i] == "outlier":
+            arrays[i] = pa.array(flags)
+        elif not _one_value(arrays[i]):  # a column of one value is its own permutation
+            arrays[i] = arrays[i].take(order)
         release()
     merged = pa.Table.from_arrays(arrays, names=names)
     return merged, rows, counts
@@ -631,21 +653,21 @@ def distinct_strings(path, column: str) -> list[str]:
     """The distinct values of a string column of a part file, sorted, nulls left out: read as a
     dictionary, so that a column of millions of rows holding one value is never millions of strings."""
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
-    values = pq.read_table(path, columns=[column], read_dictionary=[column])[column]
-    return sorted(pc.unique(values).drop_null().to_pylist())
+    from collat.ingest.tidy import part_schema, read_part
+
+    if column not in part_schema(path).names:  # no value in it
+        return []
+    return sorted(pc.unique(read_part(path, [column])[column]).drop_null().to_pylist())
 
 
 def _null_columns(path) -> set[str]:
-    """The columns without a value in a part file (read from its statistics, not its data)."""
-    import pyarrow.parquet as pq
+    """The columns without a value in a part file: those it leaves out (read from its schema, not
+    its data)."""
+    from collat.ingest.tidy import arrow_schema, part_schema
 
-    m = pq.ParquetFile(path).metadata
-    groups = [m.row_group(g) for g in range(m.num_row_groups)]
-    return {m.schema.column(j).name for j in range(m.num_columns)
-            if all(g.column(j).statistics is not None and g.column(j).statistics.has_null_count
-                   and g.column(j).statistics.null_count == g.num_rows for g in groups)}
+    schema = part_schema(path)
+    return set(arrow_schema(schema.metadata[b"collat.table"].decode()).names) - set(schema.names)
 
 
 TARGET_COLUMNS = {"avg": "Avg Latency(us)", "max": "Max Latency(us)"}  # OSU's header names of the targets
@@ -724,16 +746,14 @@ def check_channels_measured(parts: list[tuple[str, str, dict]], needed: dict[str
 
 def merge_files(parts: list[tuple[str, str, dict]], outputs: dict[str, str], outliers: dict,
                 mpi: str | None = None, check_mpi: bool = True) -> pd.DataFrame:
-    """:func:`merge` from part files (table, parquet path, quality record) to the tidy table files
+    """:func:`merge` from part files (table, path, quality record: :func:`collat.ingest.tidy.write_part`) to the tidy table files
     ``outputs`` (table -> path), with the memory of about one copy of the largest table: the parts
     stay Arrow tables and only the columns the outlier rule reads become pandas. Returns the quality
     table. (What the stages need of the parts is checked before: :func:`check_measured_targets`,
     :func:`check_channels_measured`.)"""
     import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
-    from collat.ingest.tidy import arrow_schema, atomic_write, empty, write_parquet
+    from collat.ingest.tidy import arrow_schema, atomic_write, empty, part_schema, read_part, write_parquet
 
     if check_mpi:  # else the caller checks across every table's parts (rule tidy)
         check_one_mpi([(q["source"], distinct_strings(path, "mpi")) for _, path, q in parts], mpi)
@@ -745,7 +765,7 @@ def merge_files(parts: list[tuple[str, str, dict]], outputs: dict[str, str], out
         paths = [parts[i][1] for i in members]
 
         def read(i, cols):
-            return pq.read_table(paths[i], columns=cols, read_dictionary=[c for c in cols if c in STRING_COLUMNS])
+            return read_part(paths[i], cols)
 
         absent = set.intersection(*(_null_columns(p) for p in paths)) if paths else set()
         merged, rows, counts[table] = _one_table(read, len(paths), table, outliers, mpi, absent)
@@ -755,7 +775,8 @@ def merge_files(parts: list[tuple[str, str, dict]], outputs: dict[str, str], out
             continue
         # the pandas metadata of a part, so that pandas reads the dtypes back (Int64, string); strings
         # decoded and the columns without a value filled a slice at a time
-        schema = arrow_schema(table).with_metadata(pq.read_schema(paths[0]).metadata)
+        schema = arrow_schema(table)
+        schema = schema.with_metadata({**schema.metadata, b"pandas": part_schema(paths[0]).metadata[b"pandas"]})
 
         def write(tmp, t=merged, schema=schema):
             with parquet_writer(tmp, schema) as writer:
