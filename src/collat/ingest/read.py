@@ -746,9 +746,10 @@ def check_channels_measured(parts: list[tuple[str, str, dict]], needed: dict[str
 
 def merge_files(parts: list[tuple[str, str, dict]], outputs: dict[str, str], outliers: dict,
                 mpi: str | None = None, check_mpi: bool = True) -> pd.DataFrame:
-    """:func:`merge` from part files (table, path, quality record: :func:`collat.ingest.tidy.write_part`) to the tidy table files
-    ``outputs`` (table -> path), with the memory of about one copy of the largest table: the parts
-    stay Arrow tables and only the columns the outlier rule reads become pandas. Returns the quality
+    """:func:`merge` from part files (table, path, quality record; :func:`collat.ingest.tidy.write_part`)
+    to the tidy table files ``outputs`` (table -> path), with the memory of about one copy of the
+    largest table: the parts stay Arrow tables and only the columns the outlier rule reads become
+    pandas. Returns the quality
     table. (What the stages need of the parts is checked before: :func:`check_measured_targets`,
     :func:`check_channels_measured`.)"""
     import pyarrow as pa
@@ -764,11 +765,9 @@ def merge_files(parts: list[tuple[str, str, dict]], outputs: dict[str, str], out
             continue
         paths = [parts[i][1] for i in members]
 
-        def read(i, cols):
-            return read_part(paths[i], cols)
-
         absent = set.intersection(*(_null_columns(p) for p in paths)) if paths else set()
-        merged, rows, counts[table] = _one_table(read, len(paths), table, outliers, mpi, absent)
+        merged, rows, counts[table] = _one_table(lambda i, cols: read_part(paths[i], cols), len(paths), table,
+                                                 outliers, mpi, absent)
         kept_rows.update(zip(members, rows))
         if merged.num_rows == 0:
             write_parquet(empty(table), outputs[table], table)
