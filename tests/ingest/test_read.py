@@ -573,3 +573,15 @@ def test_a_column_of_one_value_is_told_without_hashing_its_rows():
     assert _one_value(pa.chunked_array([[1, 1], [1]])) and not _one_value(pa.chunked_array([[1, 1], [2]]))
     assert not _one_value(pa.chunked_array([[1, None]])) and not _one_value(pa.chunked_array([[0.5, 0.5]]))
     assert not _one_value(pa.chunked_array([], pa.int64()))
+
+
+def test_run_strings_repeats_one_value_and_decodes_several():
+    """Row i holds values[codes[i]] (None: null), whether every row holds one value (repeated, not
+    decoded) or several."""
+    from collat.ingest.read import run_strings
+
+    assert run_strings(np.array([0, 0, 0]), ["a.txt"]).tolist() == ["a.txt"] * 3
+    assert run_strings(np.array([1, 1]), ["a.txt", None]).isna().all()
+    assert run_strings(np.array([0, 1, 0]), ["a.txt", "b.txt"]).tolist() == ["a.txt", "b.txt", "a.txt"]
+    assert run_strings(np.array([], dtype=np.int64), ["a.txt"]).empty
+    assert str(run_strings(np.array([0]), ["a.txt"]).dtype) == "string"

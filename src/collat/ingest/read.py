@@ -58,11 +58,16 @@ def finalise(df: pd.DataFrame, table: str, source: str, run_given: bool,
 
 
 def run_strings(codes: np.ndarray, values: list) -> pd.Series:
-    """The string column whose row ``i`` holds ``values[codes[i]]`` (None: null)."""
+    """The string column whose row ``i`` holds ``values[codes[i]]`` (None: null); one value repeated
+    where every row holds the same (a log's source: a fraction of a dictionary's decoding)."""
     import pyarrow as pa
 
-    arr = pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), pa.array(values, pa.string()))
-    return pd.Series(pd.arrays.ArrowStringArray(pa.chunked_array([arr.cast(pa.string())])))
+    if len(codes) and bool((codes == codes[0]).all()):
+        arr = pa.repeat(pa.scalar(values[int(codes[0])], pa.string()), len(codes))
+    else:
+        arr = pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)),
+                                             pa.array(values, pa.string())).cast(pa.string())
+    return pd.Series(pd.arrays.ArrowStringArray(pa.chunked_array([arr])))
 
 
 def route(log: OsuLog, meta: dict, vocab: Vocabulary, where: str, line: int | None = None) -> tuple[str, dict]:
