@@ -237,13 +237,16 @@ def part_schema(path: str | os.PathLike) -> pa.Schema:
 
 def read_part(path: str | os.PathLike, columns: list[str] | None = None) -> pa.Table:
     """A part's ``columns`` (every column of its table when None) as an Arrow table, strings
-    dictionary-encoded; a column the part left out comes back as nulls."""
+    dictionary-encoded; a column the part left out comes back as nulls. Only those columns are
+    read (and decompressed)."""
     import pyarrow.ipc as ipc
 
-    with pa.OSFile(str(path), "rb") as source:
-        stored = ipc.open_stream(source).read_all()
-    full = arrow_schema(stored.schema.metadata[b"collat.table"].decode())
+    schema = part_schema(path)
+    full = arrow_schema(schema.metadata[b"collat.table"].decode())
     columns = full.names if columns is None else columns
+    wanted = [i for i, name in enumerate(schema.names) if name in set(columns)]
+    with pa.OSFile(str(path), "rb") as source:
+        stored = ipc.open_stream(source, options=ipc.IpcReadOptions(included_fields=wanted)).read_all()
     out = []
     for name in columns:
         f = full.field(name)
