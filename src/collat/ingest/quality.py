@@ -186,16 +186,16 @@ def stable_order(codes: list[np.ndarray]) -> np.ndarray:
 
 def _dense_ranks(key: np.ndarray) -> np.ndarray:
     """Each integer's rank among the distinct values of ``key`` (0, 1, ...), in the smallest unsigned
-    type that holds them: from a table of the values that occur when their range is small (sizes: a
-    few million), else by hashing."""
+    type that holds them: from a table of the values that occur when their range is no wider than
+    the rows are many (sizes up to a few MiB), else by hashing."""
     if not len(key):
         return key
     lo, hi = int(key.min()), int(key.max())
-    if hi - lo <= max(4 * len(key), 1 << 16):
+    if hi - lo <= max(len(key), 1 << 16):  # the table: at most a few bytes per row
         at = key - lo
         present = np.zeros(hi - lo + 1, dtype=bool)
         present[at] = True
-        rank = np.cumsum(present, dtype=np.int64) - 1
+        rank = np.cumsum(present, dtype=np.int32 if hi - lo < 1 << 31 else np.int64) - 1
         top = int(rank[-1])
     else:
         at, uniques = pd.factorize(key, sort=False)
