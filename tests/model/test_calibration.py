@@ -309,6 +309,15 @@ def test_fit_predict_never_sees_the_test_cells():
                            7)["calibrated"]
     assert not np.allclose(seen, priced)
     assert np.isfinite(got["interval"]["hybrid"]) and np.array_equal(got["calibrated"], first)
+    assert "interval_regime" not in got  # no regime folds given
+    # regime folds (in the validation: each mapping held out): their own width, the same way
+    regime = va.InnerFolds(inner.folds, inner.models, "", ((half, ~half, None, None, np.zeros((~half).sum())),))
+    both = cal.fit_predict(train, test, "avg", None, None, start, OPTIONS, md.Placements(TINY), opts, 7,
+                           hybrid_neighbours=2, inner=regime)
+    other = cal.fit_predict(train[half], train[~half], "avg", None, None, start, OPTIONS, md.Placements(TINY), opts,
+                            7)["calibrated"]
+    assert both["interval"] == got["interval"]
+    assert both["interval_regime"]["calibrated"] == pytest.approx(va.interval_width(train["measured"][~half], other))
 
 
 def test_validate_calls_a_fitted_model_on_disjoint_parts():

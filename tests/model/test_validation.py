@@ -291,3 +291,102 @@ def test_a_grid_cell_is_in_the_situation_of_the_split_that_tests_it():
     # an algorithm measured under another mapping only: the unseen algorithm's width
     unseen = pd.DataFrame({"model": "hybrid", "target": "avg", "split": ["unseen_algorithm"], "width": [0.5]})
     assert va.grid_bounds(rows, {"avg": measured}, unseen)[1][3:] == pytest.approx([2.0 * np.exp(0.5)] * 3)
+
+
+HOCKNEY = pd.DataFrame({"channel": ["core", "core", "node", "node"], "regime": [0, 1, 0, 1],
+                        "size_min": [1, 262144, 1, 262144], "alpha_us": [0.5, 0.0, 2.0, 6.0],
+                        "beta_us_per_byte": [2.5e-4, 1.2e-4, 1.6e-4, 8e-5]})
+
+
+def test_size_bounds_are_protocol_switches_and_half_performance_lengths():
+    # core: alpha / beta = 0.5 / 2.5e-4 = 2000 B; node: 2 / 1.6e-4 = 12500 B; both switch at 256 KiB
+    assert va.size_bounds(HOCKNEY).tolist() == pytest.approx([2000.0, 12500.0, 262144.0])
+    # a first regime without a latency (alpha 0) has no half-performance length
+    assert va.size_bounds(HOCKNEY.assign(alpha_us=0.0)).tolist() == [262144.0]
+
+
+def test_a_regime_is_a_filled_socket_or_node_along_P_and_a_bound_along_sizes():
+    c = pd.DataFrame({"mapping": ["core", "core", "core", "socket", "socket", "node"], "P": [64, 65, 129, 128, 129, 256],
+                      "size": [1, 2000, 2001, 12500, 262144, 1 << 20]})
+    # map-by core fills sockets of 64 cores, map-by socket nodes of 128; map-by node one unit
+    assert va.regime(c, "P", MACHINE, []).tolist() == [1, 2, 3, 1, 2, 1]
+    # bounds at 2000, 12500, 262144: a size at a bound is past it
+    assert va.regime(c, "size", MACHINE, [2000.0, 12500.0, 262144.0]).tolist() == [0, 1, 1, 2, 3, 3]
+
+
+def test_unseen_regime_is_a_regime_no_known_cell_of_the_curve_is_in():
+    curve = ["operation", "algorithm", "mapping", "size"]
+    known = pd.DataFrame({"operation": "bcast", "algorithm": 1, "mapping": ["core", "core", "node"],
+                          "P": [32, 96, 64], "size": 1})
+    ask = pd.DataFrame({"operation": "bcast", "algorithm": [1, 1, 1, 1, 2], "mapping": ["core", "core", "node", "core", "core"],
+                        "P": [120, 130, 250, 130, 130], "size": [1, 1, 1, 8, 1]})
+    # core P = 130 fills a third socket, P = 120 the second (known at 96); map-by node has one regime;
+    # a curve with no known cell (size 8; algorithm 2) is no unseen regime: its width is another split's
+    assert va.unseen_regime(ask, known, "P", curve, MACHINE, []).tolist() == [False, True, False, False, False]
+    sizes = pd.DataFrame({"operation": "bcast", "algorithm": 1, "mapping": "core", "P": 4, "size": [512, 1024, 4096]})
+    known = sizes.iloc[:1]
+    assert va.unseen_regime(sizes, known, "size", ["operation", "algorithm", "mapping", "P"], MACHINE,
+                            [2000.0]).tolist() == [False, False, True]
+
+
+def test_a_cell_in_an_unseen_regime_adds_the_regime_width_in_quadrature():
+    along = np.array([0.3, 0.3, 0.3])
+    got = va.regime_half_width(along, 0.4, np.array([False, True, True]))
+    assert got.tolist() == pytest.approx([0.3, 0.5, 0.5])  # sqrt(0.09 + 0.16) = 0.5
+    assert va.regime_half_width(along, np.nan, np.array([True, True, True])).tolist() == pytest.approx(along)
+
+
+def test_interval_table_takes_the_width_from_cells_in_a_known_regime():
+    t = pd.DataFrame({"model": "hybrid", "target": "avg", "split": "extrapolation", "scored": True,
+                      "measured": np.exp([0.1, 0.1, 2.0]), "predicted": 1.0, "distance": 0.0, "lower": 0.5,
+                      "upper": 1.2, "regime": [False, False, True]})
+    got = va.interval_table(t).iloc[0]
+    assert got["width"] == pytest.approx(0.1) and got["cells"] == 3  # the unseen regime's error left out
+    assert got["coverage"] == pytest.approx(2 / 3)
+    # every cell in an unseen regime: the width from all of them
+    assert va.interval_table(t.assign(regime=True)).iloc[0]["width"] == pytest.approx(np.quantile([0.1, 0.1, 2.0], 0.8))
+
+
+def test_grid_bounds_widen_a_cell_past_a_node_its_curve_never_filled():
+    measured = pd.DataFrame({"operation": "bcast", "algorithm": 1, "mapping": "socket", "P": [64, 128],
+                             "size": 1, "measured": 1.0})
+    grid = pd.DataFrame({"operation": "bcast", "algorithm": 1, "mapping": "socket", "P": [96, 256], "size": 1,
+                         "mode": "hybrid", "target": "avg", "predicted": 1.0})
+    widths = pd.DataFrame({"model": "hybrid", "target": "avg", "split": ["sparse_P", "extrapolation", "unseen_mapping"],
+                           "width": [0.1, 0.2, 0.6]})
+    plain = va.grid_bounds(grid, {"avg": measured}, widths)[1]
+    upper = va.grid_bounds(grid, {"avg": measured}, widths, MACHINE, np.array([2000.0]))[1]
+    # P = 96 between measured P of the node (0.415 octaves from 128): as before; P = 256 (one octave
+    # on, on the second node): sqrt((0.2 * 2)^2 + 0.6^2)
+    assert plain.tolist() == pytest.approx([np.exp(0.1 * (1 + np.log2(128 / 96))), np.exp(0.4)])
+    assert upper.tolist() == pytest.approx([plain[0], np.exp(np.hypot(0.4, 0.6))])
+
+
+def test_validate_widens_the_interval_of_a_test_cell_in_an_unseen_regime():
+    machine = {**MACHINE, "cores_per_socket": 8}  # map-by core fills a socket every 8 ranks
+    c = cells()
+    regime_folds = {}
+
+    def fitted(train, test, target, trend, unfitted, inner):
+        regime_folds[inner.split] = len(inner.regime)
+        for a, b, _, inner_unfitted, far in inner.regime:  # each mapping of the training part held out
+            assert train.loc[b, "mapping"].nunique() == 1 and not (a & b).any() and (far == 0).all()
+        return {"calibrated": test["measured"].to_numpy() * 1.1,
+                "interval": {"calibrated": np.log(1.05)}, "interval_regime": {"calibrated": np.log(1.3)}}
+
+    stage = c.assign(mode="calibrated", target="avg", predicted=np.nan)
+    _, table = va.validate(collective_of(c), stage, machine, [], OPTIONS, {"calibrated": fitted},
+                           bounds=np.array([1e9]))
+    assert regime_folds == {"sparse_P": 2, "extrapolation": 2, "sizes": 2, "unseen_algorithm": 0, "unseen_mapping": 0}
+    t = table[(table["model"] == "calibrated") & (table["split"] == "extrapolation")]
+    # trained on P <= 20 (map-by core: sockets 1-3); P = 22, 24 share the third socket, P >= 26 do not;
+    # map-by node has one regime
+    unseen = (t["mapping"] == "core") & (t["P"] >= 26)
+    assert t["regime"].tolist() == unseen.tolist()
+    half = np.log(t["upper"] / t["predicted"])
+    along = np.log(1.05) * (1 + t["distance"])
+    assert half[~unseen].to_numpy() == pytest.approx(along[~unseen].to_numpy())
+    assert half[unseen].to_numpy() == pytest.approx(np.hypot(along[unseen], np.log(1.3)).to_numpy())
+    inside = (t["measured"] >= t["lower"]) & (t["measured"] <= t["upper"])
+    # 1.1 y: inside x 1.3; outside x 1.05 (grown by less than half an octave: below x 1.08)
+    assert inside[unseen].all() and not inside[~unseen & (t["distance"] < 0.5)].any()

@@ -11,7 +11,7 @@ from collat.model.hybrid_mode import HybridOptions
 from collat.model import ModelOptions, Placements
 from collat.runner import setup_log
 from collat.ingest.tidy import atomic_write, read_parquet
-from collat.model.validation import ValidationOptions, validate
+from collat.model.validation import ValidationOptions, size_bounds, validate
 
 log = setup_log(snakemake.log)
 p = snakemake.params
@@ -32,7 +32,8 @@ if "calibrated" in options.modes:  # recalibrated on the training part of every 
                                    opts=CalibrationOptions.from_config(p.config["model"]["calibrated"]),
                                    max_receivers=receivers, hybrid_neighbours=neighbours)
 one = replace(ValidationOptions.from_config(p.options, p.machine), targets=(snakemake.wildcards.target,))
-scores, table = validate(collective, predictions, p.machine, p.forms, one, fitted, snakemake.threads, p.outliers)
+scores, table = validate(collective, predictions, p.machine, p.forms, one, fitted, snakemake.threads, p.outliers,
+                        size_bounds(hockney))
 atomic_write(snakemake.output.scores, lambda tmp: scores.to_csv(tmp, index=False))
 atomic_write(snakemake.output.predictions, lambda tmp: table.to_parquet(tmp, index=False))
 log.info("%s: %d scored cells, %d test predictions", snakemake.wildcards.target, len(scores), len(table))

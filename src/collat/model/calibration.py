@@ -368,7 +368,9 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     With ``inner`` (:class:`collat.model.validation.InnerFolds` of ``train``), also {"interval":
     {model: half-width in log latency}} for its models: :func:`collat.model.validation.interval_width` of each
     model over the inner folds' test cells, each inner fold calibrated again on its training cells
-    alone and the hybrid corrected by them: nothing of an inner fold's test cells is seen."""
+    alone and the hybrid corrected by them: nothing of an inner fold's test cells is seen; and
+    {"interval_regime": {model: half-width}}, the same over its ``regime`` folds (each mapping held
+    out), where it has them."""
     from dataclasses import replace
 
     from collat.model.hybrid_mode import CARRIED, UNTWINNED, hybrid
@@ -402,11 +404,17 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
             prices[known] = predict_cells(again, train[known], target, channels, options, placements, max_receivers,
                                           shapes)
             return prices
-        for train_mask, test_mask, trend_b, unfitted_b, distance in inner.folds:
-            a, b = train_mask[kept], test_mask[kept]
-            if a.any() and b.any():
-                folds.append((a, b, refit(a), *(None if o is None else np.asarray(o, float)[kept[test_mask]]
-                                                for o in (trend_b, unfitted_b, distance))))
+
+        def fold_prices(given) -> list:  # (train rows, test rows, prices, trend, openmpi, distance) per fold
+            out = []
+            for train_mask, test_mask, trend_b, unfitted_b, distance in given:
+                a, b = train_mask[kept], test_mask[kept]
+                if a.any() and b.any():
+                    out.append((a, b, refit(a), *(None if o is None else np.asarray(o, float)[kept[test_mask]]
+                                                  for o in (trend_b, unfitted_b, distance))))
+            return out
+        folds = fold_prices(inner.folds)
+        regime_folds = fold_prices(inner.regime)
     # an algorithm the calibration never saw: its price blended with the openmpi mode's, as far as the
     # inner folds that hold out algorithms find the calibration carries (collat.model.transfer)
     weight = 1.0
@@ -432,6 +440,8 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
                                          twins=np.full(n, np.nan))
     if inner is not None:
         result["interval"] = _inner_widths(train, folds, inner.models, hybrid_neighbours, weight)
+        if regime_folds:  # a test cell in a regime its curve was never measured in: as a mapping held out
+            result["interval_regime"] = _inner_widths(train, regime_folds, inner.models, hybrid_neighbours, 1.0)
     return result
 
 

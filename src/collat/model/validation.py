@@ -43,8 +43,12 @@ holds out (:func:`inner_folds`, :func:`distances`, :func:`interval_width`; split
 prediction, normalised by distance, nothing seen of the test part; each inner fold is calibrated
 again on its own training cells); the scores' ``coverage`` is the share of test cells inside it.
 In the unseen_algorithm split the same inner folds choose how far the calibration carries to the
-held-out algorithm (:mod:`collat.model.transfer`). Where the test part differs from anything inside the training part (a
-second node, sizes beyond the protocol switch) the inner folds cannot show it, and it covers less.
+held-out algorithm (:mod:`collat.model.transfer`). A test cell in a regime that no training cell
+of its curve is in (:func:`unseen_regime`: along P, a socket or node the mapping had not filled yet;
+along sizes, beyond a channel's protocol switch or its half-performance length) differs from
+anything the inner folds along the axis can hold out: its interval is at least as wide as the
+model's interval for a mapping nobody measured, from inner folds that hold out each mapping of the
+training part (a curve priced from the machine model and the other curves alone).
 
 The noise floor (:func:`noise_floor`) is the median relative difference between repeated
 measurements of one cell (|a - b| / b over ordered pairs of runs): the error of predicting a
@@ -282,12 +286,14 @@ SCORED_ON = {CARRIED: "extrapolation", UNTWINNED: "unseen_algorithm"}  # the hyb
 class InnerFolds:
     """The inner folds of a fold's training part (:func:`inner_folds`): (train mask, test mask, the
     segmented regression's and the openmpi mode's predictions of its test cells, their
-    :func:`distances`) per inner fold, the models whose interval they choose, and the split whose
-    held-out part they mimic."""
+    :func:`distances`) per inner fold, the models whose interval they choose, the split whose
+    held-out part they mimic, and ``regime``: folds of the same form that hold out each mapping,
+    whose interval a test cell in an unseen regime takes at least (:func:`unseen_regime`)."""
 
     folds: tuple
     models: tuple[str, ...]
     split: str = ""
+    regime: tuple = ()
 
 
 def interval_width(measured: np.ndarray, predicted: np.ndarray, distance: np.ndarray | None = None) -> float:
@@ -319,6 +325,58 @@ def _octaves(cells: pd.DataFrame, known: pd.DataFrame, axis: str, curve: list[st
             out[rows] = np.abs(x[rows, None] - values[k][None, :]).min(axis=1)
             low[rows], high[rows] = values[k][0], values[k][-1]
     return out, low, high
+
+
+def size_bounds(hockney: pd.DataFrame) -> np.ndarray:
+    """The sizes where a point-to-point channel changes regime (results/pt2pt/hockney.parquet),
+    sorted: the first size of each Hockney regime after a channel's first (a protocol switch), and
+    the half-performance length alpha / beta of its first regime (Hockney's n_1/2: below it a
+    message's time is mostly latency, above it mostly bytes, whose costs cells below it hardly
+    constrain)."""
+    h = hockney.sort_values(["channel", "regime"])
+    later = h.groupby("channel", sort=False).cumcount() > 0
+    first = h[~later]
+    half = (first["alpha_us"] / first["beta_us_per_byte"]).where((first["alpha_us"] > 0)
+                                                                 & (first["beta_us_per_byte"] > 0))
+    return np.unique(np.r_[h.loc[later, "size_min"].to_numpy(float), half.dropna().to_numpy(float)])
+
+
+def regime(cells: pd.DataFrame, axis: str, machine: dict, bounds: np.ndarray) -> np.ndarray:
+    """Each cell's regime along ``axis``: along P, the sockets (map-by core) or nodes (map-by
+    socket) its mapping fills (:func:`collat.model.placement.active_units`, the segmented
+    regression's bins); along size, how many of ``bounds`` (:func:`size_bounds`) it reaches."""
+    if axis == "P":
+        out = np.zeros(len(cells), dtype=np.int64)
+        for mapping, rows in cells.groupby("mapping", sort=False).indices.items():
+            out[rows] = active_units(cells["P"].to_numpy()[rows], mapping, machine)
+        return out
+    return np.searchsorted(np.asarray(bounds, float), cells["size"].to_numpy(float), side="right")
+
+
+def unseen_regime(cells: pd.DataFrame, known: pd.DataFrame, axis: str, curve: list[str], machine: dict,
+                  bounds: np.ndarray) -> np.ndarray:
+    """Whether each of ``cells`` lies in a :func:`regime` along ``axis`` that none of the ``known``
+    cells of its curve is in; False where the curve has no known cell (its interval is another
+    split's)."""
+    if not len(cells):
+        return np.zeros(0, dtype=bool)
+    label = "_regime"
+    have = known[curve].assign(**{label: regime(known, axis, machine, bounds)}).drop_duplicates()
+    ask = cells[curve].assign(**{label: regime(cells, axis, machine, bounds)})
+    inside = ask.merge(have, on=[*curve, label], how="left", indicator=True)["_merge"].to_numpy() == "both"
+    on_curve = ask[curve].merge(have[curve].drop_duplicates(), on=curve, how="left",
+                                indicator=True)["_merge"].to_numpy() == "both"
+    return on_curve & ~inside
+
+
+def regime_half_width(along: np.ndarray, regime_width: float, unseen: np.ndarray) -> np.ndarray:
+    """The half-width of each cell's interval: ``along`` (its split's, grown with its distance), and
+    where the cell is in an ``unseen`` regime that and ``regime_width`` (a mapping held out) added in
+    quadrature, two independent errors: how far the cell lies along its curve, and what the new
+    regime changes (``along`` alone where the regime width is unknown)."""
+    along = np.asarray(along, float)
+    both = np.sqrt(along ** 2 + regime_width ** 2) if np.isfinite(regime_width) else along
+    return np.where(unseen, both, along)
 
 
 def distances(split: str, train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
@@ -376,7 +434,7 @@ def _priced(tr: pd.DataFrame, te: pd.DataFrame, split: str) -> pd.DataFrame:
 
 def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict, forms: list[dict],
              options: ValidationOptions, fitted: dict | None = None, processes: int = 1,
-             outliers: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+             outliers: dict | None = None, bounds: np.ndarray | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(scores per model x split x operation x algorithm x mapping x target, test-part predictions:
     ``scored`` False marks a fitted model's predictions of its own training cells in the
     unseen_algorithm split, kept for :func:`collat.selection.choice.regret_unseen_algorithm`).
@@ -391,7 +449,10 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
     segmented regression, the baseline and ``fitted``) run in ``processes`` worker processes.
     ``forms`` is config ``regression.forms``. With ``outliers`` (config ``quality.outliers``), the
     training part of a split in :data:`CROSSING` is measured with flags set on its own rows
-    (:func:`training_cells`); without, every part keeps the tidy table's flags.
+    (:func:`training_cells`); without, every part keeps the tidy table's flags. ``bounds``: the
+    sizes where a channel changes regime (:func:`size_bounds`); with them, a test cell of a split
+    along an axis in a regime no training cell of its curve is in takes at least the interval of a
+    mapping held out of the training part (:func:`unseen_regime`).
     """
     fitted = fitted or {}
     folds = []  # (target, cells, fixed predictions, split, fold, train mask, test mask)
@@ -426,15 +487,23 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
             at_train = tr[CELL].merge(cells[CELL].assign(openmpi=openmpi), on=CELL, how="left")["openmpi"].to_numpy()
             parts = [(a, b, tr[a].reset_index(drop=True), tr[b].reset_index(drop=True))
                      for a, b in inner_folds(split, tr, options)]
+            # a mapping held out of the training part: the interval of a cell in an unseen regime
+            regime_parts = ([(a, b, tr[a].reset_index(drop=True), tr[b].reset_index(drop=True))
+                             for a, b in inner_folds("unseen_mapping", tr, options)]
+                            if bounds is not None and split in ALONG else [])
             inner = InnerFolds(tuple((a, b, segmented(ta, tb, machine, forms), at_train[b], distances(split, ta, tb))
                                      for a, b, ta, tb in parts),
-                               ("calibrated", "hybrid", *(m for m, s in SCORED_ON.items() if s == split)), split)
-            widths = {}
+                               ("calibrated", "hybrid", *(m for m, s in SCORED_ON.items() if s == split)), split,
+                               tuple((a, b, segmented(ta, tb, machine, forms), at_train[b], np.zeros(int(b.sum())))
+                                     for a, b, ta, tb in regime_parts))
+            widths, regime_widths = {}, {}
             for fit in fitted.values():
                 got = fit(tr, priced, target, trend, unfitted, inner=inner)
                 widths.update(got.pop("interval", {}))
+                regime_widths.update(got.pop("interval_regime", {}))
                 out.update(got)
             out["interval"] = widths
+            out["interval_regime"] = regime_widths
         return out
 
     results = fork_map(one_fold, len(folds), processes)
@@ -447,20 +516,26 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
             preds[REFERENCE] = measured_neighbours(cells)[test]
         for model, p in preds.items():
             rows.append(te.assign(model=model, split=split, fold=fold, target=target, predicted=p, scored=True))
-        widths = out.get("interval", {})
-        fits = {m: p for m, p in out.items() if m not in preds and m != "interval" and SCORED_ON.get(m, split) == split}
+        widths, regime_widths = out.get("interval", {}), out.get("interval_regime", {})
+        fits = {m: p for m, p in out.items()
+                if m not in preds and not m.startswith("interval") and SCORED_ON.get(m, split) == split}
         if fits:
             priced = _priced(tr, te, split)
             # the training cells priced after the test cells (unseen_algorithm) are measured: no interval
-            far = 1.0 + np.r_[distances(split, tr, te), np.full(len(priced) - len(te), np.nan)]
-            later += [priced.assign(model=m, split=split, fold=fold, target=target, predicted=p,
-                                    lower=p * np.exp(-widths.get(m, np.nan) * far),
-                                    upper=p * np.exp(widths.get(m, np.nan) * far), distance=far - 1.0)
-                      for m, p in fits.items()]
+            extra = np.full(len(priced) - len(te), np.nan)
+            far = 1.0 + np.r_[distances(split, tr, te), extra]
+            unseen = np.r_[unseen_regime(te, tr, *ALONG[split], machine, bounds) if bounds is not None
+                           and split in ALONG else np.zeros(len(te), dtype=bool), np.zeros(len(extra), dtype=bool)]
+            for m, p in fits.items():
+                half = regime_half_width(widths.get(m, np.nan) * far, regime_widths.get(m, np.nan), unseen)
+                later.append(priced.assign(model=m, split=split, fold=fold, target=target, predicted=p,
+                                           lower=p * np.exp(-half), upper=p * np.exp(half), distance=far - 1.0,
+                                           regime=unseen))
     rows += later  # the refitted models' rows after the others, fold by fold
     table = pd.concat(rows, ignore_index=True)
     for bound in ("lower", "upper", "distance"):  # the models without an interval: none
         table[bound] = table[bound].astype(float) if bound in table else np.nan
+    table["regime"] = table["regime"].fillna(False).astype(bool) if "regime" in table else False
     keys = ["model", "split", "operation", "algorithm", "mapping", "target"]
     scores = group_scores(table[table["scored"]], keys)
     scores = scores.merge(coverage(table[table["scored"]], keys), on=keys, how="left")
@@ -488,12 +563,17 @@ def interval_table(table: pd.DataFrame) -> pd.DataFrame:
     the split tests (:func:`interval_width` over the scored test cells of every fold, each out of
     sample for its fold's model; split conformal prediction), and the share of those cells inside
     their own fold's interval (``coverage``). A prediction p at d octaves from its curve's nearest
-    measured P (or size) has the interval p exp(+-width (1 + d)). Columns :data:`INTERVAL_COLUMNS`."""
+    measured P (or size) has the interval p exp(+-width (1 + d)). The width comes from the cells in a
+    regime their curve's training part holds (column ``regime`` False; every cell where none is),
+    since a cell in an unseen regime adds the width of a mapping nobody measured
+    (:func:`regime_half_width`). Columns :data:`INTERVAL_COLUMNS`."""
     keys = ["model", "target", "split"]
     t = table[table["scored"] & table["lower"].notna() & table["predicted"].notna()]
-    rows = [{**dict(zip(keys, key)), "cells": len(g),
-             "width": interval_width(g["measured"], g["predicted"], g["distance"].fillna(0.0))}
-            for key, g in t.groupby(keys, sort=True)]
+
+    def width(g):
+        same = g[~g["regime"]] if "regime" in g and (~g["regime"]).any() else g
+        return interval_width(same["measured"], same["predicted"], same["distance"].fillna(0.0))
+    rows = [{**dict(zip(keys, key)), "cells": len(g), "width": width(g)} for key, g in t.groupby(keys, sort=True)]
     out = pd.DataFrame(rows, columns=keys + ["cells", "width"])
     return out.merge(coverage(t, keys), on=keys, how="left")[INTERVAL_COLUMNS]
 
@@ -529,24 +609,38 @@ def situations(cells: pd.DataFrame, measured: pd.DataFrame) -> tuple[np.ndarray,
 FALLBACK = {"sparse_P": "extrapolation", "unseen_mapping": "unseen_algorithm"}
 
 
-def grid_bounds(grid: pd.DataFrame, measured: dict, widths: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+def grid_bounds(grid: pd.DataFrame, measured: dict, widths: pd.DataFrame, machine: dict | None = None,
+                bounds: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) of the 80 % interval of each row of the model stage's ``grid`` (mode,
     operation, algorithm, mapping, P, size, target, predicted): the prediction times exp(+-w (1 +
     d)), d and the split from :func:`situations` against ``measured`` (target -> measured cells),
     w from ``widths`` (results/model/intervals.csv, :func:`interval_table`) for the row's mode,
     target and split, or the split it falls back on where the validation ran none (:data:`FALLBACK`);
-    NaN where the table has neither (a mode the validation does not refit)."""
+    NaN where the table has neither (a mode the validation does not refit). With the ``machine`` and
+    the size ``bounds`` (:func:`size_bounds`), a cell in a regime that no measured cell of its curve
+    is in adds the width of ``unseen_mapping`` (:func:`regime_half_width`), as in the validation."""
     lower, upper = np.full(len(grid), np.nan), np.full(len(grid), np.nan)
     w = widths.set_index(["model", "target", "split"])["width"]
     predicted = grid["predicted"].to_numpy(float)
+
+    def of(mode, target, name):
+        return float(w.get((mode, target, name), w.get((mode, target, FALLBACK.get(name)), np.nan)))
     for (mode, target), rows in grid.groupby(["mode", "target"], sort=False).indices.items():
         cells = measured.get(target)
         if cells is None or not any((mode, target) == k[:2] for k in w.index):
             continue
-        split, distance = situations(grid.iloc[rows], cells)
-        per_split = {name: float(w.get((mode, target, name), w.get((mode, target, FALLBACK.get(name)), np.nan)))
-                     for name in set(split)}
+        here = grid.iloc[rows]
+        split, distance = situations(here, cells)
+        per_split = {name: of(mode, target, name) for name in set(split)}
         width = pd.Series(split).map(per_split).to_numpy(float) * (1.0 + distance)
+        if machine is not None and bounds is not None:
+            unseen = np.zeros(len(rows), dtype=bool)
+            for names, axis, curve in ((("sparse_P", "extrapolation"), "P", GROUP),
+                                       (("sizes",), "size", ["operation", "algorithm", "mapping"])):
+                at = np.flatnonzero(np.isin(split, names))
+                if len(at):
+                    unseen[at] = unseen_regime(here.iloc[at], cells, axis, curve, machine, bounds)
+            width = regime_half_width(width, of(mode, target, "unseen_mapping"), unseen)
         lower[rows], upper[rows] = predicted[rows] * np.exp(-width), predicted[rows] * np.exp(width)
     return lower, upper
 
