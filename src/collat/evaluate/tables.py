@@ -349,12 +349,14 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "|predicted − measured| / measured, the median over a cell's test points, then over cells; "
                 "*× floor*, that error over the noise floor (the median difference between repeated "
                 "measurements of one cell); *median R²*, over cells; *in 80 % interval*, the share of the test "
-                "points inside a fitted model's 80 % prediction interval (its half-width in log latency: the 80th "
-                "percentile of the model's error on inner folds of the training part that hold out of it what the "
-                "split holds out, each inner fold calibrated again on its own training cells; a test point in a "
-                "regime no training cell of its curve is in, a socket or node its mapping had not filled or "
-                "sizes past a channel's protocol switch or half-performance length, adds in quadrature the "
-                "width of a mapping held out of the training part; — for a model without one).", "",
+                "points inside a fitted model's 80 % prediction interval (— for a model without one).", "",
+                "An interval's half-width, in log latency, is the 80th percentile of the model's error on inner "
+                "folds of the training part that hold out of it what the split holds out, each inner fold "
+                "calibrated again on its own training cells. A test point in a regime that no training cell of "
+                "its curve is in (a socket or node its mapping had not filled; sizes past a channel's protocol "
+                "switch or its half-performance length) adds in quadrature the width of a mapping held out of "
+                "the training part. That rule was chosen on these splits (the larger of the two widths was seen "
+                "first).", "",
                 "Models:", "",
                 "- *calibrated*: OpenMPI's shapes with channel costs fitted on the training part of every split and "
                 "fold (a fan-out priced by a fitted line in its receivers; with `model.calibrated.nbft_shape`, by "
@@ -382,8 +384,7 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "the error that picks one, the choice per operation) and the calibrated mode's shared rendezvous "
                 "bytes (`model.openmpi.concurrent_rendezvous`) were chosen by comparing variants on these same "
                 "splits; so was the intervals' growth with the distance to the training cells (one variant before "
-                "it, a constant width, was seen) and how a point in an unseen regime widens its interval (the "
-                "larger of the two widths was seen first), and the rule that picks the calibrated mode's blend for an unseen "
+                "it, a constant width, was seen), and the rule that picks the calibrated mode's blend for an unseen "
                 "algorithm (the best worst held-out algorithm; the pooled median over held-out cells was seen "
                 "first). The blend's weight itself is chosen inside each fold's training part.", "",
                 *(["With `model.calibrated.nbft_shape: auto`, each calibration keeps the fan-out form closer to "
