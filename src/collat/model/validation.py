@@ -46,9 +46,9 @@ In the unseen_algorithm split the same inner folds choose how far the calibratio
 held-out algorithm (:mod:`collat.model.transfer`). A test cell in a regime that no training cell
 of its curve is in (:func:`unseen_regime`: along P, a socket or node the mapping had not filled yet;
 along sizes, beyond a channel's protocol switch or its half-performance length) differs from
-anything the inner folds along the axis can hold out: its interval is at least as wide as the
-model's interval for a mapping nobody measured, from inner folds that hold out each mapping of the
-training part (a curve priced from the machine model and the other curves alone).
+anything the inner folds along the axis can hold out: its half-width adds, in quadrature, the
+model's half-width for a mapping nobody measured, from inner folds that hold out each mapping of
+the training part (a curve priced from the machine model and the other curves alone).
 
 The noise floor (:func:`noise_floor`) is the median relative difference between repeated
 measurements of one cell (|a - b| / b over ordered pairs of runs): the error of predicting a
@@ -288,7 +288,7 @@ class InnerFolds:
     segmented regression's and the openmpi mode's predictions of its test cells, their
     :func:`distances`) per inner fold, the models whose interval they choose, the split whose
     held-out part they mimic, and ``regime``: folds of the same form that hold out each mapping,
-    whose interval a test cell in an unseen regime takes at least (:func:`unseen_regime`)."""
+    whose interval width a test cell in an unseen regime adds (:func:`unseen_regime`)."""
 
     folds: tuple
     models: tuple[str, ...]
@@ -451,8 +451,8 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
     training part of a split in :data:`CROSSING` is measured with flags set on its own rows
     (:func:`training_cells`); without, every part keeps the tidy table's flags. ``bounds``: the
     sizes where a channel changes regime (:func:`size_bounds`); with them, a test cell of a split
-    along an axis in a regime no training cell of its curve is in takes at least the interval of a
-    mapping held out of the training part (:func:`unseen_regime`).
+    along an axis in a regime no training cell of its curve is in adds the interval width of a
+    mapping held out of the training part (:func:`unseen_regime`, :func:`regime_half_width`).
     """
     fitted = fitted or {}
     folds = []  # (target, cells, fixed predictions, split, fold, train mask, test mask)
