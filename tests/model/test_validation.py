@@ -360,6 +360,9 @@ def test_grid_bounds_widen_a_cell_past_a_node_its_curve_never_filled():
     # on, on the second node): sqrt((0.2 * 2)^2 + 0.6^2)
     assert plain.tolist() == pytest.approx([np.exp(0.1 * (1 + np.log2(128 / 96))), np.exp(0.4)])
     assert upper.tolist() == pytest.approx([plain[0], np.exp(np.hypot(0.4, 0.6))])
+    # no width for a mapping nobody measured (one mapping in the data): nothing to add
+    alone = widths[widths["split"] != "unseen_mapping"]
+    assert va.grid_bounds(grid, {"avg": measured}, alone, MACHINE, np.array([2000.0]))[1].tolist() == pytest.approx(plain)
 
 
 def test_validate_widens_the_interval_of_a_test_cell_in_an_unseen_regime():
@@ -390,3 +393,11 @@ def test_validate_widens_the_interval_of_a_test_cell_in_an_unseen_regime():
     inside = (t["measured"] >= t["lower"]) & (t["measured"] <= t["upper"])
     # 1.1 y: inside x 1.3; outside x 1.05 (grown by less than half an octave: below x 1.08)
     assert inside[unseen].all() and not inside[~unseen & (t["distance"] < 0.5)].any()
+    # a fitted model without a regime width (a training part of one mapping): no cell widened
+    _, plain = va.validate(collective_of(c), stage, machine, [], OPTIONS,
+                           {"calibrated": lambda *a, **k: {m: v for m, v in fitted(*a, **k).items()
+                                                           if m != "interval_regime"}},
+                           bounds=np.array([1e9]))
+    t = plain[(plain["model"] == "calibrated") & (plain["split"] == "extrapolation")]
+    assert not t["regime"].any()
+    assert np.log(t["upper"] / t["predicted"]).to_numpy() == pytest.approx((np.log(1.05) * (1 + t["distance"])).to_numpy())

@@ -527,10 +527,12 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
             unseen = np.r_[unseen_regime(te, tr, *ALONG[split], machine, bounds) if bounds is not None
                            and split in ALONG else np.zeros(len(te), dtype=bool), np.zeros(len(extra), dtype=bool)]
             for m, p in fits.items():
-                half = regime_half_width(widths.get(m, np.nan) * far, regime_widths.get(m, np.nan), unseen)
+                # no regime width where the training part holds one mapping (no mapping to hold out)
+                widened = unseen & np.isfinite(regime_widths.get(m, np.nan))
+                half = regime_half_width(widths.get(m, np.nan) * far, regime_widths.get(m, np.nan), widened)
                 later.append(priced.assign(model=m, split=split, fold=fold, target=target, predicted=p,
                                            lower=p * np.exp(-half), upper=p * np.exp(half), distance=far - 1.0,
-                                           regime=unseen))
+                                           regime=widened))
     rows += later  # the refitted models' rows after the others, fold by fold
     table = pd.concat(rows, ignore_index=True)
     for bound in ("lower", "upper", "distance"):  # the models without an interval: none
@@ -564,9 +566,9 @@ def interval_table(table: pd.DataFrame) -> pd.DataFrame:
     sample for its fold's model; split conformal prediction), and the share of those cells inside
     their own fold's interval (``coverage``). A prediction p at d octaves from its curve's nearest
     measured P (or size) has the interval p exp(+-width (1 + d)). The width comes from the cells in a
-    regime their curve's training part holds (column ``regime`` False; every cell where none is),
-    since a cell in an unseen regime adds the width of a mapping nobody measured
-    (:func:`regime_half_width`). Columns :data:`INTERVAL_COLUMNS`."""
+    regime their curve's training part holds (column ``regime`` False: the cells whose interval did
+    not add the width of a mapping nobody measured, :func:`regime_half_width`; every cell where none
+    is). Columns :data:`INTERVAL_COLUMNS`."""
     keys = ["model", "target", "split"]
     t = table[table["scored"] & table["lower"].notna() & table["predicted"].notna()]
 
@@ -618,7 +620,8 @@ def grid_bounds(grid: pd.DataFrame, measured: dict, widths: pd.DataFrame, machin
     target and split, or the split it falls back on where the validation ran none (:data:`FALLBACK`);
     NaN where the table has neither (a mode the validation does not refit). With the ``machine`` and
     the size ``bounds`` (:func:`size_bounds`), a cell in a regime that no measured cell of its curve
-    is in adds the width of ``unseen_mapping`` (:func:`regime_half_width`), as in the validation."""
+    is in adds the width of ``unseen_mapping`` where ``widths`` has one (:func:`regime_half_width`),
+    as in the validation."""
     lower, upper = np.full(len(grid), np.nan), np.full(len(grid), np.nan)
     w = widths.set_index(["model", "target", "split"])["width"]
     predicted = grid["predicted"].to_numpy(float)
@@ -640,7 +643,8 @@ def grid_bounds(grid: pd.DataFrame, measured: dict, widths: pd.DataFrame, machin
                 at = np.flatnonzero(np.isin(split, names))
                 if len(at):
                     unseen[at] = unseen_regime(here.iloc[at], cells, axis, curve, machine, bounds)
-            width = regime_half_width(width, of(mode, target, "unseen_mapping"), unseen)
+            # as in the validation: no regime width without a mapping held out (one mapping measured)
+            width = regime_half_width(width, float(w.get((mode, target, "unseen_mapping"), np.nan)), unseen)
         lower[rows], upper[rows] = predicted[rows] * np.exp(-width), predicted[rows] * np.exp(width)
     return lower, upper
 
