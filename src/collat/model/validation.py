@@ -434,7 +434,8 @@ def _priced(tr: pd.DataFrame, te: pd.DataFrame, split: str) -> pd.DataFrame:
 
 def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict, forms: list[dict],
              options: ValidationOptions, fitted: dict | None = None, processes: int = 1,
-             outliers: dict | None = None, bounds: np.ndarray | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+             outliers: dict | None = None,
+             bounds: np.ndarray | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(scores per model x split x operation x algorithm x mapping x target, test-part predictions:
     ``scored`` False marks a fitted model's predictions of its own training cells in the
     unseen_algorithm split, kept for :func:`collat.selection.choice.regret_unseen_algorithm`).
@@ -485,17 +486,16 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
             unfitted = np.r_[openmpi[test], openmpi[train]] if also else openmpi[test]
             # the inner folds of the training part: what a fitted model's interval is chosen on
             at_train = tr[CELL].merge(cells[CELL].assign(openmpi=openmpi), on=CELL, how="left")["openmpi"].to_numpy()
-            parts = [(a, b, tr[a].reset_index(drop=True), tr[b].reset_index(drop=True))
-                     for a, b in inner_folds(split, tr, options)]
-            # a mapping held out of the training part: the interval of a cell in an unseen regime
-            regime_parts = ([(a, b, tr[a].reset_index(drop=True), tr[b].reset_index(drop=True))
-                             for a, b in inner_folds("unseen_mapping", tr, options)]
-                            if bounds is not None and split in ALONG else [])
-            inner = InnerFolds(tuple((a, b, segmented(ta, tb, machine, forms), at_train[b], distances(split, ta, tb))
-                                     for a, b, ta, tb in parts),
-                               ("calibrated", "hybrid", *(m for m, s in SCORED_ON.items() if s == split)), split,
-                               tuple((a, b, segmented(ta, tb, machine, forms), at_train[b], np.zeros(int(b.sum())))
-                                     for a, b, ta, tb in regime_parts))
+
+            def held_out(kind):  # the inner folds that hold out of the training part what ``kind`` holds out
+                parts = [(a, b, tr[a].reset_index(drop=True), tr[b].reset_index(drop=True))
+                         for a, b in inner_folds(kind, tr, options)]
+                return tuple((a, b, segmented(ta, tb, machine, forms), at_train[b], distances(kind, ta, tb))
+                             for a, b, ta, tb in parts)
+            # and each mapping held out: the width a cell in an unseen regime adds
+            models = ("calibrated", "hybrid", *(m for m, s in SCORED_ON.items() if s == split))
+            inner = InnerFolds(held_out(split), models, split,
+                               held_out("unseen_mapping") if bounds is not None and split in ALONG else ())
             widths, regime_widths = {}, {}
             for fit in fitted.values():
                 got = fit(tr, priced, target, trend, unfitted, inner=inner)
