@@ -73,8 +73,11 @@ def main() -> int:
         cfg["stages"] = ["pt2pt"]
         (work / "config").mkdir(exist_ok=True)
         (work / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
-        snakemake = [str(Path(sys.executable).with_name("snakemake")), "-s", str(REPO / "Snakefile"), "-d", str(work),
+        snakemake = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(work),
                      "--cores", "1", "--quiet", "rules", "--forcerun"]
+        # the rules import the package from the checkout, also where it is not installed
+        path = [str(REPO / "src"), os.environ.get("PYTHONPATH")]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in path if p)}
         rows = []
         for round_ in range(args.repeat):
             base_s, base_mb = baseline(log)
@@ -84,7 +87,7 @@ def main() -> int:
             for rule, target in (("ingest_raw", f"results/ingest/raw/{log.name}.arrows"),
                                  ("tidy_table", "results/tidy/pt2pt.parquet")):
                 t = time.perf_counter()
-                proc = subprocess.Popen([*snakemake, rule, "--", target])
+                proc = subprocess.Popen([*snakemake, rule, "--", target], env=env)
                 _, status, usage = os.wait4(proc.pid, 0)
                 if status != 0:
                     raise SystemExit(f"snakemake {target} failed")
