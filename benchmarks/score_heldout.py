@@ -1,7 +1,7 @@
 """Score a measured campaign on launches it never ran: how well the model of a few planned rounds
 predicts the rest of the machine, and how good the rules file it writes is there.
 
-    python benchmarks/score_heldout.py benchmarks/data/device-16core [--cores 2] [--out DIR]
+    python benchmarks/score_heldout.py benchmarks/data/device-16core [--cores 2] [--out DIR] [--keep DIR]
 
 DATA holds what benchmarks/measure_machine.sh wrote on a machine: ``mine.yaml`` (its config),
 ``osu_raw/`` (the logs of the planned rounds) and ``heldout_raw/`` (launches nobody planned, run
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -62,12 +63,24 @@ def main() -> None:
     ap.add_argument("data", type=Path)
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--keep", type=Path, help="run the pipeline in this (new) directory and keep it, with both "
+                    "runs' results (default: a temporary one, removed)")
     args = ap.parse_args()
+    base = args.keep.resolve() if args.keep else Path(tempfile.mkdtemp(prefix="collat-heldout-"))
+    try:
+        score(args, base)
+    finally:  # a failed run leaves no temporary folder behind either
+        if args.keep is None:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def score(args: argparse.Namespace, base: Path) -> None:
+    """Run the pipeline on the rounds and the ingest on the held-out logs under ``base``; print
+    (and write to ``--out``) the scores."""
     data = args.data.resolve()
     mine = yaml.safe_load((data / "mine.yaml").read_text())
     mine.pop("measure", None)  # the logs are here: nothing to run
     mine.pop("plan", None)
-    base = Path(tempfile.mkdtemp(prefix="collat-heldout-"))
     rounds = {**mine, "data": {"raw": {"dir": str(data / "osu_raw")}}}
     snakemake(base / "rounds", rounds, ["results/model/predictions.parquet", "results/model/noise_floor.csv",
                                         "results/tidy/collective.parquet"], args.cores)
