@@ -28,8 +28,8 @@ BANDS = pd.IntervalIndex.from_breaks([0, 1024, 65536, np.inf])  # up to 1 KiB, t
 
 def measured(run: Path) -> pd.DataFrame:
     """Every launch a kept run read (rounds and held-out), one row per cell."""
-    rows = pd.concat([pd.read_parquet(run / part / "results/tidy/collective.parquet") for part in ("rounds", "heldout")],
-                     ignore_index=True)
+    parts = [pd.read_parquet(run / part / "results/tidy/collective.parquet") for part in ("rounds", "heldout")]
+    rows = pd.concat(parts, ignore_index=True)
     return measured_table(rows, TARGET)
 
 
@@ -44,8 +44,9 @@ def main() -> None:
     both["log_ratio"] = np.log(both["measured_a"] / both["measured_b"])
     both["band"] = pd.cut(both["size"], BANDS)
     launches = both.groupby(["operation", "algorithm", "mapping", "P"]).ngroups
-    print(f"measured by both: {launches} launches, {len(both)} cells; median |A/B - 1| "
-          f"{np.median(np.abs(np.exp(both['log_ratio']) - 1)):.3f}, median A/B {np.exp(both['log_ratio'].median()):.3f}")
+    difference = np.median(np.abs(np.exp(both["log_ratio"]) - 1))
+    print(f"measured by both: {launches} launches, {len(both)} cells; median |A/B - 1| {difference:.3f}, "
+          f"median A/B {np.exp(both['log_ratio'].median()):.3f}")
     per = both.groupby(["operation", "band"], observed=True)["log_ratio"]
     print(pd.DataFrame({"cells": per.size(), "median_ratio": np.exp(per.median()),
                         "median_abs_difference": per.apply(lambda s: np.median(np.abs(np.exp(s) - 1)))})
