@@ -308,7 +308,7 @@ def test_fit_predict_never_sees_the_test_cells():
     seen = cal.fit_predict(train, train[half], "avg", None, None, start, OPTIONS, md.Placements(TINY), opts,
                            7)["calibrated"]
     assert not np.allclose(seen, priced)
-    assert np.isfinite(got["interval"]["hybrid"]) and np.array_equal(got["calibrated"], first)
+    assert np.isfinite(got["interval"]["hybrid"].base) and np.array_equal(got["calibrated"], first)
     assert "interval_regime" not in got  # no regime folds given
     # regime folds (in the validation: each mapping held out): their own width, the same way
     regime = va.InnerFolds(inner.folds, inner.models, "", ((half, ~half, None, None, np.zeros((~half).sum())),))
@@ -336,7 +336,7 @@ def test_validate_calls_a_fitted_model_on_disjoint_parts():
         seen.append(len(test))
         # an interval of x 1.2 around 1.1 y holds every cell; x 1.05 none
         return {"calibrated": test["measured"].to_numpy() * 1.1,
-                "interval": {"calibrated": np.log(1.2 if target == "avg" else 1.05)}}
+                "interval": {"calibrated": va.Width(np.log(1.2 if target == "avg" else 1.05))}}
 
     stage = c.assign(mode="calibrated", target="avg", predicted=np.nan)  # the all-data fit is not scored
     options = va.ValidationOptions(sparse_every=3, extrapolation_P=5, size_max_train=1, neighbours=1,

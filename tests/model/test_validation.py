@@ -231,8 +231,28 @@ def test_interval_width_holds_80_percent_of_the_inner_cells():
     measured = np.exp(np.array([0.0, 0.1, -0.2, 0.3, 0.4, -0.5, 0.0, 0.0, 0.0, 0.0, np.nan]))
     # |log error|: 0, .1, .2, .3, .4, .5, 0, 0, 0, 0 (NaN left out): the 0.8 quantile, linear between
     # the sorted 8th and 9th of ten (0.2 + 0.2 (0.3 - 0.2)... numpy's default): 0.32
-    assert va.interval_width(measured, np.ones(11)) == pytest.approx(np.quantile([0, .1, .2, .3, .4, .5, 0, 0, 0, 0], 0.8))
-    assert np.isnan(va.interval_width([np.nan], [1.0]))
+    got = va.interval_width(measured, np.ones(11))
+    assert got.base == pytest.approx(np.quantile([0, .1, .2, .3, .4, .5, 0, 0, 0, 0], 0.8)) and got.per_octave == 0
+    assert np.isnan(va.interval_width([np.nan], [1.0]).base)
+
+
+def test_interval_width_grows_with_distance_as_the_errors_do():
+    # errors 0.1 + 0.2 d at d = 0, 1, 2, 3, each cell twice, and half as large twice: the 80 % line
+    # goes through the larger ones (8 of 10 cells at or under it per distance... all 4 per d at or
+    # below 0.1 + 0.2 d, so the quantile line is that line)
+    d = np.repeat([0.0, 1.0, 2.0, 3.0], 5)
+    big = 0.1 + 0.2 * d
+    error = np.where(np.tile([0, 0, 0, 1, 1], 4) == 1, big, big / 2)
+    got = va.interval_width(np.exp(error), np.ones(len(d)), d)
+    assert got.base == pytest.approx(0.1, abs=1e-5) and got.per_octave == pytest.approx(0.2, abs=1e-5)
+    assert got.at([0.0, 2.0]).tolist() == pytest.approx([0.1, 0.5], abs=1e-5)
+    # errors that do not grow with distance (a calibration's errors of form): one width, the quantile
+    spread = np.linspace(0.01, 1.0, 100)  # the same 100 errors at each distance: 80 of them up to 0.8
+    flat = va.interval_width(np.exp(np.tile(spread, 4)), np.ones(400), np.repeat([0.0, 1.0, 2.0, 3.0], 100))
+    assert flat.at([0.0, 3.0]).tolist() == pytest.approx([0.8, 0.8], abs=0.01)
+    # errors growing from nothing: a line through the origin, the quantile of the error per octave
+    through = va.interval_width(np.exp([0.0, 0.0, 0.3, 0.6, 0.9]), np.ones(5), [0.0, 0.0, 1.0, 2.0, 3.0])
+    assert through.base >= 0 and through.at(3.0) == pytest.approx(0.9, abs=1e-5)
 
 
 def test_coverage_is_the_share_of_cells_inside_the_interval():
@@ -252,8 +272,9 @@ def test_distances_are_octaves_to_the_nearest_training_cell_of_the_curve():
     small = c[c["size"] == 1]
     assert va.distances("sizes", small, c[c["size"] == 2048]) == pytest.approx(np.full(80, 11.0))
     assert (va.distances("sizes", small[small["algorithm"] == 1], c[(c["size"] == 2048) & (c["algorithm"] == 2)]) == 0).all()
-    # normalised: errors of 0.2 at one octave and 0.4 at three are both 0.1 per (1 + octave)
-    assert va.interval_width(np.exp([0.2, 0.4]), [1.0, 1.0], [1.0, 3.0]) == pytest.approx(0.1)
+    # errors of 0.2 at one octave and 0.4 at three: a line of 0.1 per octave from 0.1
+    got = va.interval_width(np.exp([0.2, 0.4]), [1.0, 1.0], [1.0, 3.0])
+    assert got.at([1.0, 3.0]).tolist() == pytest.approx([0.2, 0.4], abs=1e-5)
 
 
 def test_interval_table_gives_the_width_per_model_target_and_split():
@@ -280,7 +301,7 @@ def test_a_grid_cell_is_in_the_situation_of_the_split_that_tests_it():
     # P = 8 one octave from 4 and 16; 64 two from 16; 8 B three from 1 and 64 B (log2 8 = 3, 6 - 3 = 3)
     assert distance.tolist() == pytest.approx([1.0, 2.0, 3.0, 0.0, 0.0, 0.0])
     widths = pd.DataFrame({"model": "hybrid", "target": "avg", "split": ["sparse_P", "extrapolation"],
-                           "width": [0.1, 0.2]})
+                           "width": [0.1, 0.2], "per_octave": [0.1, 0.2]})
     rows = grid.assign(mode="hybrid", target="avg", predicted=2.0)
     lower, upper = va.grid_bounds(rows, {"avg": measured}, widths)
     assert upper[:2] == pytest.approx([2.0 * np.exp(0.1 * 2), 2.0 * np.exp(0.2 * 3)])
@@ -289,7 +310,8 @@ def test_a_grid_cell_is_in_the_situation_of_the_split_that_tests_it():
     fallback = va.grid_bounds(rows, {"avg": measured}, widths[widths["split"] == "extrapolation"])[1]
     assert fallback[:2] == pytest.approx([2.0 * np.exp(0.2 * 2), 2.0 * np.exp(0.2 * 3)])
     # an algorithm measured under another mapping only: the unseen algorithm's width
-    unseen = pd.DataFrame({"model": "hybrid", "target": "avg", "split": ["unseen_algorithm"], "width": [0.5]})
+    unseen = pd.DataFrame({"model": "hybrid", "target": "avg", "split": ["unseen_algorithm"], "width": [0.5],
+                           "per_octave": [0.0]})
     assert va.grid_bounds(rows, {"avg": measured}, unseen)[1][3:] == pytest.approx([2.0 * np.exp(0.5)] * 3)
 
 
@@ -353,7 +375,7 @@ def test_grid_bounds_widen_a_cell_past_a_node_its_curve_never_filled():
     grid = pd.DataFrame({"operation": "bcast", "algorithm": 1, "mapping": "socket", "P": [96, 256], "size": 1,
                          "mode": "hybrid", "target": "avg", "predicted": 1.0})
     widths = pd.DataFrame({"model": "hybrid", "target": "avg", "split": ["sparse_P", "extrapolation", "unseen_mapping"],
-                           "width": [0.1, 0.2, 0.6]})
+                           "width": [0.1, 0.2, 0.6], "per_octave": [0.1, 0.2, 0.0]})
     plain = va.grid_bounds(grid, {"avg": measured}, widths)[1]
     upper = va.grid_bounds(grid, {"avg": measured}, widths, MACHINE, np.array([2000.0]))[1]
     # P = 96 between measured P of the node (0.415 octaves from 128): as before; P = 256 (one octave
@@ -375,7 +397,8 @@ def test_validate_widens_the_interval_of_a_test_cell_in_an_unseen_regime():
         for a, b, _, inner_unfitted, far in inner.regime:  # each mapping of the training part held out
             assert train.loc[b, "mapping"].nunique() == 1 and not (a & b).any() and (far == 0).all()
         return {"calibrated": test["measured"].to_numpy() * 1.1,
-                "interval": {"calibrated": np.log(1.05)}, "interval_regime": {"calibrated": np.log(1.3)}}
+                "interval": {"calibrated": va.Width(np.log(1.05), np.log(1.05))},
+                "interval_regime": {"calibrated": va.Width(np.log(1.3))}}
 
     stage = c.assign(mode="calibrated", target="avg", predicted=np.nan)
     _, table = va.validate(collective_of(c), stage, machine, [], OPTIONS, {"calibrated": fitted},

@@ -383,8 +383,9 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "Not out of sample for their choice: the hybrid's rules (for an unseen algorithm, the scales tried, "
                 "the error that picks one, the choice per operation) and the calibrated mode's shared rendezvous "
                 "bytes (`model.openmpi.concurrent_rendezvous`) were chosen by comparing variants on these same "
-                "splits; so was the intervals' growth with the distance to the training cells (one variant before "
-                "it, a constant width, was seen), and the rule that picks the calibrated mode's blend for an unseen "
+                "splits; so was the intervals' growth with the distance to the training cells (two forms before "
+                "it were seen: a constant width, then one proportional to 1 + the distance; the line in the "
+                "distance that replaced them is fitted on the inner folds), and the rule that picks the calibrated mode's blend for an unseen "
                 "algorithm (the best worst held-out algorithm; the pooled median over held-out cells was seen "
                 "first). The blend's weight itself is chosen inside each fold's training part.", "",
                 *(["With `model.calibrated.nbft_shape: auto`, each calibration keeps the fan-out form closer to "

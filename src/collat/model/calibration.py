@@ -366,10 +366,10 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     cell the model prices as the same run (:func:`collat.model.hybrid_mode.default_twins`).
 
     With ``inner`` (:class:`collat.model.validation.InnerFolds` of ``train``), also {"interval":
-    {model: half-width in log latency}} for its models: :func:`collat.model.validation.interval_width` of each
+    {model: :class:`collat.model.validation.Width`}} for its models: :func:`collat.model.validation.interval_width` of each
     model over the inner folds' test cells, each inner fold calibrated again on its training cells
     alone and the hybrid corrected by them: nothing of an inner fold's test cells is seen; and
-    {"interval_regime": {model: half-width}}, the same over its ``regime`` folds (each mapping held
+    {"interval_regime": {model: Width}}, the same over its ``regime`` folds (each mapping held
     out), where it has them."""
     from dataclasses import replace
 
@@ -452,7 +452,7 @@ def _measured_algorithms(cells: pd.DataFrame, train: pd.DataFrame) -> np.ndarray
 
 
 def _inner_widths(train: pd.DataFrame, folds: list, models: tuple[str, ...], hybrid_neighbours: int | None,
-                  weight: float) -> dict[str, float]:
+                  weight: float) -> dict:
     """{model: interval half-width} of :func:`fit_predict` from its inner folds: (train rows, test
     rows, the train cells priced by a calibration of the fold's train rows alone, the fold's trend,
     openmpi prices and distances of its test cells) each, so that its test cells are out of sample
@@ -460,7 +460,7 @@ def _inner_widths(train: pd.DataFrame, folds: list, models: tuple[str, ...], hyb
     algorithm the fold's calibration never saw with the transfer ``weight``, as :func:`fit_predict`
     does, and the hybrid corrects the calibration's own prices."""
     from collat.model.hybrid_mode import CARRIED, UNTWINNED, hybrid
-    from collat.model.validation import interval_width
+    from collat.model.validation import NO_WIDTH, interval_width
 
     measured = train["measured"].to_numpy(float)
     variants = {"hybrid": {}, CARRIED: {"trend": False}, UNTWINNED: {"twins": True}}
@@ -481,5 +481,5 @@ def _inner_widths(train: pd.DataFrame, folds: list, models: tuple[str, ...], hyb
             pooled[model].append((measured[b], hybrid(tr, priced[a], te, priced[b], hybrid_neighbours,
                                                       trend if how.get("trend", True) else None, unfitted,
                                                       twins=twins), far))
-    return {model: interval_width(*(np.concatenate(column) for column in zip(*pairs))) if pairs else float("nan")
+    return {model: interval_width(*(np.concatenate(column) for column in zip(*pairs))) if pairs else NO_WIDTH
             for model, pairs in pooled.items()}

@@ -36,11 +36,12 @@ without the measurement of a training cell the model prices as the same run (a t
 measurement, not a prediction), in the unseen_algorithm split.
 
 The fitted models give an 80 % prediction interval with each prediction: the prediction times
-exp(+-w (1 + d)), d the octaves from the cell to its curve's nearest training P (or size, in the
-sizes split; 0 where a split holds out whole curves), w the 80th percentile of the model's |log
-error| / (1 + d) on inner folds of the fold's training part that hold out of it what the split
-holds out (:func:`inner_folds`, :func:`distances`, :func:`interval_width`; split conformal
-prediction, normalised by distance, nothing seen of the test part; each inner fold is calibrated
+exp(+-(w + v d)), d the octaves from the cell to its curve's nearest training P (or size, in the
+sizes split; 0 where a split holds out whole curves), w + v d the 80th percentile of the model's
+|log error| given d, a line fitted to its errors on inner folds of the fold's training part that
+hold out of it what the split holds out (:func:`inner_folds`, :func:`distances`,
+:func:`interval_width`; split conformal prediction with a width that depends on where a cell
+stands, nothing seen of the test part; each inner fold is calibrated
 again on its own training cells); the scores' ``coverage`` is the share of test cells inside it.
 In the unseen_algorithm split the same inner folds choose how far the calibration carries to the
 held-out algorithm (:mod:`collat.model.transfer`). A test cell in a regime that no training cell
@@ -65,6 +66,7 @@ times farther apart, tell about a P between them: noise plus how fast the curve 
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -296,16 +298,51 @@ class InnerFolds:
     regime: tuple = ()
 
 
-def interval_width(measured: np.ndarray, predicted: np.ndarray, distance: np.ndarray | None = None) -> float:
-    """The half-width, in log latency per (1 + octave of distance), of a prediction interval that
-    holds :data:`INTERVAL` of the cells: that quantile of |log(measured / predicted)| / (1 +
-    ``distance``) over the inner folds' test cells (split conformal prediction, normalised by how
-    far a cell lies from the training cells: :func:`distances`); NaN without a cell."""
+@dataclass(frozen=True)
+class Width:
+    """The half-width of a prediction interval, in log latency: ``base`` at a cell that stands where
+    the training cells are (distance 0), plus ``per_octave`` for each octave further along the
+    split's axis (:func:`distances`)."""
+
+    base: float
+    per_octave: float = 0.0
+
+    def at(self, distance) -> np.ndarray:
+        """The half-width at ``distance`` octaves (NaN where either part is unknown)."""
+        return self.base + self.per_octave * np.asarray(distance, float)
+
+
+NO_WIDTH = Width(float("nan"), float("nan"))
+
+
+def interval_width(measured: np.ndarray, predicted: np.ndarray, distance: np.ndarray | None = None) -> Width:
+    """The :class:`Width` of a prediction interval that holds :data:`INTERVAL` of the cells at every
+    distance: the conditional quantile at :data:`INTERVAL` of |log(measured / predicted)| given the
+    cells' ``distance`` from the training cells, a line in the distance (statsmodels' QuantReg;
+    split conformal prediction, with the width learnt as a function of where a
+    cell stands), neither part negative. How fast a model's errors grow with distance is the data's:
+    an interpolation's grow, a calibration's errors of form do not. Without distances, or all at one,
+    the quantile itself; :data:`NO_WIDTH` without a cell."""
     r = np.abs(np.log(np.asarray(measured, float)) - np.log(np.asarray(predicted, float)))
-    if distance is not None:
-        r = r / (1.0 + np.asarray(distance, float))
-    r = r[np.isfinite(r)]
-    return float(np.quantile(r, INTERVAL)) if len(r) else float("nan")
+    d = np.zeros(len(r)) if distance is None else np.asarray(distance, float)
+    keep = np.isfinite(r) & np.isfinite(d)
+    r, d = r[keep], d[keep]
+    if not len(r):
+        return NO_WIDTH
+    flat = Width(float(np.quantile(r, INTERVAL)))
+    if np.ptp(d) == 0:
+        return flat
+    from statsmodels.regression.quantile_regression import QuantReg
+
+    with warnings.catch_warnings():  # a fit that stops at its iteration limit is still a line
+        warnings.simplefilter("ignore")
+        base, slope = (float(v) for v in QuantReg(r, np.column_stack([np.ones(len(d)), d])).fit(q=INTERVAL).params)
+    if slope <= 0:  # errors that do not grow with distance: one width
+        return flat
+    if base < 0:  # a line through the origin: the quantile of the error per octave
+        far = d > 0
+        return Width(0.0, float(np.quantile(r[far] / d[far], INTERVAL)))
+    return Width(base, slope)
 
 
 #: the axis a split holds cells out along, and what else makes a curve along it; the other splits
@@ -528,8 +565,9 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
                            and split in ALONG else np.zeros(len(te), dtype=bool), np.zeros(len(extra), dtype=bool)]
             for m, p in fits.items():
                 # no regime width where the training part holds one mapping (no mapping to hold out)
-                widened = unseen & np.isfinite(regime_widths.get(m, np.nan))
-                half = regime_half_width(widths.get(m, np.nan) * far, regime_widths.get(m, np.nan), widened)
+                regime_width = regime_widths.get(m, NO_WIDTH).base
+                widened = unseen & np.isfinite(regime_width)
+                half = regime_half_width(widths.get(m, NO_WIDTH).at(far - 1.0), regime_width, widened)
                 later.append(priced.assign(model=m, split=split, fold=fold, target=target, predicted=p,
                                            lower=p * np.exp(-half), upper=p * np.exp(half), distance=far - 1.0,
                                            regime=widened))
@@ -556,27 +594,30 @@ def coverage(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return inside.where(has).groupby([table[k] for k in keys]).mean().rename("coverage").reset_index()
 
 
-INTERVAL_COLUMNS = ["model", "target", "split", "cells", "width", "coverage"]
+INTERVAL_COLUMNS = ["model", "target", "split", "cells", "width", "per_octave", "coverage"]
 
 
 def interval_table(table: pd.DataFrame) -> pd.DataFrame:
-    """Per fitted model, target and split: the half-width, in log latency per (1 + octave of
-    distance), of the 80 % interval of a model fitted on all the data, for a cell in the situation
-    the split tests (:func:`interval_width` over the scored test cells of every fold, each out of
-    sample for its fold's model; split conformal prediction), and the share of those cells inside
-    their own fold's interval (``coverage``). A prediction p at d octaves from its curve's nearest
-    measured P (or size) has the interval p exp(+-width (1 + d)). The width comes from the cells in a
-    regime their curve's training part holds (column ``regime`` False: the cells whose interval did
-    not add the width of a mapping nobody measured, :func:`regime_half_width`; every cell where none
-    is). Columns :data:`INTERVAL_COLUMNS`."""
+    """Per fitted model, target and split: the half-width, in log latency, of the 80 % interval of
+    a model fitted on all the data, for a cell in the situation the split tests (:func:`interval_width`
+    over the scored test cells of every fold, each out of sample for its fold's model; split
+    conformal prediction), and the share of those cells inside their own fold's interval
+    (``coverage``). A prediction p at d octaves from its curve's nearest measured P (or size) has the
+    interval p exp(+-(width + per_octave d)). The width comes from the cells in a regime their
+    curve's training part holds (column ``regime`` False: the cells whose interval did not add the
+    width of a mapping nobody measured, :func:`regime_half_width`; every cell where none is).
+    Columns :data:`INTERVAL_COLUMNS`."""
     keys = ["model", "target", "split"]
     t = table[table["scored"] & table["lower"].notna() & table["predicted"].notna()]
 
     def width(g):
         same = g[~g["regime"]] if "regime" in g and (~g["regime"]).any() else g
         return interval_width(same["measured"], same["predicted"], same["distance"].fillna(0.0))
-    rows = [{**dict(zip(keys, key)), "cells": len(g), "width": width(g)} for key, g in t.groupby(keys, sort=True)]
-    out = pd.DataFrame(rows, columns=keys + ["cells", "width"])
+    rows = []
+    for key, g in t.groupby(keys, sort=True):
+        w = width(g)
+        rows.append({**dict(zip(keys, key)), "cells": len(g), "width": w.base, "per_octave": w.per_octave})
+    out = pd.DataFrame(rows, columns=keys + ["cells", "width", "per_octave"])
     return out.merge(coverage(t, keys), on=keys, how="left")[INTERVAL_COLUMNS]
 
 
@@ -614,28 +655,31 @@ FALLBACK = {"sparse_P": "extrapolation", "unseen_mapping": "unseen_algorithm"}
 def grid_bounds(grid: pd.DataFrame, measured: dict, widths: pd.DataFrame, machine: dict | None = None,
                 bounds: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) of the 80 % interval of each row of the model stage's ``grid`` (mode,
-    operation, algorithm, mapping, P, size, target, predicted): the prediction times exp(+-w (1 +
+    operation, algorithm, mapping, P, size, target, predicted): the prediction times exp(+-(w + v
     d)), d and the split from :func:`situations` against ``measured`` (target -> measured cells),
-    w from ``widths`` (results/model/intervals.csv, :func:`interval_table`) for the row's mode,
+    w and v (columns width, per_octave) from ``widths`` (results/model/intervals.csv, :func:`interval_table`) for the row's mode,
     target and split, or the split it falls back on where the validation ran none (:data:`FALLBACK`);
     NaN where the table has neither (a mode the validation does not refit). With the ``machine`` and
     the size ``bounds`` (:func:`size_bounds`), a cell in a regime that no measured cell of its curve
     is in adds the width of ``unseen_mapping`` where ``widths`` has one (:func:`regime_half_width`),
     as in the validation."""
     lower, upper = np.full(len(grid), np.nan), np.full(len(grid), np.nan)
-    w = widths.set_index(["model", "target", "split"])["width"]
+    w = {key: Width(float(r["width"]), float(r["per_octave"]))
+         for key, r in widths.set_index(["model", "target", "split"]).iterrows()}
     predicted = grid["predicted"].to_numpy(float)
 
-    def of(mode, target, name):
-        return float(w.get((mode, target, name), w.get((mode, target, FALLBACK.get(name)), np.nan)))
+    def of(mode, target, name) -> Width:
+        return w.get((mode, target, name), w.get((mode, target, FALLBACK.get(name)), NO_WIDTH))
     for (mode, target), rows in grid.groupby(["mode", "target"], sort=False).indices.items():
         cells = measured.get(target)
-        if cells is None or not any((mode, target) == k[:2] for k in w.index):
+        if cells is None or not any((mode, target) == k[:2] for k in w):
             continue
         here = grid.iloc[rows]
         split, distance = situations(here, cells)
-        per_split = {name: of(mode, target, name) for name in set(split)}
-        width = pd.Series(split).map(per_split).to_numpy(float) * (1.0 + distance)
+        width = np.full(len(rows), np.nan)
+        for name in set(split):
+            at = split == name
+            width[at] = of(mode, target, name).at(distance[at])
         if machine is not None and bounds is not None:
             unseen = np.zeros(len(rows), dtype=bool)
             for names, axis, curve in ((("sparse_P", "extrapolation"), "P", GROUP),
@@ -644,7 +688,7 @@ def grid_bounds(grid: pd.DataFrame, measured: dict, widths: pd.DataFrame, machin
                 if len(at):
                     unseen[at] = unseen_regime(here.iloc[at], cells, axis, curve, machine, bounds)
             # as in the validation: no regime width without a mapping held out (one mapping measured)
-            width = regime_half_width(width, float(w.get((mode, target, "unseen_mapping"), np.nan)), unseen)
+            width = regime_half_width(width, w.get((mode, target, "unseen_mapping"), NO_WIDTH).base, unseen)
         lower[rows], upper[rows] = predicted[rows] * np.exp(-width), predicted[rows] * np.exp(width)
     return lower, upper
 
