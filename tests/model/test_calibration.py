@@ -433,3 +433,64 @@ def test_an_unseen_algorithm_is_priced_as_far_as_the_calibration_carries():
     # another split, or no openmpi price: the calibrated price as it is
     assert run("sparse_P", openmpi) == pytest.approx(plain)
     assert run("unseen_algorithm", None) == pytest.approx(plain)
+
+
+def test_flat_runs_price_the_nbft_stages_flat_trees_by_hand():
+    costs = cal.parametric_costs(TRUE, CHANNELS, [1, 1000], max_receivers=7, overhead=0.25)
+    costs.flat_runs = pd.DataFrame({"operation": "bcast", "channel": ["core"] * 4 + ["node"] * 2 + ["core"] * 2,
+                                    "P": [2, 2, 5, 5, 3, 3, 9, 5], "size": [1, 1000, 1, 1000, 1, 1000, 1, 64],
+                                    "target": "max", "latency": 1.0})
+    runs = cal.FlatRuns(costs, "max", np.array([1.0, 1000.0]), 8, 7)
+    # the slowest of n receivers on one channel: overhead + alpha + n beta, alpha = L + G m, beta = g + g' m;
+    # P = 9 (8 receivers, more than 7) and 64 B (no calibration size) are left out
+    L, G, g, gp = TRUE[0]
+    want = [0.25 + L + G * m + n * (g + gp * m) for n, m in ((1, 1), (1, 1000), (4, 1), (4, 1000))]
+    L, G, g, gp = TRUE[2]
+    want += [0.25 + L + G * m + 2 * (g + gp * m) for m in (1, 1000)]
+    assert runs.predict(costs, "bcast")[0].tolist() == pytest.approx(want)
+    assert runs.log_measured.tolist() == [0.0] * 6
+    assert cal.FlatRuns(costs, "avg", np.array([1.0, 1000.0]), 8, 7).predict(costs, "bcast").shape == (1, 0)
+
+
+def test_a_calibration_with_flat_runs_fits_a_channel_no_collective_cell_exercises():
+    # bcast at P <= 4 under map-by core on TINY: core and socket only; the node channel is priced by
+    # its NBFT runs alone (made from the true costs), from a start 1.6x off
+    table = true_table("bcast")
+    cells = synthetic_cells("bcast", table, P=(2, 3, 4))
+    start = start_from(table, 1.6)
+    truth = cal.costs_from_table(table, "bcast", "avg", CHANNELS, start.sizes, 7, 4096)
+    P = np.arange(2, 9)
+    completion, mean = cal_flat_prices(truth, 2, P)
+    start.flat_runs = pd.DataFrame([{"operation": "bcast", "channel": "node", "P": p, "size": m, "target": "avg",
+                                     "latency": mean[i, j] + 0.4}
+                                    for i, p in enumerate(P) for j, m in enumerate(start.sizes)])
+    opts = cal.CalibrationOptions(7, 11, "soft_l1", 0.1, 10.0, 200, 1e-8, ("avg",))
+    node, missed = {}, {}
+    for flat in (False, True):
+        fit = cal.calibrate(cells, "bcast", "avg", start, OPTIONS, md.Placements(TINY), replace(opts, flat_runs=flat), 7)
+        node[flat] = fit.set_index(["channel", "parameter"])["value"]
+        assert (fit["cells"] == len(cells)).all()  # the collective cells; the runs come beside them
+        priced = cal.costs_from_table(fit, "bcast", "avg", CHANNELS, start.sizes, 7, 4096)
+        runs = cal.FlatRuns(start, "avg", start.sizes, 7, 7)
+        missed[flat] = np.median(np.abs(runs.predict(priced, "bcast")[0] - np.exp(runs.log_measured))
+                                 / np.exp(runs.log_measured))
+    # without the runs the node keeps its start (1.6x off) and misses them; with them, they are
+    # reproduced and the node's gap is found
+    truth_node = dict(zip(cal.PARAMETERS, TRUE5[2]))
+    assert node[False][("node", "gap_us")] == pytest.approx(1.6 * truth_node["gap_us"], rel=0.01)
+    assert missed[False] > 0.2 and missed[True] < 0.01
+    assert node[True][("node", "gap_us")] == pytest.approx(truth_node["gap_us"], rel=0.1)
+
+
+def cal_flat_prices(costs, k, P):
+    """(completion, mean rank time) [P, S] of flat bcast trees of P ranks on channel index ``k``."""
+    from collat.model.forest import Forest
+    from collat.model.openmpi_mode import evaluate
+
+    forest = Forest([np.r_[-1, np.zeros(p - 1, dtype=np.int64)] for p in P])
+    forest.link = np.where(forest.parent >= 0, k, -1)
+    forest.where = {"node": np.zeros(len(forest.parent), dtype=np.int64), "socket": np.zeros(len(forest.parent),
+                                                                                             dtype=np.int64)}
+    counts = np.zeros((len(forest.parent), len(costs.channels)))
+    counts[forest.offsets, k] = np.asarray(P) - 1
+    return evaluate(forest, counts, costs, "bcast")

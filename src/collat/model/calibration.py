@@ -47,12 +47,13 @@ class CalibrationOptions:
     tolerance: float       # least_squares' ftol, xtol and gtol
     targets: tuple[str, ...]  # measured columns calibrated on (one parameter set each)
     nbft_shape: str = "line"  # fan-outs by a line, the measured shape with a line under it, or the closer (auto)
+    flat_runs: bool = False  # the NBFT stage's flat trees fitted beside the collective cells
 
     @classmethod
     def from_config(cls, cfg: dict) -> "CalibrationOptions":
         return cls(int(cfg["points_per_curve"]), int(cfg["sizes_per_curve"]), str(cfg["loss"]),
                    float(cfg["f_scale"]), float(cfg["prior_sd"]), int(cfg["max_nfev"]), float(cfg["tolerance"]),
-                   tuple(cfg["targets"]), str(cfg["nbft_shape"]))
+                   tuple(cfg["targets"]), str(cfg["nbft_shape"]), bool(cfg["flat_runs"]))
 
 
 @dataclass(frozen=True)
@@ -186,6 +187,54 @@ class Problem:
         return out
 
 
+class FlatRuns:
+    """The NBFT stage's runs of one operation and target as calibration cells: flat trees whose
+    receivers all sit on one channel (``openmpi.flat_runs``, the stage's median table), at the
+    calibration's ``sizes`` and up to ``points`` P per channel. A linear algorithm runs exactly
+    such a tree, so a calibration that fits them prices the flat fan-outs as measured."""
+
+    def __init__(self, openmpi: ChannelCosts, target: str, sizes: np.ndarray, points: int, max_receivers: int):
+        from collat.model.forest import Forest
+
+        runs = openmpi.flat_runs
+        runs = runs[(runs["target"] == target) & runs["size"].isin(sizes) & runs["channel"].isin(openmpi.channels)
+                    & (runs["P"] >= 2) & (runs["P"] <= max_receivers + 1)]
+        self.sizes = np.asarray(sizes, float)
+        parents, links, trees, at, measured = [], [], [], [], []
+        for channel, g in runs.groupby("channel", sort=True):
+            k = openmpi.channels.index(channel)
+            for P in _spread(g["P"].to_numpy(), points):
+                rows = g[g["P"] == P]
+                trees += [len(parents)] * len(rows)
+                at += np.searchsorted(self.sizes, rows["size"].to_numpy(float)).tolist()
+                measured += rows["latency"].tolist()
+                parents.append(np.r_[-1, np.zeros(int(P) - 1, dtype=np.int64)])
+                links.append((k, int(P)))
+        self.forest = Forest(parents) if parents else None
+        if self.forest is not None:
+            self.forest.link = np.where(self.forest.parent >= 0, np.repeat([k for k, _ in links], [P for _, P in links]),
+                                        -1)
+            nowhere = np.zeros(len(self.forest.parent), dtype=np.int64)  # one sender: no contention to place
+            self.forest.where = {"node": nowhere, "socket": nowhere}
+            self.counts = np.zeros((len(self.forest.parent), len(openmpi.channels)))
+            self.counts[self.forest.offsets, [k for k, _ in links]] = [P - 1 for _, P in links]
+        self.tree, self.at = np.asarray(trees, dtype=np.int64), np.asarray(at, dtype=np.int64)
+        self.log_measured = np.log(np.asarray(measured, float))
+        self.target = target
+
+    def predict(self, costs: ChannelCosts, operation: str) -> np.ndarray:
+        """[B, cells] for costs of B parameter sets side by side on the size axis."""
+        from collat.model.openmpi_mode import evaluate
+
+        S = len(self.sizes)
+        B = len(costs.sizes) // S
+        if self.forest is None:
+            return np.empty((B, 0))
+        completion, mean = evaluate(self.forest, self.counts, costs, operation)
+        values = ((mean if self.target == "avg" else completion) + costs.overhead).reshape(-1, B, S)
+        return values[self.tree, :, self.at].T
+
+
 def free_parameters(start_values: np.ndarray, largest_size: float, extra: tuple, smallest_size: float = 1.0,
                     small_limit: float = -1.0) -> np.ndarray:
     """Which parameters a calibration fits, [NP K + len(extra)] (NP = ``start_values.shape[1]``):
@@ -249,6 +298,17 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
                                  small_limit, concurrent, shape)
         return np.log(on.predict(costs, options, placements))
 
+    flat = (FlatRuns(openmpi, target, problem.sizes, opts.points_per_curve, max_receivers)
+            if opts.flat_runs and openmpi.flat_runs is not None else None)
+
+    def flat_log(X, shape):  # the NBFT runs priced by B parameter sets, [B, flat cells]
+        V = np.exp(full(X))
+        waits = V[:, NP * K + 3:] if operation == "reduce" else np.tile([0.0, 1.0], (len(V), 1))
+        costs = parametric_costs(V[:, :NP * K].reshape(len(V), K, NP), channels, flat.sizes, max_receivers,
+                                 V[:, NP * K], openmpi.eager_limit, waits, V[:, NP * K + 1], V[:, NP * K + 2],
+                                 small_limit, concurrent, shape)
+        return np.log(flat.predict(costs, operation))
+
     usable = np.isfinite(model_log(x0[free], None)[0])
     if not usable.any():
         raise ValueError(f"calibration of {operation} {target}: no cell the model can price")
@@ -257,14 +317,21 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     prior = np.eye(len(centre)) / opts.prior_sd
 
     def fit_form(shape):
+        flat_shape = None if flat is None or shape is None else fanout_shape(openmpi, first, flat.sizes, small_limit)
+
+        def both(X):
+            logs = model_log(X, shape)[:, usable]
+            return logs if flat is None else np.hstack([logs, flat_log(X, flat_shape)])
+        data = y if flat is None else np.r_[y, flat.log_measured]
+
         def residuals(x):
-            return np.r_[model_log(x, shape)[0, usable] - y, (x - centre) / opts.prior_sd]
+            return np.r_[both(x[None, :])[0] - data, (x - centre) / opts.prior_sd]
 
         def jacobian(x):
             """Forward differences, every parameter's step priced in one batch (step _STEP in log
             units, taken downwards at an upper bound)."""
             h = np.where(x + _STEP <= hi, _STEP, -_STEP)
-            logs = model_log(np.vstack([x, x + np.diag(h)]), shape)[:, usable]
+            logs = both(np.vstack([x, x + np.diag(h)]))
             return np.vstack([((logs[1:] - logs[0]) / h[:, None]).T, prior])
 
         # one BLAS thread: the Jacobian is [cells, ~20], and the calibrations of a validation run in

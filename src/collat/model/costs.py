@@ -46,6 +46,7 @@ class ChannelCosts:
         # resource share it and are served together, and the two resources move their bytes at once
         self.gap_bytes = None
         self.group = np.array([1 if c == "node" else 0 for c in self.channels], dtype=np.int64)
+        self.flat_runs = None  # the NBFT stage's median table of this operation (channel, P, size, target, latency)
 
     def bytes_part(self) -> np.ndarray:
         """:attr:`gap_bytes`, zeros when there is none, [K, S]."""
@@ -158,6 +159,8 @@ def openmpi_costs(hockney: pd.DataFrame, nbft_fits: pd.DataFrame, medians: pd.Da
         c = ChannelCosts.from_stage_outputs(hockney, nbft_fits, op, options.nbft_target, channels, sizes, medians,
                                             max_receivers)
         c.eager_limit = options.eager_limit
+        if medians is not None:  # the NBFT runs themselves: flat trees the calibration also fits
+            c.flat_runs = medians[medians["operation"] == op].reset_index(drop=True)
         if op == "reduce" and medians is not None:  # a sender's share of its wait, from its NBFT runs
             from collat.model.waits import wait_shares
 
