@@ -290,24 +290,19 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
         out[:, free] = X
         return out
 
-    def model_log(X, shape, on=problem):  # [B, cells of ``on``] for B sets of fitted parameters, in one batch
+    def costs_of(X, sizes, shape) -> ChannelCosts:  # B sets of fitted parameters, side by side at ``sizes``
         V = np.exp(full(X))
         waits = V[:, NP * K + 3:] if operation == "reduce" else np.tile([0.0, 1.0], (len(V), 1))
-        costs = parametric_costs(V[:, :NP * K].reshape(len(V), K, NP), channels, on.sizes, max_receivers,
-                                 V[:, NP * K], openmpi.eager_limit, waits, V[:, NP * K + 1], V[:, NP * K + 2],
-                                 small_limit, concurrent, shape)
-        return np.log(on.predict(costs, options, placements))
+        return parametric_costs(V[:, :NP * K].reshape(len(V), K, NP), channels, sizes, max_receivers,
+                                V[:, NP * K], openmpi.eager_limit, waits, V[:, NP * K + 1], V[:, NP * K + 2],
+                                small_limit, concurrent, shape)
 
+    def model_log(X, shape, on=problem):  # [B, cells of ``on``] for B sets of fitted parameters, in one batch
+        return np.log(on.predict(costs_of(X, on.sizes, shape), options, placements))
+
+    # the NBFT stage's flat trees beside the cells (config model.calibrated.flat_runs), at the same sizes
     flat = (FlatRuns(openmpi, target, problem.sizes, opts.points_per_curve, max_receivers)
             if opts.flat_runs and openmpi.flat_runs is not None else None)
-
-    def flat_log(X, shape):  # the NBFT runs priced by B parameter sets, [B, flat cells]
-        V = np.exp(full(X))
-        waits = V[:, NP * K + 3:] if operation == "reduce" else np.tile([0.0, 1.0], (len(V), 1))
-        costs = parametric_costs(V[:, :NP * K].reshape(len(V), K, NP), channels, flat.sizes, max_receivers,
-                                 V[:, NP * K], openmpi.eager_limit, waits, V[:, NP * K + 1], V[:, NP * K + 2],
-                                 small_limit, concurrent, shape)
-        return np.log(flat.predict(costs, operation))
 
     usable = np.isfinite(model_log(x0[free], None)[0])
     if not usable.any():
@@ -317,11 +312,10 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     prior = np.eye(len(centre)) / opts.prior_sd
 
     def fit_form(shape):
-        flat_shape = None if flat is None or shape is None else fanout_shape(openmpi, first, flat.sizes, small_limit)
-
-        def both(X):
+        def both(X):  # the usable cells' log prices, then the flat runs'
             logs = model_log(X, shape)[:, usable]
-            return logs if flat is None else np.hstack([logs, flat_log(X, flat_shape)])
+            return logs if flat is None else np.hstack([logs, np.log(flat.predict(costs_of(X, flat.sizes, shape),
+                                                                                   operation))])
         data = y if flat is None else np.r_[y, flat.log_measured]
 
         def residuals(x):
@@ -360,7 +354,8 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
         kept = min(forms, key=lambda f: (miss(f), f))
     fit = fits[kept]
     J = fit.jac
-    s2 = 2.0 * fit.cost / max(n, 1)  # n data + prior residuals
+    n_data = n + (0 if flat is None else len(flat.log_measured))
+    s2 = 2.0 * fit.cost / max(n_data, 1)  # the data's (cells and flat runs) + prior residuals
     se = np.full(len(x0), np.nan)
     try:
         se[free] = np.sqrt(np.clip(np.diag(np.linalg.pinv(J.T @ J) * s2), 0.0, None))
@@ -520,7 +515,7 @@ def _measured_algorithms(cells: pd.DataFrame, train: pd.DataFrame) -> np.ndarray
 
 def _inner_widths(train: pd.DataFrame, folds: list, models: tuple[str, ...], hybrid_neighbours: int | None,
                   weight: float) -> dict:
-    """{model: interval half-width} of :func:`fit_predict` from its inner folds: (train rows, test
+    """{model: :class:`collat.model.validation.Width`} of :func:`fit_predict` from its inner folds: (train rows, test
     rows, the train cells priced by a calibration of the fold's train rows alone, the fold's trend,
     openmpi prices and distances of its test cells) each, so that its test cells are out of sample
     for the calibration too, not only for the hybrid's correction; the calibrated mode prices an
