@@ -467,7 +467,8 @@ def test_a_calibration_with_flat_runs_fits_a_channel_no_collective_cell_exercise
     opts = cal.CalibrationOptions(7, 11, "soft_l1", 0.1, 10.0, 200, 1e-8, ("avg",))
     node, missed = {}, {}
     for flat in (False, True):
-        fit = cal.calibrate(cells, "bcast", "avg", start, OPTIONS, md.Placements(TINY), replace(opts, flat_runs=flat), 7)
+        fit = cal.calibrate(cells, "bcast", "avg", start, OPTIONS, md.Placements(TINY), replace(opts, flat_runs=flat),
+                            7)
         node[flat] = fit.set_index(["channel", "parameter"])["value"]
         assert (fit["cells"] == len(cells)).all()  # the collective cells; the runs come beside them
         priced = cal.costs_from_table(fit, "bcast", "avg", CHANNELS, start.sizes, 7, 4096)

@@ -212,8 +212,8 @@ class FlatRuns:
                 links.append((k, int(P)))
         self.forest = Forest(parents) if parents else None
         if self.forest is not None:
-            self.forest.link = np.where(self.forest.parent >= 0, np.repeat([k for k, _ in links], [P for _, P in links]),
-                                        -1)
+            channel_of = np.repeat([k for k, _ in links], [P for _, P in links])  # every rank of each tree
+            self.forest.link = np.where(self.forest.parent >= 0, channel_of, -1)
             nowhere = np.zeros(len(self.forest.parent), dtype=np.int64)  # one sender: no contention to place
             self.forest.where = {"node": nowhere, "socket": nowhere}
             self.counts = np.zeros((len(self.forest.parent), len(openmpi.channels)))
