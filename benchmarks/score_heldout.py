@@ -2,6 +2,7 @@
 predicts the rest of the machine, and how good the rules file it writes is there.
 
     python benchmarks/score_heldout.py benchmarks/data/device-16core [--cores 2] [--out DIR] [--keep DIR]
+        [--set model.calibrated.flat_runs=true ...]
 
 DATA holds what benchmarks/measure_machine.sh wrote on a machine: ``mine.yaml`` (its config),
 ``osu_raw/`` (the logs of the planned rounds) and ``heldout_raw/`` (launches nobody planned, run
@@ -58,6 +59,20 @@ def prediction_errors(pred: pd.DataFrame, held: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def overridden(config: dict, overrides: list[str]) -> dict:
+    """``config`` with each ``KEY=VALUE`` of ``overrides`` set (KEY dotted, VALUE read as YAML)."""
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"--set {item!r}: expected KEY=VALUE, e.g. model.calibrated.flat_runs=true")
+        *path, last = key.split(".")
+        node = config
+        for part in path:
+            node = node.setdefault(part, {})
+        node[last] = yaml.safe_load(value)
+    return config
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("data", type=Path)
@@ -65,6 +80,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--keep", type=Path, help="run the pipeline in this (new) directory and keep it, with both "
                     "runs' results (default: a temporary one, removed)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
+                    help="a config key (dotted) set on top of the data set's mine.yaml, its value read as YAML; "
+                    "repeatable")
     args = ap.parse_args()
     base = args.keep.resolve() if args.keep else Path(tempfile.mkdtemp(prefix="collat-heldout-"))
     try:
@@ -78,7 +96,7 @@ def score(args: argparse.Namespace, base: Path) -> None:
     """Run the pipeline on the rounds and the ingest on the held-out logs under ``base``; print
     (and write to ``--out``) the scores."""
     data = args.data.resolve()
-    mine = yaml.safe_load((data / "mine.yaml").read_text())
+    mine = overridden(yaml.safe_load((data / "mine.yaml").read_text()), args.overrides)
     mine.pop("measure", None)  # the logs are here: nothing to run
     mine.pop("plan", None)
     rounds = {**mine, "data": {"raw": {"dir": str(data / "osu_raw")}}}
