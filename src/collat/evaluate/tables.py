@@ -352,7 +352,8 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "points inside a fitted model's 80 % prediction interval (— for a model without one).", "",
                 "An interval's half-width, in log latency, is the 80th percentile of the model's error on inner "
                 "folds of the training part that hold out of it what the split holds out, each inner fold "
-                "calibrated again on its own training cells. A test point in a regime that no training cell of "
+                "calibrated again on its own training cells; it grows along a line in the octaves between a "
+                "point and the training cells, fitted to those errors. A test point in a regime that no training cell of "
                 "its curve is in (a socket or node its mapping had not filled; sizes past a channel's protocol "
                 "switch or its half-performance length) adds in quadrature the width of a mapping held out of "
                 "the training part. That rule was chosen on these splits (the larger of the two widths was seen "
@@ -383,11 +384,12 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "Not out of sample for their choice: the hybrid's rules (for an unseen algorithm, the scales tried, "
                 "the error that picks one, the choice per operation) and the calibrated mode's shared rendezvous "
                 "bytes (`model.openmpi.concurrent_rendezvous`) were chosen by comparing variants on these same "
-                "splits; so was the intervals' growth with the distance to the training cells (two forms before "
-                "it were seen: a constant width, then one proportional to 1 + the distance; the line in the "
-                "distance that replaced them is fitted on the inner folds), and the rule that picks the calibrated mode's blend for an unseen "
-                "algorithm (the best worst held-out algorithm; the pooled median over held-out cells was seen "
-                "first). The blend's weight itself is chosen inside each fold's training part.", "",
+                "splits; so was the rule that picks the calibrated mode's blend for an unseen algorithm (the "
+                "best worst held-out algorithm; the pooled median over held-out cells was seen first). The "
+                "blend's weight itself is chosen inside each fold's training part.", "",
+                "The intervals' form in the distance to the training cells was chosen on these splits too: a "
+                "constant width and one proportional to 1 + the distance were seen before the line in the "
+                "distance, whose two parts are fitted on the inner folds.", "",
                 *(["With `model.calibrated.nbft_shape: auto`, each calibration keeps the fan-out form closer to "
                    "every training cell; that rule was chosen on these splits (the form closer to the "
                    "calibration's own cells was seen first).", ""] if fanout_form == "auto" else []),
