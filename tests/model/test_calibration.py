@@ -459,11 +459,10 @@ def test_a_calibration_with_flat_runs_fits_a_channel_no_collective_cell_exercise
     cells = synthetic_cells("bcast", table, P=(2, 3, 4))
     start = start_from(table, 1.6)
     truth = cal.costs_from_table(table, "bcast", "avg", CHANNELS, start.sizes, 7, 4096)
-    P = np.arange(2, 9)
-    completion, mean = cal_flat_prices(truth, 2, P)
     start.flat_runs = pd.DataFrame([{"operation": "bcast", "channel": "node", "P": p, "size": m, "target": "avg",
-                                     "latency": mean[i, j] + 0.4}
-                                    for i, p in enumerate(P) for j, m in enumerate(start.sizes)])
+                                     "latency": 1.0} for p in range(2, 9) for m in start.sizes])
+    # the runs as the true costs price them (FlatRuns' prices are checked by hand above)
+    start.flat_runs["latency"] = cal.FlatRuns(start, "avg", start.sizes, 7, 7).predict(truth, "bcast")[0]
     opts = cal.CalibrationOptions(7, 11, "soft_l1", 0.1, 10.0, 200, 1e-8, ("avg",))
     node, missed = {}, {}
     for flat in (False, True):
@@ -482,16 +481,3 @@ def test_a_calibration_with_flat_runs_fits_a_channel_no_collective_cell_exercise
     assert missed[False] > 0.2 and missed[True] < 0.01
     assert node[True][("node", "gap_us")] == pytest.approx(truth_node["gap_us"], rel=0.1)
 
-
-def cal_flat_prices(costs, k, P):
-    """(completion, mean rank time) [P, S] of flat bcast trees of P ranks on channel index ``k``."""
-    from collat.model.forest import Forest
-    from collat.model.openmpi_mode import evaluate
-
-    forest = Forest([np.r_[-1, np.zeros(p - 1, dtype=np.int64)] for p in P])
-    forest.link = np.where(forest.parent >= 0, k, -1)
-    forest.where = {"node": np.zeros(len(forest.parent), dtype=np.int64), "socket": np.zeros(len(forest.parent),
-                                                                                             dtype=np.int64)}
-    counts = np.zeros((len(forest.parent), len(costs.channels)))
-    counts[forest.offsets, k] = np.asarray(P) - 1
-    return evaluate(forest, counts, costs, "bcast")

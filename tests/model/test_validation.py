@@ -237,9 +237,8 @@ def test_interval_width_holds_80_percent_of_the_inner_cells():
 
 
 def test_interval_width_grows_with_distance_as_the_errors_do():
-    # errors 0.1 + 0.2 d at d = 0, 1, 2, 3, each cell twice, and half as large twice: the 80 % line
-    # goes through the larger ones (8 of 10 cells at or under it per distance... all 4 per d at or
-    # below 0.1 + 0.2 d, so the quantile line is that line)
+    # five cells at each of d = 0, 1, 2, 3: two with an error of 0.1 + 0.2 d, three with half that;
+    # the line 0.1 + 0.2 d has four of five cells at or below it at every distance: the 80 % line
     d = np.repeat([0.0, 1.0, 2.0, 3.0], 5)
     big = 0.1 + 0.2 * d
     error = np.where(np.tile([0, 0, 0, 1, 1], 4) == 1, big, big / 2)

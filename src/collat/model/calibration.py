@@ -194,33 +194,25 @@ class FlatRuns:
     such a tree, so a calibration that fits them prices the flat fan-outs as measured."""
 
     def __init__(self, openmpi: ChannelCosts, target: str, sizes: np.ndarray, points: int, max_receivers: int):
-        from collat.model.forest import Forest
+        from collat.model.forest import flat_trees
 
         runs = openmpi.flat_runs
         runs = runs[(runs["target"] == target) & runs["size"].isin(sizes) & runs["channel"].isin(openmpi.channels)
                     & (runs["P"] >= 2) & (runs["P"] <= max_receivers + 1)]
         self.sizes = np.asarray(sizes, float)
-        parents, links, trees, at, measured = [], [], [], [], []
+        self.target = target
+        P_values, channels, trees, at, measured = [], [], [], [], []
         for channel, g in runs.groupby("channel", sort=True):
-            k = openmpi.channels.index(channel)
             for P in _spread(g["P"].to_numpy(), points):
                 rows = g[g["P"] == P]
-                trees += [len(parents)] * len(rows)
+                trees += [len(P_values)] * len(rows)
                 at += np.searchsorted(self.sizes, rows["size"].to_numpy(float)).tolist()
                 measured += rows["latency"].tolist()
-                parents.append(np.r_[-1, np.zeros(int(P) - 1, dtype=np.int64)])
-                links.append((k, int(P)))
-        self.forest = Forest(parents) if parents else None
-        if self.forest is not None:
-            channel_of = np.repeat([k for k, _ in links], [P for _, P in links])  # every rank of each tree
-            self.forest.link = np.where(self.forest.parent >= 0, channel_of, -1)
-            nowhere = np.zeros(len(self.forest.parent), dtype=np.int64)  # one sender: no contention to place
-            self.forest.where = {"node": nowhere, "socket": nowhere}
-            self.counts = np.zeros((len(self.forest.parent), len(openmpi.channels)))
-            self.counts[self.forest.offsets, [k for k, _ in links]] = [P - 1 for _, P in links]
+                P_values.append(int(P))
+                channels.append(openmpi.channels.index(channel))
+        self.forest, self.counts = flat_trees(P_values, channels, len(openmpi.channels)) if P_values else (None, None)
         self.tree, self.at = np.asarray(trees, dtype=np.int64), np.asarray(at, dtype=np.int64)
         self.log_measured = np.log(np.asarray(measured, float))
-        self.target = target
 
     def predict(self, costs: ChannelCosts, operation: str) -> np.ndarray:
         """[B, cells] for costs of B parameter sets side by side on the size axis."""

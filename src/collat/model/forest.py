@@ -138,6 +138,21 @@ class Forest:
         return np.add.reduceat(x, self.offsets, axis=0) / self.sizes[:, None]
 
 
+def flat_trees(P_values, channels, n_channels: int) -> tuple[Forest, np.ndarray]:
+    """(forest, census counts [nodes, n_channels]) of flat trees: tree i has ``P_values[i]`` ranks,
+    its root sends to every other over channel index ``channels[i]`` (the NBFT stage's runs). One
+    sender per tree, so every rank is placed on node and socket 0: no contention to place."""
+    P_values = np.asarray(P_values, dtype=np.int64)
+    channels = np.broadcast_to(np.asarray(channels, dtype=np.int64), P_values.shape)
+    forest = Forest([np.r_[-1, np.zeros(P - 1, dtype=np.int64)] for P in P_values])
+    forest.link = np.where(forest.parent >= 0, np.repeat(channels, P_values), -1)
+    nowhere = np.zeros(len(forest.parent), dtype=np.int64)
+    forest.where = {"node": nowhere, "socket": nowhere}
+    counts = np.zeros((len(forest.parent), n_channels))
+    counts[forest.offsets, channels] = P_values - 1
+    return forest, counts
+
+
 def link_channels(parent: np.ndarray, ranks, channel_index: dict, unpinned_channel: str = "core") -> np.ndarray:
     """Channel index of the link from every node to its parent, [N] (-1 for a root): of a tree, or of a
     forest with its trees' placements laid end to end (global node ids)."""

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from collat.model.costs import ChannelCosts
-from collat.model.forest import Forest
+from collat.model.forest import flat_trees
 from collat.model.openmpi_mode import evaluate
 
 
@@ -28,11 +28,7 @@ def flat_fanins(costs: ChannelCosts, channel: int, P_values) -> tuple[np.ndarray
     """(mean rank time with q = 0, with q = 1) [P, S] of reduce flat trees of P ranks whose P - 1
     senders all talk to the root over ``channel`` (an index of ``costs.channels``), at costs' sizes:
     the model's price of the NBFT stage's runs."""
-    P_values = [int(P) for P in P_values]
-    forest = Forest([np.r_[-1, np.zeros(P - 1, dtype=np.int64)] for P in P_values])
-    forest.link = np.where(forest.parent >= 0, channel, -1)
-    counts = np.zeros((len(forest.parent), len(costs.channels)))
-    counts[forest.offsets, channel] = np.asarray(P_values) - 1
+    forest, counts = flat_trees(P_values, channel, len(costs.channels))
     means = []
     for q in (0.0, 1.0):
         probe = copy.copy(costs)  # the same costs, every sender waiting q of its wait
