@@ -711,3 +711,14 @@ def test_a_segment_size_reaches_the_trees_openmpi_cuts_and_no_other_shape(config
                                                           segsize=8192).steps] for alg in (0, 1, 3, 4, 6)}
     assert [s.get("segsize") for s in shapes[3]] == [8192] and [s.get("segsize") for s in shapes[6]] == [8192]
     assert all("segsize" not in s for alg in (0, 1, 4) for s in shapes[alg])  # default, linear, a schedule
+
+
+def test_flat_trees_send_from_each_root_to_every_other_rank_over_one_channel():
+    forest, counts = fo.flat_trees([2, 4], [1, 0], 3)
+    # trees of 2 and 4 ranks laid end to end: node ids 0-1 and 2-5
+    assert forest.parent.tolist() == [-1, 0, -1, 2, 2, 2]
+    assert forest.link.tolist() == [-1, 1, -1, 0, 0, 0]
+    assert counts.tolist() == [[0, 1, 0], [0, 0, 0], [3, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0]]
+    assert set(forest.where) == {"node", "socket"} and not forest.where["socket"].any()
+    # one channel for every tree
+    assert fo.flat_trees([3], 2, 3)[0].link.tolist() == [-1, 2, 2]
