@@ -352,7 +352,7 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "points inside a fitted model's 80 % prediction interval (— for a model without one).", "",
                 "An interval's half-width (log latency) is the 80th percentile of the model's error on inner "
                 "folds of the training part that hold out what the split holds out, each calibrated again on its "
-                "own training cells, as a line in the octaves from the training cells. A test point in a regime "
+                "own training cells; it grows along a line in a point's octaves from them. A test point in a regime "
                 "that no training cell of its curve is in (a socket or node its mapping had not filled; sizes "
                 "past a channel's protocol switch or its half-performance length) adds in quadrature the width of a mapping held out of "
                 "the training part. That rule was chosen on these splits (the larger of the two widths was seen "
