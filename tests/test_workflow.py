@@ -249,6 +249,20 @@ def test_a_deleted_study_copy_is_fetched_again(study_run):
     assert planned_jobs(run_snakemake(study_run, "-n")) == {}
 
 
+#: a THIN-like pair of nodes (2 x 2 sockets x 12 cores, one L3 per socket): the first lines of a short config
+SHORT_MACHINE = ("machine: {name: two THIN-like nodes, nodes: 2, sockets_per_node: 2, cores_per_socket: 12, "
+                 "cores_per_l3: 12}\nchannels: [core, socket, node]\nstages: [pt2pt]\n")
+
+
+def short_config(text: str) -> dict:
+    """A user's config as they would write it, at most 15 lines (the own-machine issue's bound for a
+    log shape from logs to Hockney fits), read as YAML."""
+    import yaml
+
+    assert len(text.strip().splitlines()) <= 15, text
+    return yaml.safe_load(text)
+
+
 def thin_config(raw_dir):
     import yaml
 
@@ -570,23 +584,37 @@ def test_slurm_out_files_and_a_manifest_row_for_a_missing_log(tmp_path):
 
 
 def test_marker_lines_split_one_slurm_log_into_its_placements(tmp_path):
-    """issue 15: one SLURM stdout with two placements announced by marker lines and a run killed at the
-    time limit -> one run per OSU output with its own channel, fitted apart; a bad marker rule is one
-    line naming its config key."""
+    """issue 15: one SLURM stdout with three placements announced by marker lines of two formats (a
+    placement's name; two core numbers, whose channel the machine gives) and a run killed at the
+    time limit -> one run per OSU output with its own channel, fitted apart, from a config of 12
+    lines; a bad marker rule is one line naming its config key."""
     raw = tmp_path / "raw"
     raw.mkdir()
-    shutil.copy(REPO / "tests" / "fixtures" / "osu" / "slurm_markers_latency.out", raw / "slurm-4242.out")
-    cfg = thin_config(raw)
-    cfg["data"]["raw"].update(glob="*.out", patterns=["slurm-{_job}.out"], on_bad_run="skip", markers=[
-        {"regex": r"^Testing (?P<channel>.+)$", "values": {"channel": {"Same socket": "core", "Different node": "node"}}}])
-    cfg["stages"] = ["pt2pt"]
+    text = (REPO / "tests" / "fixtures" / "osu" / "slurm_markers_latency.out").read_text()
+    # a later job step announces its placement in another format: two cores of one node (0 and 13:
+    # two sockets), its channel from the machine description
+    lines = (SYNTHETIC_RAW / "synthetic-osu_latency-socket.txt").read_text().splitlines()
+    socket_run = "\n".join(lines[:3 + 23])  # its header and first sweep (1 B to 4 MiB)
+    cut = text.rindex("Testing Different node")
+    (raw / "slurm-4242.out").write_text(text[:cut] + "Running latency between core 0 and core 13\n" + socket_run
+                                        + "\n\n" + text[cut:])
+    cfg = short_config(SHORT_MACHINE + f"""data:
+  raw:
+    dir: {raw}
+    glob: "*.out"
+    patterns: ["slurm-{{_job}}.out"]
+    on_bad_run: skip
+    markers:
+      - {{regex: "^Testing (?P<channel>.+)$", values: {{channel: {{Same socket: core, Different node: node}}}}}}
+      - {{regex: 'between core (?P<sender>\\d+) and core (?P<receiver>\\d+)'}}
+""")
     wd = make_workdir(tmp_path / "wd", cfg)
     run_snakemake(wd, "--cores", "2", "results/pt2pt/hockney.csv", "results/tidy/quality.csv")
     fits = pd.read_csv(wd / "results/pt2pt/hockney.csv")
     a = fits[fits["regime"] == 0].set_index("channel")["alpha_us"]
-    assert set(a.index) == {"core", "node"} and a["core"] < 0.5 < a["node"]
+    assert set(a.index) == {"core", "socket", "node"} and a["core"] < 0.5 < a["node"]
     q = pd.read_csv(wd / "results/tidy/quality.csv").iloc[0]
-    assert q["runs"] == 3 and q["marker_runs"] == 3 and "TIME LIMIT" in q["skipped_runs"]
+    assert q["runs"] == 4 and q["marker_runs"] == 4 and "TIME LIMIT" in q["skipped_runs"]
     assert pd.isna(q["pooled_runs"]) or q["pooled_runs"] == ""
     cfg["data"]["raw"]["markers"] = [{"regex": r"^Testing (?P<placement>.+)$"}]
     wd = make_workdir(tmp_path / "wd2", cfg)
@@ -640,20 +668,27 @@ def test_processed_csvs_through_data_tables(tmp_path):
 
 def test_a_tab_separated_table_with_comments_and_another_collective(tmp_path):
     """A processed table as people keep them: tabs, '#' comment rows, a scatter row among the bcast
-    rows, two repetitions of the same value. A config entry of five lines reads it: every bcast row
-    stays a row, the scatter row is counted as skipped."""
+    rows, two repetitions of the same value. A config of 13 lines (the machine, the point-to-point
+    logs, the table's entry) reads it: every bcast row stays a row, the scatter row is counted as
+    skipped."""
     tables = tmp_path / "tables"
     tables.mkdir()
     shutil.copy(REPO / "tests" / "fixtures" / "tables" / "collectives_tabs.tsv", tables / "runs.tsv")
-    cfg = thin_config(SYNTHETIC_RAW)
-    cfg["data"]["tables"] = [{
-        "dir": str(tables), "glob": "*.tsv", "table": "collective", "where": {"collective": ["bcast"]},
-        "columns": {"Algorithm": "algorithm", "Allocation": "mapping", "Processes": "P", "MessageSize": "size",
-                    "Avg Latency(us)": "avg"},
-        "values": {"algorithm": {"bintree": 5}}, "metadata": {"operation": "bcast"}}]
-    cfg["stages"] = ["pt2pt"]
+    cfg = short_config(SHORT_MACHINE + f"""data:
+  raw: {{dir: {SYNTHETIC_RAW}, glob: "*.txt", patterns: ["{{_source}}-{{benchmark}}-{{channel}}.txt"]}}
+  tables:
+    - dir: {tables}
+      glob: "*.tsv"
+      table: collective
+      where: {{collective: [bcast]}}
+      columns: {{Algorithm: algorithm, Allocation: mapping, Processes: P, MessageSize: size, "Avg Latency(us)": avg}}
+      values: {{algorithm: {{bintree: 5}}}}
+      metadata: {{operation: bcast}}
+""")
     wd = make_workdir(tmp_path / "wd", cfg)
-    run_snakemake(wd, "--cores", "2", "results/tidy/collective.parquet", "results/tidy/quality.csv")
+    run_snakemake(wd, "--cores", "2", "results/tidy/collective.parquet", "results/tidy/quality.csv",
+                  "results/pt2pt/hockney.csv")
+    assert set(pd.read_csv(wd / "results/pt2pt/hockney.csv")["channel"]) == {"core", "socket", "node"}
     c = pd.read_parquet(wd / "results/tidy/collective.parquet")
     assert len(c) == 4 and sorted(c["run"]) == [0, 0, 1, 1] and set(c["algorithm"]) == {5}
     q = pd.read_csv(wd / "results/tidy/quality.csv").set_index("table").loc["collective"]
@@ -802,10 +837,14 @@ def test_skip_passes_over_junk_files_and_an_error_is_said_last(tmp_path):
     core = (SYNTHETIC_RAW / "synthetic-osu_latency-core.txt").read_text()
     (raw / "synthetic-osu_latency-core-cut.txt").write_text(
         "".join(line for line in core.splitlines(keepends=True) if not line.startswith("#")))
-    cfg = thin_config(raw)
-    cfg["data"]["raw"].update(glob="**/*.txt", on_bad_run="skip", exclude=["old/*"],
-                              patterns=["{_source}-{benchmark}-{channel}-{_why}.txt", "{_source}-{benchmark}-{channel}.txt"])
-    cfg["stages"] = ["pt2pt"]
+    cfg = short_config(SHORT_MACHINE + f"""data:
+  raw:
+    dir: {raw}
+    glob: "**/*.txt"
+    exclude: ["old/*"]
+    on_bad_run: skip
+    patterns: ["{{_source}}-{{benchmark}}-{{channel}}-{{_why}}.txt", "{{_source}}-{{benchmark}}-{{channel}}.txt"]
+""")
     wd = make_workdir(tmp_path / "wd", cfg)
     run_snakemake(wd, "results/pt2pt/hockney.csv", "results/tidy/quality.csv", "--cores", "2")
     q = pd.read_csv(wd / "results/tidy/quality.csv").set_index("source")
