@@ -493,6 +493,16 @@ def test_validation_stage_on_the_study(study_run):
     for mapping, nodes in (("core", "1"), ("core", "2"), ("socket", "1"), ("socket", "2")):
         assert twin[(mapping, nodes)] > f[(mapping, nodes)], (mapping, nodes)
     assert twin[("core", "2")] > twin[("core", "1")] and twin[("socket", "2")] > twin[("socket", "1")]
+    # so the model stage's intervals are for a new run: at a measured cell of map-by core on two nodes
+    # the hybrid's is at least as wide as two jobs' runs lie apart there (study, avg: spread 0.35)
+    spread = floors.set_index(["target", "kind", "mapping", "nodes"]).loc[("avg", "another_run", "core", "2"), "spread"]
+    grid = pd.read_parquet(study_run / "results/model/predictions.parquet",
+                           filters=[("mode", "==", "hybrid"), ("target", "==", "avg"), ("mapping", "==", "core")])
+    measured = pd.read_parquet(study_run / "results/tidy/collective.parquet",
+                               columns=["operation", "algorithm", "mapping", "P", "size"])
+    at = grid.merge(measured.drop_duplicates(), on=["operation", "algorithm", "mapping", "P", "size"])
+    at = at[at["P"] > 128]
+    assert len(at) and (np.log(at["upper"] / at["predicted"]) >= spread - 1e-9).all()
     assert v["floor"].between(0.01, 0.1).all()  # repeated runs of bcast core/socket differ by a few per cent
     board = leaderboard(v).set_index(["split", "target", "model"])
     # interpolating between measured P is easy for the fitted models, hard for the unfitted openmpi mode

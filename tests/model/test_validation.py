@@ -184,6 +184,12 @@ def test_another_run_floor_pairs_the_default_with_the_forced_run_of_its_tree_by_
     assert twin.loc[("core", "1"), "floor"] == pytest.approx((0.3 + 0.9 / 2.1) / 2)
     assert twin.loc[("node", "2"), "floor"] == pytest.approx((1 / 10 + 1 / 11) / 2)
     assert twin["cells"].tolist() == [2, 1, 1]
+    # spread: the 0.8 quantile of |log(a / b)| over the pairs. Node: log(11 / 10) both ways; core:
+    # log(3 / 2.1) both ways; all four, numpy's linear quantile: the 3rd and 4th sorted of four
+    # (0.0953, 0.0953, 0.3567, 0.3567) at 0.8 x 3 = 2.4: 0.3567
+    assert twin.loc[("node", "2"), "spread"] == pytest.approx(np.log(1.1))
+    assert twin.loc[("core", "1"), "spread"] == pytest.approx(np.log(3 / 2.1))
+    assert twin.loc[("all", "all"), "spread"] == pytest.approx(np.log(3 / 2.1))
     repeats = f[f["kind"] == "repeats"].set_index(["mapping", "nodes"])  # the default's two runs at core
     assert list(repeats.index) == [("all", "all"), ("core", "1")]
     assert va.noise_floors(c, MACHINE, ["avg"])["kind"].eq("repeats").all()  # without the rules: repeats only
@@ -366,6 +372,34 @@ def test_interval_table_takes_the_width_from_cells_in_a_known_regime():
     assert got["coverage"] == pytest.approx(2 / 3)
     # every cell in an unseen regime: the width from all of them
     assert va.interval_table(t.assign(regime=True)).iloc[0]["width"] == pytest.approx(np.quantile([0.1, 0.1, 2.0], 0.8))
+
+
+def test_grid_bounds_of_a_new_run_add_the_spread_between_jobs_where_the_split_tested_one_job():
+    """A cell between measured P (sparse_P: its split's test cells shared a job with the training
+    cells) adds the spread of another_run for its mapping and nodes in quadrature; an algorithm
+    nobody measured (whole curves held out, other jobs) does not; a mapping and nodes without a
+    spread take the target's over all."""
+    measured = pd.DataFrame({"operation": "bcast", "algorithm": 1, "mapping": ["core", "core", "node", "node"],
+                             "P": [4, 16, 4, 16], "size": 1, "measured": 1.0})
+    grid = pd.DataFrame({"operation": "bcast", "algorithm": [1, 2, 1], "mapping": ["core", "core", "node"],
+                         "P": [8, 8, 8], "size": 1, "mode": "hybrid", "target": "avg", "predicted": 1.0})
+    widths = pd.DataFrame({"model": "hybrid", "target": "avg", "split": ["sparse_P", "unseen_algorithm"],
+                           "width": [0.3, 0.5], "per_octave": [0.0, 0.0]})
+    runs = pd.DataFrame({"target": "avg", "kind": "another_run", "mapping": ["all", "core"], "nodes": ["all", "1"],
+                         "spread": [0.8, 0.4]})
+    upper = va.grid_bounds(grid, {"avg": measured}, widths, MACHINE, None, runs)[1]
+    # core, P = 8 on one node: hypot(0.3, 0.4) = 0.5; unseen algorithm: 0.5 alone; node, P = 8 spans
+    # two nodes, no row of its own: hypot(0.3, 0.8)
+    assert upper.tolist() == pytest.approx([np.exp(0.5), np.exp(0.5), np.exp(np.hypot(0.3, 0.8))])
+    assert va.grid_bounds(grid, {"avg": measured}, widths, MACHINE)[1].tolist() == pytest.approx(
+        [np.exp(0.3), np.exp(0.5), np.exp(0.3)])  # without the runs: the validation's width alone
+    # a curve whose P came from files of their own (a launch per P) holds the launches' differences
+    # in its width already: only the curve one file measured adds the spread
+    collective = measured.assign(source=["job.out", "job.out", "p4.txt", "p16.txt"])
+    one = va.one_file_curves(collective)
+    assert one.values.tolist() == [["bcast", 1, "core"]]
+    upper = va.grid_bounds(grid, {"avg": measured}, widths, MACHINE, None, runs, one)[1]
+    assert upper.tolist() == pytest.approx([np.exp(0.5), np.exp(0.5), np.exp(0.3)])
 
 
 def test_grid_bounds_widen_a_cell_past_a_node_its_curve_never_filled():

@@ -96,6 +96,7 @@ rule model_predict:
         unfitted="results/model/unfitted_predictions.parquet",
         hockney="results/pt2pt/hockney.parquet",  # the eager limit the measurements show
         intervals="results/model/intervals.csv",  # the fitted modes' interval widths, from the validation
+        noise_floor="results/model/noise_floor.csv",  # how far two jobs' runs of one configuration lie apart
     output:
         predictions="results/model/predictions.parquet",
         scores=report(

@@ -10,7 +10,7 @@ from collat.model.transfer import transfer_grid
 from collat.model import CalibratedMode, ModelOptions, Placements, grid_axes, predict_all, score
 from collat.runner import setup_log
 from collat.ingest.tidy import atomic_write, read_parquet
-from collat.model.validation import grid_bounds, measured_cells, size_bounds
+from collat.model.validation import grid_bounds, measured_cells, one_file_curves, size_bounds
 
 log = setup_log(snakemake.log)
 cfg = snakemake.params.config
@@ -44,10 +44,15 @@ if "hybrid" in options.modes:  # the calibrated grid corrected by its residuals 
                             filters=[("run", "==", -1)])  # the regression stage's grid (its grid_cleaning)
     parts["hybrid"] = hybrid_predictions(raw, measured, k, trend, parts.get("openmpi"))
 predictions = pd.concat([parts[m] for m in options.modes if m in parts], ignore_index=True)
-# the fitted modes' 80 % intervals, as wide as the validation found their errors where each cell stands
 measured = {t: measured[t] if t in measured else measured_cells(collective, t) for t in predictions["target"].unique()}
+# the fitted modes' 80 % intervals for a new run: as wide as the validation found their errors where each
+# cell stands, and, on a curve one job measured, as far apart as two jobs' runs of one configuration lie
+# (results/model/noise_floor.csv)
+floors = pd.read_csv(snakemake.input.noise_floor, dtype={"nodes": str})
 predictions["lower"], predictions["upper"] = grid_bounds(predictions, measured, pd.read_csv(snakemake.input.intervals),
-                                                         cfg["machine"], size_bounds(hockney))
+                                                         cfg["machine"], size_bounds(hockney),
+                                                         floors[floors["kind"] == "another_run"],
+                                                         one_file_curves(collective))
 scores = score(predictions[predictions["mode"] != "hybrid"], collective, options, snakemake.params.paper_cleaning)
 atomic_write(snakemake.output.predictions, lambda tmp: predictions.to_parquet(tmp, index=False))
 atomic_write(snakemake.output.scores, lambda tmp: scores.to_csv(tmp, index=False))

@@ -243,6 +243,12 @@ def noise_floor_markdown(floors: pd.DataFrame | None, paths: dict) -> list[str]:
             parts.append(f"{target}: {cells}")
         if parts:
             out += [lead[kind] + "; ".join(parts) + tail[kind], ""]
+    if "spread" in f and (f["kind"] == "another_run").any():
+        out += ["So the fitted modes' 80 % intervals in the model stage's grid are for a new run: between and "
+                "beyond measured P, and at sizes nobody measured, on a curve whose measurements come from one "
+                "file (one job, whose validation saw that job's noise only), they add in quadrature how far two "
+                "jobs' runs of one configuration lie apart (column `spread`, the 80th percentile of "
+                "|log(a / b)|).", ""]
     return out
 
 

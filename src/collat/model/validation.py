@@ -114,25 +114,25 @@ def measured_cells(collective: pd.DataFrame, target: str) -> pd.DataFrame:
 
 def noise_floor(collective: pd.DataFrame, target: str) -> float:
     """Median of |a - b| / b over ordered pairs of repeated measurements of one cell (NaN without repeats)."""
-    rel = _repeat_differences(collective, target)[0]
+    rel = np.abs(np.expm1(_repeat_differences(collective, target)[0]))
     return float(np.median(rel)) if len(rel) else float("nan")
 
 
 def _repeat_differences(collective: pd.DataFrame, target: str) -> tuple[np.ndarray, pd.DataFrame]:
-    """(|a - b| / b over every ordered pair of repeated measurements of one cell, outliers left out;
-    the cell of each pair)."""
+    """(log(a / b) over every ordered pair of repeated measurements of one cell, outliers left out;
+    the cell of each pair). |a - b| / b is |exp(.) - 1| of it."""
     c = collective[~collective["outlier"].astype(bool) & (collective[target] > 0)][CELL + [target]]
     c = c[c.groupby(CELL)[target].transform("size") > 1].reset_index(drop=True)
     c["row"] = np.arange(len(c))
     pairs = c.merge(c, on=CELL, suffixes=("_a", "_b"))  # every ordered pair within a cell ...
     pairs = pairs[pairs["row_a"] != pairs["row_b"]]  # ... but a row with itself
-    rel = (pairs[f"{target}_a"] - pairs[f"{target}_b"]).abs() / pairs[f"{target}_b"]
-    return rel.to_numpy(float), pairs[CELL].reset_index(drop=True)
+    ratio = np.log(pairs[f"{target}_a"].to_numpy(float)) - np.log(pairs[f"{target}_b"].to_numpy(float))
+    return ratio, pairs[CELL].reset_index(drop=True)
 
 
 def _default_twin_differences(collective: pd.DataFrame, target: str, default_rules: dict,
                                trees: list) -> tuple[np.ndarray, pd.DataFrame]:
-    """(|a - b| / b over both orders of every pair (OpenMPI's default, a forced algorithm) measured at
+    """(log(a / b) over both orders of every pair (OpenMPI's default, a forced algorithm) measured at
     one (operation, mapping, P, size) where the fixed rules (``default_rules``, config
     ``model.openmpi.default_rules``) run that algorithm with its forced shape (``trees``, config
     ``model.openmpi.trees``; a chain by default is another shape: :func:`collat.model.shapes.openmpi.as_run`), each
@@ -154,12 +154,12 @@ def _default_twin_differences(collective: pd.DataFrame, target: str, default_rul
     if not parts:
         return np.zeros(0), pd.DataFrame(columns=CELL)
     pairs = pd.concat(parts).merge(c[c["algorithm"] != 0], on=key + ["algorithm"], suffixes=("_default", ""))
-    a, b = pairs["measured_default"].to_numpy(float), pairs["measured"].to_numpy(float)
+    ratio = np.log(pairs["measured_default"].to_numpy(float)) - np.log(pairs["measured"].to_numpy(float))
     cells = pairs[CELL].reset_index(drop=True)
-    return np.r_[np.abs(a - b) / b, np.abs(a - b) / a], pd.concat([cells, cells], ignore_index=True)
+    return np.r_[ratio, -ratio], pd.concat([cells, cells], ignore_index=True)
 
 
-FLOOR_COLUMNS = ["target", "kind", "mapping", "nodes", "cells", "pairs", "floor"]
+FLOOR_COLUMNS = ["target", "kind", "mapping", "nodes", "cells", "pairs", "floor", "spread"]
 FLOOR_KINDS = ("repeats", "another_run")  # runs of one cell in one job; the default and a forced run of one tree
 
 
@@ -172,7 +172,10 @@ def noise_floors(collective: pd.DataFrame, machine: dict, targets, default_rules
     the forced ``trees``, the same for kind ``another_run``: the default's measurement against the
     forced algorithm's where the default runs that algorithm's tree
     (:func:`_default_twin_differences`), one configuration measured by two jobs. Columns
-    :data:`FLOOR_COLUMNS` (cells: cells compared; pairs: ordered pairs of their runs)."""
+    :data:`FLOOR_COLUMNS` (cells: cells compared; pairs: ordered pairs of their runs; ``spread``:
+    the :data:`INTERVAL` quantile of |log(a / b)| over the pairs, how far one run of a
+    configuration lies from another: what a new run adds to a prediction's interval,
+    :func:`new_run_spread`)."""
     from collat.model.placement import place_arrays
 
     rows = []
@@ -180,19 +183,21 @@ def noise_floors(collective: pd.DataFrame, machine: dict, targets, default_rules
         kinds = {"repeats": _repeat_differences(collective, target)}
         if default_rules is not None and trees is not None:
             kinds["another_run"] = _default_twin_differences(collective, target, default_rules, trees)
-        for kind, (rel, cells) in kinds.items():
-            if not len(rel):
+        for kind, (ratio, cells) in kinds.items():
+            if not len(ratio):
                 continue
+            rel, spread = np.abs(np.expm1(ratio)), np.abs(ratio)
             spans = {(m, P): len(np.unique(place_arrays(int(P), m, machine)["node"]))
                      for m, P in cells[["mapping", "P"]].drop_duplicates().itertuples(index=False)}
             nodes = np.array([spans[(m, P)] for m, P in zip(cells["mapping"], cells["P"])])
             rows.append({"target": target, "kind": kind, "mapping": "all", "nodes": "all",
-                         "cells": len(cells.drop_duplicates()), "pairs": len(rel), "floor": float(np.median(rel))})
+                         "cells": len(cells.drop_duplicates()), "pairs": len(rel), "floor": float(np.median(rel)),
+                         "spread": float(np.quantile(spread, INTERVAL))})
             spanned = pd.DataFrame({"m": cells["mapping"], "n": nodes}).groupby(["m", "n"]).indices
             for (mapping, n), idx in spanned.items():
                 rows.append({"target": target, "kind": kind, "mapping": mapping, "nodes": str(n),
                              "cells": len(cells.iloc[idx].drop_duplicates()), "pairs": len(idx),
-                             "floor": float(np.median(rel[idx]))})
+                             "floor": float(np.median(rel[idx])), "spread": float(np.quantile(spread[idx], INTERVAL))})
     return pd.DataFrame(rows, columns=FLOOR_COLUMNS)
 
 
@@ -652,8 +657,44 @@ def situations(cells: pd.DataFrame, measured: pd.DataFrame) -> tuple[np.ndarray,
 FALLBACK = {"sparse_P": "extrapolation", "unseen_mapping": "unseen_algorithm"}
 
 
+def new_run_spread(cells: pd.DataFrame, runs: pd.DataFrame, target: str, machine: dict) -> np.ndarray:
+    """How far a new run of each of ``cells`` (mapping, P) may lie from a measurement of the same
+    configuration by another job: column ``spread`` of ``runs`` (the rows of kind ``another_run`` of
+    :func:`noise_floors`) for the target, the cell's mapping and the number of nodes its P spans
+    there, else the target's over every mapping, else 0 (the data hold no configuration measured
+    by two jobs)."""
+    from collat.model.placement import place_arrays
+
+    have = runs[runs["target"] == target]
+    spread = {(str(m), str(n)): float(v) for m, n, v in have[["mapping", "nodes", "spread"]].itertuples(index=False)}
+    fallback = spread.get(("all", "all"), 0.0)
+    pairs = cells[["mapping", "P"]].drop_duplicates()
+    nodes = {(m, P): str(len(np.unique(place_arrays(int(P), m, machine)["node"])))
+             for m, P in pairs.itertuples(index=False)}
+    return np.array([spread.get((m, nodes[(m, P)]), fallback) for m, P in
+                     zip(cells["mapping"], cells["P"])], dtype=float)
+
+
+#: the situations whose validation splits test a curve's cells against the curve's other cells: where
+#: one job measured the whole curve, their widths know nothing of the differences between two jobs
+SAME_JOB = ("sparse_P", "extrapolation", "sizes")
+
+
+MEASURED_CURVE = ["operation", "algorithm", "mapping"]  # what one job of a study measures: every P and size
+
+
+def one_file_curves(collective: pd.DataFrame) -> pd.DataFrame:
+    """The curves (operation, algorithm, mapping) whose measurements all come from one file: taken
+    for one job's (a study's job per algorithm and mapping), whose validation widths along the
+    curve hold one job's noise only; a curve whose P come from files of their own (a launch per P,
+    as stage measure runs them) holds the differences between launches in its widths already."""
+    files = collective.groupby(MEASURED_CURVE, observed=True)["source"].nunique()
+    return files[files == 1].reset_index()[MEASURED_CURVE]
+
+
 def grid_bounds(grid: pd.DataFrame, measured: dict, widths: pd.DataFrame, machine: dict | None = None,
-                bounds: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                bounds: np.ndarray | None = None, runs: pd.DataFrame | None = None,
+                one_job: pd.DataFrame | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) of the 80 % interval of each row of the model stage's ``grid`` (mode,
     operation, algorithm, mapping, P, size, target, predicted): the prediction times exp(+-(w + v
     d)), d and the split from :func:`situations` against ``measured`` (target -> measured cells),
@@ -662,7 +703,13 @@ def grid_bounds(grid: pd.DataFrame, measured: dict, widths: pd.DataFrame, machin
     NaN where the table has neither (a mode the validation does not refit). With the ``machine`` and
     the size ``bounds`` (:func:`size_bounds`), a cell in a regime that no measured cell of its curve
     is in adds the width of ``unseen_mapping`` where ``widths`` has one (:func:`regime_half_width`),
-    as in the validation."""
+    as in the validation. With the ``machine`` and ``runs`` (results/model/noise_floor.csv, kind
+    ``another_run``), the interval is for a new run: a cell in a situation whose split tested a
+    curve's cells against its other cells (:data:`SAME_JOB`), on a curve that ``one_job`` lists
+    (:func:`one_file_curves`; every curve where None), adds in quadrature how far two jobs' runs of
+    one configuration lie apart (:func:`new_run_spread`). The other splits hold out whole curves,
+    which a study measures by jobs of their own (a job per algorithm and mapping), so their widths
+    hold that already."""
     lower, upper = np.full(len(grid), np.nan), np.full(len(grid), np.nan)
     w = {key: Width(float(r["width"]), float(r["per_octave"]))
          for key, r in widths.set_index(["model", "target", "split"]).iterrows()}
@@ -689,6 +736,12 @@ def grid_bounds(grid: pd.DataFrame, measured: dict, widths: pd.DataFrame, machin
                     unseen[at] = unseen_regime(here.iloc[at], cells, axis, curve, machine, bounds)
             # as in the validation: no regime width without a mapping held out (one mapping measured)
             width = regime_half_width(width, w.get((mode, target, "unseen_mapping"), NO_WIDTH).base, unseen)
+        if machine is not None and runs is not None:
+            same_job = np.isin(split, SAME_JOB)
+            if one_job is not None:
+                same_job &= pd.MultiIndex.from_frame(here[MEASURED_CURVE]).isin(
+                    pd.MultiIndex.from_frame(one_job[MEASURED_CURVE]))
+            width = np.where(same_job, np.hypot(width, new_run_spread(here, runs, target, machine)), width)
         lower[rows], upper[rows] = predicted[rows] * np.exp(-width), predicted[rows] * np.exp(width)
     return lower, upper
 
