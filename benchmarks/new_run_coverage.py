@@ -26,9 +26,8 @@ sys.path.insert(0, str(REPO / "src"))
 
 from collat.config.defaults import complete  # noqa: E402
 from collat.ingest.tidy import read_parquet  # noqa: E402
-from collat.model.placement import place_arrays  # noqa: E402
-from collat.model.validation import INTERVAL, SAME_JOB, _default_twin_differences, situations  # noqa: E402
-from collat.model.validation import measured_cells  # noqa: E402
+from collat.model.validation import (INTERVAL, SAME_JOB, _default_twin_differences, measured_cells,  # noqa: E402
+                                     nodes_spanned, one_file_curves, situations, MEASURED_CURVE)
 
 
 def main() -> None:
@@ -50,9 +49,7 @@ def main() -> None:
         ratio, cells = _default_twin_differences(collective, target, o["default_rules"], o["trees"])
         half = len(ratio) // 2  # the pairs in one order: log(default / forced)
         pairs = cells.iloc[:half].assign(ratio=ratio[:half])
-        nodes = {(m, P): str(len(np.unique(place_arrays(int(P), m, machine)["node"])))
-                 for m, P in pairs[["mapping", "P"]].drop_duplicates().itertuples(index=False)}
-        pairs["nodes"] = [nodes[(m, P)] for m, P in zip(pairs["mapping"], pairs["P"])]
+        pairs["nodes"] = nodes_spanned(pairs, machine).astype(str)
         used = floors[(floors["kind"] == "another_run") & (floors["target"] == target)]
         used = {(m, n): s for m, n, s in used[["mapping", "nodes", "spread"]].itertuples(index=False)}
         # the spread of each (operation, mapping, nodes) from the other operation's pairs alone
@@ -61,13 +58,16 @@ def main() -> None:
             other = pairs[(pairs["operation"] != op) & (pairs["mapping"] == m) & (pairs["nodes"] == n)]["ratio"]
             crossed[(op, m, n)] = float(np.quantile(np.abs(other), INTERVAL)) if len(other) else np.nan
         measured = measured_cells(collective, target)
+        one_job = one_file_curves(collective)
         for mode in ("calibrated", "hybrid"):
             g = grid[(grid["mode"] == mode) & (grid["target"] == target)]
             m = pairs.merge(measured[key + ["measured"]], on=key).merge(g, on=key)
             split = situations(m[key], measured)[0]
             h = np.log(m["upper"] / m["predicted"]).to_numpy()
             s_all = np.array([used.get((a, n), 0.0) for a, n in zip(m["mapping"], m["nodes"])])
-            same = np.isin(split, SAME_JOB)
+            # where the pipeline added the spread: a situation along a curve, on a curve one file measured
+            same = np.isin(split, SAME_JOB) & pd.MultiIndex.from_frame(m[MEASURED_CURVE]).isin(
+                pd.MultiIndex.from_frame(one_job))
             band = np.where(same, np.sqrt(np.maximum(h ** 2 - s_all ** 2, 0.0)), h)  # the validation's band alone
             s_cross = np.array([crossed[(op, a, n)] for op, a, n in zip(m["operation"], m["mapping"], m["nodes"])])
             with_cross = np.where(same, np.hypot(band, s_cross), band)

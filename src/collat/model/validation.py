@@ -159,6 +159,16 @@ def _default_twin_differences(collective: pd.DataFrame, target: str, default_rul
     return np.r_[ratio, -ratio], pd.concat([cells, cells], ignore_index=True)
 
 
+def nodes_spanned(cells: pd.DataFrame, machine: dict) -> np.ndarray:
+    """How many nodes the communicator of each of ``cells`` (mapping, P) spans on ``machine`` (its
+    placement, :func:`collat.model.placement.place_arrays`)."""
+    from collat.model.placement import place_arrays
+
+    spans = {(m, P): len(np.unique(place_arrays(int(P), m, machine)["node"]))
+             for m, P in cells[["mapping", "P"]].drop_duplicates().itertuples(index=False)}
+    return np.array([spans[(m, P)] for m, P in zip(cells["mapping"], cells["P"])], dtype=np.int64)
+
+
 FLOOR_COLUMNS = ["target", "kind", "mapping", "nodes", "cells", "pairs", "floor", "spread"]
 FLOOR_KINDS = ("repeats", "another_run")  # runs of one cell in one job; the default and a forced run of one tree
 
@@ -176,8 +186,6 @@ def noise_floors(collective: pd.DataFrame, machine: dict, targets, default_rules
     the :data:`INTERVAL` quantile of |log(a / b)| over the pairs, how far one run of a
     configuration lies from another: what a new run adds to a prediction's interval,
     :func:`new_run_spread`)."""
-    from collat.model.placement import place_arrays
-
     rows = []
     for target in targets:
         kinds = {"repeats": _repeat_differences(collective, target)}
@@ -187,9 +195,7 @@ def noise_floors(collective: pd.DataFrame, machine: dict, targets, default_rules
             if not len(ratio):
                 continue
             rel, spread = np.abs(np.expm1(ratio)), np.abs(ratio)
-            spans = {(m, P): len(np.unique(place_arrays(int(P), m, machine)["node"]))
-                     for m, P in cells[["mapping", "P"]].drop_duplicates().itertuples(index=False)}
-            nodes = np.array([spans[(m, P)] for m, P in zip(cells["mapping"], cells["P"])])
+            nodes = nodes_spanned(cells, machine)
             rows.append({"target": target, "kind": kind, "mapping": "all", "nodes": "all",
                          "cells": len(cells.drop_duplicates()), "pairs": len(rel), "floor": float(np.median(rel)),
                          "spread": float(np.quantile(spread, INTERVAL))})
@@ -663,16 +669,11 @@ def new_run_spread(cells: pd.DataFrame, runs: pd.DataFrame, target: str, machine
     :func:`noise_floors`) for the target, the cell's mapping and the number of nodes its P spans
     there, else the target's over every mapping, else 0 (the data hold no configuration measured
     by two jobs)."""
-    from collat.model.placement import place_arrays
-
     have = runs[runs["target"] == target]
     spread = {(str(m), str(n)): float(v) for m, n, v in have[["mapping", "nodes", "spread"]].itertuples(index=False)}
     fallback = spread.get(("all", "all"), 0.0)
-    pairs = cells[["mapping", "P"]].drop_duplicates()
-    nodes = {(m, P): str(len(np.unique(place_arrays(int(P), m, machine)["node"])))
-             for m, P in pairs.itertuples(index=False)}
-    return np.array([spread.get((m, nodes[(m, P)]), fallback) for m, P in
-                     zip(cells["mapping"], cells["P"])], dtype=float)
+    return np.array([spread.get((m, str(n)), fallback) for m, n in
+                     zip(cells["mapping"], nodes_spanned(cells, machine))], dtype=float)
 
 
 #: the situations whose validation splits test a curve's cells against the curve's other cells: where
