@@ -111,7 +111,8 @@ def test_selection_section_of_the_summary():
     rows[0].update(cells=120, algorithms=4, complete_share=0.75)
     text = "\n".join(selection_markdown(pd.DataFrame(rows), unseen, paths))
     assert "| 0.70 | 0.80 | 0.40 | 120, 4 (75% all) |" in text
-    assert selection_markdown(pd.DataFrame(rows).iloc[:0], unseen, {}) == []
+    assert "No (P, size) cell has two forced algorithms" in "\n".join(
+        selection_markdown(pd.DataFrame(rows).iloc[:0], unseen, {}))
 
 
 def test_what_if_section_names_the_fastest_priced_algorithm_at_the_largest_P():
@@ -206,3 +207,15 @@ def test_the_summary_discloses_the_fan_out_forms_rule_only_where_the_config_uses
     auto = summary_markdown(*args, validation=validation, fanout_form="auto")
     assert "Not out of sample for their choice" in line and "nbft_shape: auto" not in line
     assert "With `model.calibrated.nbft_shape: auto`, each calibration keeps the fan-out form" in auto
+
+
+def test_the_summary_says_so_when_no_choice_can_be_scored():
+    """A user who measured OpenMPI's default alone has no cell with two forced algorithms: the
+    selection's section says that no choice was scored, instead of leaving it out."""
+    from collat.evaluate.tables import selection_markdown
+    from collat.selection.choice import REGRET_COLUMNS
+
+    empty = pd.DataFrame(columns=REGRET_COLUMNS)
+    text = "\n".join(selection_markdown(empty, pd.DataFrame(), {"regret": "results/selection/regret.csv"}))
+    assert text.startswith("## Choosing the algorithm — `results/selection/regret.csv`")
+    assert "No (P, size) cell has two forced algorithms measured" in text

@@ -90,6 +90,14 @@ def test_regret_of_model_and_default():
     assert m.loc["model", "within_10pct"] == pytest.approx((r <= 1.1).mean())
 
 
+def test_regret_of_a_default_measured_alone_has_its_columns_and_no_row():
+    """A user who measured OpenMPI's default alone: no cell has two forced algorithms, so no choice is
+    scored; the summary keeps its columns (the file is read back by the summary)."""
+    coll = collective()
+    cells, summary = sel.regret(predictions(), coll[coll["algorithm"] == 0], "max")
+    assert cells.empty and summary.empty and list(summary.columns) == sel.REGRET_COLUMNS
+
+
 def test_rules_file_round_trip_and_lookup():
     best = sel.predicted_best(predictions())
     blocks = sel.rules_blocks(best, {2: 4})

@@ -115,8 +115,11 @@ def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
     """The summary's section on choosing the algorithm: per operation x mapping x target, the
     model's pick at P nobody measured (``unseen_P``, regret_unseen_P.csv) and without each algorithm
     (``unseen``, median over the folds) against OpenMPI's default, then the in-sample pick."""
-    if regret.empty:
-        return []
+    if regret.empty:  # no cell holds two forced algorithms: no choice to score
+        return [f"## Choosing the algorithm — `{paths.get('regret', 'regret.csv')}`", "",
+                "No (P, size) cell has two forced algorithms measured, so no choice can be scored against the "
+                "measurements. The rules files pick by the model alone; stage plan proposes the launches that "
+                "would measure the algorithms they compare.", ""]
     mode = regret["mode"].iloc[0]
     out = [f"## Choosing the algorithm — `{paths['regret']}`", "",
            f"The {mode} mode's pick per (P, size) against OpenMPI's default, scored where every forced algorithm "
@@ -259,9 +262,10 @@ NOT_A_FITTED_MODEL = ("measured_neighbours", "paper", "hybrid_carried", "hybrid_
 
 
 def headline(board: pd.DataFrame, unseen_P: pd.DataFrame | None, target: str = "avg") -> str:
-    """The summary's opening: per split, the best fitted model's median relative error on ``target``
-    beside the noise floor (on an unseen algorithm the hybrid's without twins), and the share of
-    held-out-P cells whose pick is within 10 % of the best."""
+    """The summary's opening: per split, the median relative error on ``target`` of the best model
+    (the openmpi mode, fitted on no collective, and the baselines among them) beside the noise
+    floor (on an unseen algorithm the hybrid's without twins), and the share of held-out-P cells
+    whose pick is within 10 % of the best."""
     from collat.model.hybrid_mode import UNTWINNED
 
     b = board[(board["target"] == target) & ~board["model"].isin(NOT_A_FITTED_MODEL)].copy()
@@ -285,7 +289,7 @@ def headline(board: pd.DataFrame, unseen_P: pd.DataFrame | None, target: str = "
              for split, words in SPLIT_WORDS.items() if split in best.index]
     if not parts:
         return ""
-    who = f"the {best['model'].iloc[0]} mode" if len(set(best["model"])) == 1 else "the best fitted model"
+    who = f"the {best['model'].iloc[0]} mode" if len(set(best["model"])) == 1 else "the best model"
     floor = b["floor"].iloc[0]
     floor = (f"the noise floor of repeated runs is {floor:.3f}" if np.isfinite(floor)
              else "no repeated runs measure a noise floor")

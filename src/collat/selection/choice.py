@@ -144,6 +144,13 @@ def measured_candidates(predictions: pd.DataFrame, measured: pd.DataFrame, defau
     return keep
 
 
+#: :func:`regret`'s summary, one row per (operation, mapping, chooser); none where no cell has two
+#: forced algorithms measured (a user who measured OpenMPI's default alone)
+REGRET_COLUMNS = ["operation", "mapping", "chooser", "target", "mode", "cells", "algorithms", "complete_share",
+                  "unmeasured_share", "default_share", "within_10pct", "geomean_regret", "median_regret",
+                  "max_regret"]
+
+
 def regret(predictions: pd.DataFrame, collective: pd.DataFrame, target: str = "avg",
            mode: str = "openmpi", default: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(per-cell choices and regrets, summary per operation x mapping x chooser), the model's picks
@@ -192,7 +199,7 @@ def regret(predictions: pd.DataFrame, collective: pd.DataFrame, target: str = "a
                          "default_share": float(chose_default), "within_10pct": within, "geomean_regret": geomean,
                          "median_regret": float(r.median()) if len(r) else np.nan,
                          "max_regret": float(r.max()) if len(r) else np.nan})
-    return cells, pd.DataFrame(rows)
+    return cells, pd.DataFrame(rows, columns=REGRET_COLUMNS)
 
 
 def rules_blocks(best: pd.DataFrame, faninout: dict) -> list[tuple[int, list[tuple[int, int, int, int]]]]:
