@@ -913,6 +913,26 @@ def test_a_16_core_machine_from_a_short_config(tmp_path):
     assert "**Segment sizes in the rules files**" in (wd / "results/summary.md").read_text()
 
 
+def test_without_flat_tree_runs_the_model_runs_on_assumed_fan_outs(tmp_path):
+    """Most people have osu_latency and collective logs but no flat-tree (NBFT) runs: with
+    nbft.unmeasured_slope set (the default) the model, the selection and the summary are still
+    planned, the fan-outs priced by the assumed line; with it null, those stages are left out,
+    one line each."""
+    raw = tmp_path / "raw"
+    shutil.copytree(SIXTEEN_CORES, raw, ignore=shutil.ignore_patterns("nbft"))
+    assert not (raw / "nbft").exists()
+    machine = "machine: {name: a 16-core node, nodes: 1, sockets_per_node: 1, cores_per_socket: 16, cores_per_l3: 8}\n"
+    for extra, planned in (("", True), ("nbft: {unmeasured_slope: null}\n", False)):
+        (tmp_path / "mine.yaml").write_text(machine + f"data:\n  raw: {{dir: {raw}}}\n" + extra)
+        wd = tmp_path / f"wd{int(planned)}"
+        wd.mkdir()
+        res = run_snakemake(wd, "-n", "--cores", "1", "--configfile", str(tmp_path / "mine.yaml"))
+        jobs = planned_jobs(res)
+        assert ("model_predict" in jobs and "selection" in jobs and "nbft_gamma" in jobs) == planned, jobs
+        said = "stage model left out: no input feeds the nbft table" in res.stderr
+        assert said != planned
+
+
 def test_a_manifest_names_a_log_the_glob_leaves_out_and_metadata_per_glob(tmp_path):
     """Logs in a directory the user may not edit: the node channel's log is a .out file the glob
     (*.txt) leaves out, named by the manifest; the others take their channel from data.raw.metadata

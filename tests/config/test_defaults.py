@@ -69,6 +69,18 @@ def test_a_stage_no_input_feeds_is_left_out_with_one_line_each():
     assert stages == ["pt2pt", "regression"]
 
 
+def test_an_assumed_nbft_line_needs_no_nbft_input():
+    """With config nbft.unmeasured_slope set, the collectives and osu_latency logs alone keep every
+    stage: the nbft stage assumes a line where it has no run."""
+    stages = ["pt2pt", "nbft", "model", "regression", "evaluate", "figures", "selection", "plan"]
+    assert stages_without_input(stages, {"collective", "pt2pt"}, nbft_assumed=True) == []
+    assert stages == ["pt2pt", "nbft", "model", "regression", "evaluate", "figures", "selection", "plan"]
+    assert stages_without_input(stages, {"pt2pt"}, nbft_assumed=True)[0] == (
+        "stage model left out: no input feeds the collective table")
+    stages = ["pt2pt", "model"]
+    assert stages_without_input(stages, set(), nbft_assumed=True) == [] and stages == []
+
+
 @pytest.mark.parametrize("tables", [None])
 def test_nothing_is_left_out_when_a_logs_table_is_known_only_once_read(tables):
     stages = ["pt2pt", "model"]

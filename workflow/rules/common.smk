@@ -247,7 +247,8 @@ if not MAPPINGS_GIVEN:
     VOCAB = Vocabulary.from_config(config)
 # stages a user names run or are refused; the default list loses those no input feeds, one line each
 if not STAGES_GIVEN:
-    for note in stages_without_input(config["stages"], tables_with_input()):
+    for note in stages_without_input(config["stages"], tables_with_input(),
+                                     nbft_assumed=config["nbft"]["unmeasured_slope"] is not None):
         print(note, file=sys.stderr)
 try:
     check_config(config)

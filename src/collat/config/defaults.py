@@ -127,14 +127,18 @@ STAGE_TABLES = {
 }
 
 
-def stages_without_input(stages: list[str], tables: set[str] | None) -> list[str]:
+def stages_without_input(stages: list[str], tables: set[str] | None, nbft_assumed: bool = False) -> list[str]:
     """Take out of ``stages`` (in place) each stage that reads a tidy table no input feeds;
     ``tables``: the tables some input is known to feed, None where a log's table is only known once
     it is read (marker lines, per-run manifest rows): then nothing is left out. Where no input exists
-    at all, every stage goes without a word: the ingest's one line says what is missing. One line
-    per stage left out, saying which tables it lacks."""
+    at all, every stage goes without a word: the ingest's one line says what is missing. With
+    ``nbft_assumed`` (config ``nbft.unmeasured_slope`` set) no stage lacks the NBFT table: the nbft
+    stage assumes a line on every channel it has no run of, as most people have no flat-tree runs.
+    One line per stage left out, saying which tables it lacks."""
     if tables is None:
         return []
+    if nbft_assumed and tables:
+        tables = set(tables) | {"nbft"}
     if not tables:
         stages[:] = [s for s in stages if not STAGE_TABLES[s]]
         return []
