@@ -79,6 +79,8 @@ def test_an_assumed_nbft_line_needs_no_nbft_input():
         "stage model left out: no input feeds the collective table")
     stages = ["pt2pt", "model"]
     assert stages_without_input(stages, set(), nbft_assumed=True) == [] and stages == []
+    stages = ["nbft", "regression"]  # NBFT runs without osu_latency: gamma = T_NBFT / T_p2p has no denominator
+    assert stages_without_input(stages, {"nbft", "collective"}) == ["stage nbft left out: no input feeds the pt2pt table"]
 
 
 @pytest.mark.parametrize("tables", [None])

@@ -1,6 +1,7 @@
 """Hockney fits per channel and Q ratios from the tidy point-to-point table; beside them the collective
 study's own fit (its weighting, its fixed breaks), which the paper mode prices with."""
 
+from collat import InputError
 from collat.pt2pt.hockney import fit_hockney, q_ratios
 from collat.runner import setup_log
 from collat.ingest.tidy import atomic_write, read_parquet
@@ -11,7 +12,8 @@ pt2pt = read_parquet(snakemake.input[0], "pt2pt")
 fits = fit_hockney(pt2pt, snakemake.params.channels, opt["breaks"], opt["detect_breaks"], opt["max_breaks"],
                    opt["min_points_per_regime"], opt["weighting"])
 if fits.empty:
-    raise ValueError(f"{snakemake.input[0]}: no point-to-point latency rows for the channels {snakemake.params.channels}")
+    raise InputError(snakemake.input[0], None, f"point-to-point latency rows (osu_latency) on one of the channels "
+                     f"{list(snakemake.params.channels)}", f"{len(pt2pt)} rows on {sorted(set(pt2pt['channel']))}")
 atomic_write(snakemake.output.csv, lambda tmp: fits.to_csv(tmp, index=False))
 atomic_write(snakemake.output.parquet, lambda tmp: fits.to_parquet(tmp, index=False))
 for _, r in fits[fits["alpha_at_bound"]].iterrows():

@@ -116,7 +116,7 @@ def left_out_stages(config: dict) -> list[str]:
 #: prices with the Hockney and NBFT fits; evaluate, figures and selection read the model's outputs)
 STAGE_TABLES = {
     "pt2pt": ("pt2pt",),
-    "nbft": ("nbft",),
+    "nbft": ("pt2pt", "nbft"),  # gamma = T_NBFT / T_p2p
     "partitioned": ("pt2pt",),
     "regression": ("collective",),
     "model": ("pt2pt", "nbft", "collective"),
