@@ -116,6 +116,18 @@ def test_rules_file_round_trip_and_lookup():
     assert sel.lookup(parsed[7], 1, 1) == 0  # below the smallest communicator: fixed rules
 
 
+def test_a_rules_file_names_only_the_operations_it_picks_for():
+    """A reduce-only campaign: the rules file holds reduce alone (a collective with no block makes
+    OpenMPI drop the whole file), and OpenMPI keeps its fixed rules for bcast."""
+    best = sel.predicted_best(predictions()).assign(operation="reduce")
+    text = sel.rules_text(best, {})
+    from collat.selection.rulesfile import validate
+
+    assert validate(text) and set(sel.parse_rules(text)) == {11}
+    both = pd.concat([best, sel.predicted_best(predictions())])
+    assert set(sel.parse_rules(sel.rules_text(both, {}))) == {7, 11}
+
+
 def test_regret_under_the_unseen_algorithm_split():
     """Fold 'bcast 1' was fitted without linear; it picks linear at P = 2, 4 and the binary tree at P = 8."""
     rows = []

@@ -7,7 +7,7 @@ import pandas as pd
 from collat.runner import setup_log
 from collat.selection.rulesfile import validate
 from collat.selection.choice import (best_validated_mode, predicted_best, regret, regret_sparse_P, regret_unseen_algorithm,
-                              rules_blocks, with_segments, write_rules)
+                              rules_text, with_segments)
 from collat.ingest.tidy import atomic_write, read_parquet
 
 log = setup_log(snakemake.log)
@@ -44,7 +44,7 @@ if "segsize" in best:
 faninout = {int(k): int(v) for k, v in p.faninout.items()}
 for mapping, path in zip(p.mappings, snakemake.output.rules):
     b = best[best["mapping"] == mapping]
-    text = write_rules({op: rules_blocks(b[b["operation"] == op], faninout) for op in ("bcast", "reduce")})
+    text = rules_text(b, faninout)
     validate(text, path)  # OpenMPI would drop a malformed file without a word
     atomic_write(path, lambda tmp, t=text: Path(tmp).write_text(t))
 log.info("%d measured cells scored; rules for %s", len(cells), ", ".join(p.mappings))

@@ -223,6 +223,15 @@ def rules_blocks(best: pd.DataFrame, faninout: dict) -> list[tuple[int, list[tup
     return blocks
 
 
+def rules_text(best: pd.DataFrame, faninout: dict) -> str:
+    """The rules file of one mapping from its predicted_best frame: :func:`rules_blocks` of every
+    operation it picks an algorithm for, in OpenMPI's order (an operation nobody measured, such as
+    bcast in a reduce-only campaign, is left to OpenMPI's fixed rules: a collective with no block
+    would make OpenMPI drop the whole file)."""
+    blocks = {op: rules_blocks(best[best["operation"] == op], faninout) for op in COLLECTIVE_IDS}
+    return write_rules({op: b for op, b in blocks.items() if b})
+
+
 UNSEEN_COLUMNS = ["operation", "mapping", "left_out", "target", "model", "cells", "within_10pct", "geomean_regret",
                   "left_out_best", "left_out_picked", "left_out_found"]
 
