@@ -933,6 +933,21 @@ def test_without_flat_tree_runs_the_model_runs_on_assumed_fan_outs(tmp_path):
         assert said != planned
 
 
+def test_a_validation_of_the_slowest_rank_alone_draws_its_figure(tmp_path):
+    """validation.targets and selection.targets naming max alone (the completion time a user's
+    application waits for): the validation's figure and the selection use that column."""
+    make_osu_small = small_machine()
+    raw = tmp_path / "raw"
+    make_osu_small.write_logs(raw)
+    cfg = make_osu_small.config(load_config(), raw)
+    cfg["validation"]["targets"] = cfg["selection"]["targets"] = ["max"]
+    wd = make_workdir(tmp_path / "wd", cfg)
+    run_snakemake(wd, "results/figures/accuracy/validation.png", "results/selection/regret.csv", "--cores", "2")
+    assert set(pd.read_csv(wd / "results/model/validation.csv")["target"]) == {"max"}
+    assert set(pd.read_csv(wd / "results/selection/regret.csv")["target"]) == {"max"}
+    assert (wd / "results/figures/accuracy/validation.png").stat().st_size > 10_000
+
+
 def test_a_manifest_names_a_log_the_glob_leaves_out_and_metadata_per_glob(tmp_path):
     """Logs in a directory the user may not edit: the node channel's log is a .out file the glob
     (*.txt) leaves out, named by the manifest; the others take their channel from data.raw.metadata

@@ -81,8 +81,8 @@ def test_validation_scatter_draws_its_scale_beside_the_floor():
     from collat.figures.validation import validation_scatter
     from collat.model.validation import SPLITS
 
-    table = pd.DataFrame({"model": "hybrid", "split": SPLITS[0], "measured": [1.0, 10.0, 100.0],
-                          "predicted": [1.5, 10.0, 1000.0], "scored": True})
+    table = pd.DataFrame({"model": ["hybrid"] * 3 + ["calibrated"], "split": [SPLITS[0]] * 3 + [SPLITS[1]],
+                          "measured": [1.0, 10.0, 100.0, 5.0], "predicted": [1.5, 10.0, 1000.0, 5.0], "scored": True})
     fig = validation_scatter(table, 0.05)
     ax = fig.axes[0]
     slopes = sorted(float(np.median(l.get_ydata() / l.get_xdata())) for l in ax.lines)
@@ -91,7 +91,13 @@ def test_validation_scatter_draws_its_scale_beside_the_floor():
     # |1.5-1|/1, 0, |1000-100|/100: median 0.5, beside the floor
     assert ax.texts[0].get_text() == "median rel. error 0.50\n(floor 0.050; 3 cells)"
     assert ax.collections[0].get_offsets()[:, 1].max() == pytest.approx(100.0)  # 1000 drawn on the edge
-    assert fig.axes[1].texts[0].get_text() == "cannot predict"
+    assert fig.axes[1].texts[0].get_text() == "cannot predict"  # another model has a fold of this split
+    assert fig.axes[2].texts[0].get_text() == "no such split in these data"
+    plt.close(fig)
+    # the slowest rank drawn, with no repeated runs to give a floor
+    fig = validation_scatter(table, float("nan"), target="max")
+    assert fig.axes[0].get_ylabel() == "hybrid\npredicted max [µs]" and "target max" in fig.texts[0].get_text()
+    assert fig.axes[0].texts[0].get_text() == "median rel. error 0.50\n(no repeated runs; 3 cells)"
     plt.close(fig)
 
 

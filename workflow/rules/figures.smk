@@ -76,6 +76,8 @@ rule figures_validation:
             caption="../report/validation_figure.rst",
         ),
         pdf="results/figures/accuracy/validation.pdf",
+    params:
+        target=config["validation"]["targets"][0],  # avg where validated: OSU's headline column
     priority: 10  # on the longest path: the validation, its figure, the summary
     log:
         "logs/figures/validation.log",

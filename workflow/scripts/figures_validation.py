@@ -7,6 +7,8 @@ from collat.figures.validation import validation_scatter
 from collat.runner import setup_log
 
 log = setup_log(snakemake.log)
-table = pd.read_parquet(snakemake.input.predictions, filters=[("target", "==", "avg")])
-floor = pd.read_csv(snakemake.input.scores).query("target == 'avg'")["floor"].iloc[0]
-save(validation_scatter(table, floor), snakemake.output.png)
+target = snakemake.params.target
+table = pd.read_parquet(snakemake.input.predictions, filters=[("target", "==", target)])
+scores = pd.read_csv(snakemake.input.scores)
+floor = scores.loc[scores["target"] == target, "floor"].iloc[0]
+save(validation_scatter(table, floor, target=target), snakemake.output.png)
