@@ -478,6 +478,26 @@ def test_a_channel_the_trees_use_without_a_point_to_point_log_is_one_line(vocab,
     assert str(err.value).endswith("found \"point-to-point logs of ['core']\"")
 
 
+def test_a_collective_run_on_more_ranks_than_the_machine_has_cores_is_one_line(vocab, tmp_path):
+    """A machine described smaller than the logs ran on (16 ranks, 8 cores): one line naming the log
+    under the raw folder, before the model fails on a placement it cannot make."""
+    from collat.ingest.read import check_P_fits_machine
+
+    log = tmp_path / "np16.txt"
+    log.write_text("# OSU MPI Broadcast Latency Test v7.3\n# Size       Avg Latency(us)\n1    1.5\n2    1.6\n")
+    meta = {"benchmark": "osu_bcast", "operation": "bcast", "algorithm": 0, "mapping": "core", "P": 16}
+    table, df, quality = from_osu_log(read_osu(log), meta, vocab, "bcast/np16.txt")
+    part = tmp_path / "ingest/raw/np16.arrows"
+    part.parent.mkdir(parents=True)
+    write_part(df, part, table)
+    parts = [(table, str(part), quality)]
+    check_P_fits_machine(parts, 16, "raw")  # as many ranks as cores: placed
+    with pytest.raises(InputError) as err:
+        check_P_fits_machine(parts, 8, "raw")
+    assert str(err.value).startswith("raw/bcast/np16.txt: expected at most 8 ranks, the cores of config machine")
+    assert str(err.value).endswith("found 'P = 16'")
+
+
 @pytest.mark.parametrize("text,found", [
     ("", "an empty file"),
     ("--------------------------------------------------------------------------\n"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from collat.config.vocabulary import Vocabulary
 from collat.ingest.markers import compile_rules
-from collat.model.placement import machine_label
+from collat.model.placement import machine_label, total_cores
 from collat.config.defaults import derived_mappings, stages_without_input
 from collat.config.settings import ConfigError, check as check_config, measured_targets, needed_channels
 

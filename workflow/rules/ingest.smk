@@ -105,6 +105,7 @@ rule tidy_table:
         any_input=bool(ingest_parts()),
         raw_dir=RAW["dir"],
         raw_glob=RAW["glob"],
+        cores=total_cores(config["machine"]),  # a collective run on more cannot be placed
     log:
         "logs/ingest/tidy_{table}.log",
     benchmark:

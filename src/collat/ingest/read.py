@@ -749,6 +749,27 @@ def check_channels_measured(parts: list[tuple[str, str, dict]], needed: dict[str
                          f"point-to-point logs of {sorted(have)}")
 
 
+def check_P_fits_machine(parts: list[tuple[str, str, dict]], cores: int, where: str) -> None:
+    """Every collective run of the ``parts`` (table, path, quality record) has at most ``cores``
+    ranks, the machine's (config machine); else one line naming the first log that has more, before
+    the model stage fails on a placement it cannot make. ``where``: the folder the sources are in."""
+    import pyarrow.compute as pc
+
+    from collat.ingest.tidy import read_part
+
+    for table, path, quality in parts:
+        if table != "collective" or not int(quality.get("rows", 0) or 0):
+            continue
+        largest = pc.max(read_part(path, ["P"])["P"]).as_py()
+        if largest is not None and largest > cores:
+            source = quality.get("source")  # a raw log's path under the raw folder; else the part's own name
+            named = f"{where.rstrip('/')}/{source}" if source and "ingest/raw/" in str(path) else (source or path)
+            raise InputError(named, None,
+                             f"at most {cores} ranks, the cores of config machine (nodes x sockets_per_node x "
+                             "cores_per_socket): a run on more cores than the machine has cannot be placed; "
+                             "describe the machine the logs ran on", f"P = {largest}")
+
+
 def merge_files(parts: list[tuple[str, str, dict]], outputs: dict[str, str], outliers: dict,
                 mpi: str | None = None, check_mpi: bool = True) -> pd.DataFrame:
     """:func:`merge` from part files (table, path, quality record; :func:`collat.ingest.tidy.write_part`)
