@@ -75,8 +75,9 @@ def test_an_assumed_nbft_line_needs_no_nbft_input():
     stages = ["pt2pt", "nbft", "model", "regression", "evaluate", "figures", "selection", "plan"]
     assert stages_without_input(stages, {"collective", "pt2pt"}, nbft_assumed=True) == []
     assert stages == ["pt2pt", "nbft", "model", "regression", "evaluate", "figures", "selection", "plan"]
+    # osu_latency logs alone: nothing for an assumed line to price, the nbft stage is left out too
     assert stages_without_input(stages, {"pt2pt"}, nbft_assumed=True)[0] == (
-        "stage model left out: no input feeds the collective table")
+        "stage nbft left out: no input feeds the nbft table")
     stages = ["pt2pt", "model"]
     assert stages_without_input(stages, set(), nbft_assumed=True) == [] and stages == []
     stages = ["nbft", "regression"]  # NBFT runs without osu_latency: gamma = T_NBFT / T_p2p has no denominator

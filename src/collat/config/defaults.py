@@ -132,12 +132,13 @@ def stages_without_input(stages: list[str], tables: set[str] | None, nbft_assume
     ``tables``: the tables some input is known to feed, None where a log's table is only known once
     it is read (marker lines, per-run manifest rows): then nothing is left out. Where no input exists
     at all, every stage goes without a word: the ingest's one line says what is missing. With
-    ``nbft_assumed`` (config ``nbft.unmeasured_slope`` set) no stage lacks the NBFT table: the nbft
-    stage assumes a line on every channel it has no run of, as most people have no flat-tree runs.
+    ``nbft_assumed`` (config ``nbft.unmeasured_slope`` set) and collective logs no stage lacks the
+    NBFT table: the nbft stage assumes a line on every channel it has no run of, as most people
+    have no flat-tree runs.
     One line per stage left out, saying which tables it lacks."""
     if tables is None:
         return []
-    if nbft_assumed and tables:
+    if nbft_assumed and "collective" in tables:  # the assumed line is there to price the collectives
         tables = set(tables) | {"nbft"}
     if not tables:
         stages[:] = [s for s in stages if not STAGE_TABLES[s]]
