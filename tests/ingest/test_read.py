@@ -478,6 +478,21 @@ def test_a_channel_the_trees_use_without_a_point_to_point_log_is_one_line(vocab,
     assert str(err.value).endswith("found \"point-to-point logs of ['core']\"")
 
 
+def test_a_collectives_rows_at_size_0_are_left_out_and_counted(vocab, tmp_path):
+    """OSU 5.x starts a sweep at size 0: a collective's row there is left out (its models are in log
+    size) and counted in the quality record; an osu_latency row at 0 stays (alpha of the line)."""
+    log = tmp_path / "np4.txt"
+    log.write_text("# OSU MPI Broadcast Latency Test v5.6.3\n# Size       Avg Latency(us)\n0    0.9\n1    1.5\n"
+                   "2    1.6\n")
+    meta = {"benchmark": "osu_bcast", "operation": "bcast", "algorithm": 0, "mapping": "core", "P": 4}
+    table, df, quality = from_osu_log(read_osu(log), meta, vocab, "np4.txt")
+    assert list(df["size"]) == [1, 2] and quality["zero_size_rows"] == 1 and quality["rows_read"] == 3
+    lat = tmp_path / "lat.txt"
+    lat.write_text("# OSU MPI Latency Test v5.6.3\n# Size          Latency (us)\n0    0.18\n1    0.20\n")
+    table, df, quality = from_osu_log(read_osu(lat), {"benchmark": "osu_latency", "channel": "core"}, vocab, "l")
+    assert list(df["size"]) == [0, 1] and quality["zero_size_rows"] == 0
+
+
 def test_a_collective_run_on_more_ranks_than_the_machine_has_cores_is_one_line(vocab, tmp_path):
     """A machine described smaller than the logs ran on (16 ranks, 8 cores): one line naming the log
     under the raw folder, before the model fails on a placement it cannot make."""

@@ -305,7 +305,7 @@ def flag_outliers(df: pd.DataFrame, table: str, window: int = 3, z: float = 6.0,
 
 QUALITY_COLUMNS = ["source", "table", "rows_read", "duplicates_collapsed", "rows", "runs", "outliers_flagged",
                    "outlier_share", "skipped_lines", "skipped_runs", "marker_runs", "pooled_runs", "benchmark",
-                   "osu_version", "datatype", "mpi", "skipped_file"]
+                   "osu_version", "datatype", "mpi", "skipped_file", "zero_size_rows"]
 
 
 def quality_table(records: list[dict], tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -316,9 +316,11 @@ def quality_table(records: list[dict], tables: dict[str, pd.DataFrame]) -> pd.Da
     # per source, the flags (a row each) or their counts
     flagged = pd.concat([t.groupby("source", observed=True)["outlier"].sum() for t in tables.values() if len(t)]
                         or [pd.Series(dtype=int)])
-    for column, empty in (("marker_runs", 0), ("pooled_runs", ""), ("mpi", ""), ("skipped_file", "")):
+    for column, empty in (("marker_runs", 0), ("pooled_runs", ""), ("mpi", ""), ("skipped_file", ""),
+                          ("zero_size_rows", 0)):
         q[column] = q[column].fillna(empty) if column in q else empty
     q["marker_runs"] = q["marker_runs"].astype(int)
+    q["zero_size_rows"] = q["zero_size_rows"].astype(int)
     q["outliers_flagged"] = q["source"].map(flagged).fillna(0).astype(int)
     q["outlier_share"] = (q["outliers_flagged"] / q["rows"].where(q["rows"] > 0)).round(4)
     return q[QUALITY_COLUMNS].sort_values("source").reset_index(drop=True)

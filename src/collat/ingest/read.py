@@ -25,14 +25,22 @@ KEYS = {
 
 
 def finalise(df: pd.DataFrame, table: str, source: str, run_given: bool,
-             collapse: bool = True, sort: bool = True) -> tuple[pd.DataFrame, int]:
-    """Collapse exact duplicate rows (with ``collapse``: the study's published files repeat whole
-    blocks byte for byte), number runs in file order, sort by the table's keys and run (with
-    ``sort``; a raw log's rows stay in file order: its tidy table sorts every part), conform to the
-    table.
+             collapse: bool = True, sort: bool = True) -> tuple[pd.DataFrame, int, int]:
+    """Leave out a collective's or NBFT's rows at size 0 (OSU 5.x starts its sweeps there; every
+    model of a collective is in log size, and a zero-byte collective moves no data), collapse exact
+    duplicate rows (with ``collapse``: the study's published files repeat whole blocks byte for
+    byte), number runs in file order, sort by the table's keys and run (with ``sort``; a raw log's
+    rows stay in file order: its tidy table sorts every part), conform to the table.
 
-    Returns the frame and the number of rows collapsed away.
+    Returns the frame, the number of rows collapsed away and the number left out at size 0 (the
+    quality table's ``zero_size_rows``).
     """
+    zero = 0
+    if table in ("collective", "nbft") and "size" in df:
+        at_zero = (df["size"] == 0).to_numpy()
+        zero = int(at_zero.sum())
+        if zero:
+            df = df[~at_zero]
     if collapse:
         measured = [c for c in df.columns if c not in ("line",)]
         grouped = df.groupby(measured, sort=False, dropna=False)
@@ -54,7 +62,7 @@ def finalise(df: pd.DataFrame, table: str, source: str, run_given: bool,
     out["outlier"] = np.zeros(len(out), dtype=bool)
     if sort:
         out = out.sort_values([*KEYS[table], "run"], kind="stable")
-    return conform(out[[c for c in columns(table) if c in out.columns]], table), collapsed
+    return conform(out[[c for c in columns(table) if c in out.columns]], table), collapsed, zero
 
 
 def run_strings(codes: np.ndarray, values: list) -> pd.Series:
@@ -239,11 +247,11 @@ def from_osu_log(log: OsuLog, meta: dict, vocab: Vocabulary, source: str,
     # before the columns finalise adds: its arrays and these are never in memory together
     pooled = pooled_runs(df, table, pooled_factor) if np.isfinite(pooled_factor) else ""
     # every row is its own line; the file's order kept (the tidy table sorts its parts)
-    out, collapsed = finalise(df, table, source, run_given=True, collapse=False, sort=False)
+    out, collapsed, zero = finalise(df, table, source, run_given=True, collapse=False, sort=False)
     quality = {
         "source": source, "table": table, "benchmark": log.benchmark or meta.get("benchmark"),
         "osu_version": log.version, "datatype": log.datatype,
-        "rows_read": len(log.data), "duplicates_collapsed": collapsed, "rows": len(out),
+        "rows_read": len(log.data), "duplicates_collapsed": collapsed, "zero_size_rows": zero, "rows": len(out),
         "runs": log.n_runs, "skipped_lines": len(log.skipped_lines),
         "skipped_runs": "; ".join(f"run {r['run']} at line {r['line']}: {r['reason']}" for r in log.skipped_runs),
         "marker_runs": len(log.run_markers), "pooled_runs": pooled, "mpi": mpi_names(out),
@@ -323,10 +331,10 @@ def from_published_csv(path, table: str, meta: dict, vocab: Vocabulary, source: 
             raise InputError(path, int(lines[i]), f"a {meta['operation']} algorithm among {sorted(names)}",
                              int(df["algorithm"].iloc[i]))
         df["algorithm_name"] = df["algorithm"].map(names)
-    out, collapsed = finalise(df, table, source, run_given=False)
+    out, collapsed, zero = finalise(df, table, source, run_given=False)
     quality = {
         "source": source, "table": table, "benchmark": None, "osu_version": None, "datatype": None,
-        "rows_read": len(raw), "duplicates_collapsed": collapsed, "rows": len(out),
+        "rows_read": len(raw), "duplicates_collapsed": collapsed, "zero_size_rows": zero, "rows": len(out),
         "runs": int(out["run"].max()) + 1, "skipped_lines": 0, "skipped_runs": "", "mpi": mpi_names(out),
     }
     return out, quality
@@ -440,10 +448,10 @@ def from_table_csv(path, source: TableSource, vocab: Vocabulary, name: str) -> t
             raise InputError(path, int(lines[i]), f"a {op} algorithm among {sorted(vocab.algorithms[op])}",
                              int(df["algorithm"].iloc[i]))
         df["algorithm_name"] = [vocab.algorithms[op][a] for op, a in zip(df["operation"], df["algorithm"])]
-    out, collapsed = finalise(df, source.table, name, run_given=False, collapse=False)
+    out, collapsed, zero = finalise(df, source.table, name, run_given=False, collapse=False)
     quality = {
         "source": name, "table": source.table, "benchmark": None, "osu_version": None, "datatype": None,
-        "rows_read": len(raw), "duplicates_collapsed": collapsed, "rows": len(out),
+        "rows_read": len(raw), "duplicates_collapsed": collapsed, "zero_size_rows": zero, "rows": len(out),
         "runs": int(out["run"].max()) + 1, "skipped_lines": filtered, "skipped_runs": "", "mpi": mpi_names(out),
     }
     return out, quality
