@@ -60,6 +60,28 @@ def test_percentiles_min_max_iterations():
     assert log.data["p99"].tolist() == [2.90, 2.95, 3.00]
 
 
+def test_validation_column_of_real_osu_runs_is_read_and_dropped():
+    # OSU 7.3 built from ../shared/tools/osu, run with -c under Debian's OpenMPI 4.1.4 (np 2)
+    log = read_osu(FIXTURES / "osu" / "osu7_reduce_validation.txt")
+    assert list(log.data.columns) == ["line", "size", "avg", "min", "max", "iterations", "run"]
+    assert log.data["size"].tolist() == [1, 2, 4, 8]
+    assert log.data["max"].tolist() == [0.91, 1.25, 1.25, 0.70]
+    log = read_osu(FIXTURES / "osu" / "osu7_latency_validation.txt")
+    assert list(log.data.columns) == ["line", "size", "avg", "run"]
+    assert log.data["avg"].tolist() == [0.45, 0.43, 0.44, 0.47, 0.51]
+
+
+def test_a_run_whose_validation_failed_is_skipped_and_reported():
+    head = "# OSU MPI Broadcast Latency Test v7.3\n# Size  Avg Latency(us)  Validation\n"
+    text = head + "1  2.0  Pass\n2  2.1  Pass\n" + head + "1  2.0  Pass\n2  9.1  Fail\n"
+    log = parse_osu(text, "x.txt", on_bad_run="skip")
+    assert log.n_runs == 1 and log.data["avg"].tolist() == [2.0, 2.1]
+    assert log.skipped_runs == [{"run": 1, "line": 7, "reason": "OSU's data validation failed at size 2 (line 8)"}]
+    # a log whose header lines were cut away: three cells are osu_bcast's size, avg and validation
+    log = parse_osu("1  2.0  Pass\n2  2.1  Pass\n", "x.txt", benchmark_hint="osu_bcast")
+    assert log.data["avg"].tolist() == [2.0, 2.1]
+
+
 def test_bandwidth():
     log = read_osu(FIXTURES / "osu" / "osu7_bw.txt")
     assert log.benchmark == "osu_bw"
@@ -107,6 +129,14 @@ BAD = {
     "last row cut without a newline": (HEAD + GOOD + "8  3", 6, "a complete last row"),
     "every latency 0": (HEAD + "1  0.00\n2  0.00\n", 3, "every latency of run 0 is 0"),
     "header without Size first": ("# OSU MPI Latency Test v7.3\n# Size\n", None, None),
+    "a size whose validation failed (-c)": ("# OSU MPI Latency Test v7.3\n# Size  Latency (us)  Validation\n"
+                                           "1  0.2  Pass\n2  0.2  Fail\n", 4, "Fail at size 2"),
+    "a word other than Pass or Fail in the validation column": (
+        "# OSU MPI Latency Test v7.3\n# Size  Latency (us)  Validation\n1  0.2  Pass\n2  0.2  Maybe\n", 4,
+        "Pass or Fail in column 'validation'"),
+    "a validation word in a latency column": (
+        "# OSU MPI Latency Test v7.3\n# Size  Latency (us)  Validation\n1  0.2  Pass\n2  Pass  Pass\n", 4,
+        "a number in column 'avg'"),
 }
 
 
@@ -231,7 +261,8 @@ def test_a_log_without_its_header_lines_is_read_with_the_benchmarks_columns():
     log = parse_osu("1 1.5 1.0 2.0 1000\n2 1.6 1.1 2.1 1000\n", "y.txt", benchmark_hint="osu_bcast")
     assert list(log.data.columns[1:6]) == ["size", "avg", "min", "max", "iterations"] and log.data["max"].tolist() == [2.0, 2.1]
     with pytest.raises(InputError, match=r"x.txt, line 1: expected an OSU header .* 2 \(\['size', 'avg'\]\), "
-                                         r"5 \(\['size', 'avg', 'min', 'max', 'iterations'\]\)\), found '1 1.5 1.0'"):
+                                         r"3 \(\['size', 'avg', 'validation'\]\), 5 \(\['size', 'avg', 'min', 'max', 'iterations'\]\), "
+                                         r"6 .*\), found '1 1.5 1.0'"):
         parse_osu("1 1.5 1.0\n", "x.txt", benchmark_hint="osu_reduce")
     with pytest.raises(InputError, match=r"before the first data row .*: unknown\)"):
         parse_osu(text, "x.txt")

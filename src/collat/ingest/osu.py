@@ -6,7 +6,8 @@ starts where the size list starts again). Lines that cannot be data (job banners
 marker lines between runs) are skipped; text from a failed launch (mpirun, srun,
 MPI_ABORT, signals) is an error. A persistent or non-blocking variant (osu_bcast_persistent,
 osu_ibcast) is an error too, or with ``on_bad_run='skip'`` a skipped run of the file (its block, up
-to the next OSU title). Every error names the file and the line.
+to the next OSU title); so is a run with a size OSU's data validation failed (``-c``). Every error
+names the file and the line.
 """
 
 from __future__ import annotations
@@ -43,6 +44,12 @@ _TITLE = re.compile(r"^#\s*OSU\s+MPI(?:[-\w]*)\s+(?P<name>.+?)\s+Test(?:\s+v?(?P
 _DATATYPE = re.compile(r"^#\s*Datatype:\s*(?P<dt>[\w]+)\.?\s*$", re.I)
 _HEADER = re.compile(r"^#\s*Size\b", re.I)
 
+#: OSU's -c: a column saying whether each size's result was checked right ('Pass', 'Fail'), read as
+#: 1 and 0; a run with a failed size is a bad run (its collective returned wrong data), and the column
+#: is not kept
+VALIDATION = "validation"
+_WORDS = {"Pass": "1", "Fail": "0"}
+
 # (regex anchored at the current header position, column name; {0} = first group)
 _COLUMNS = [
     (re.compile(r"Size\b", re.I), "size"),
@@ -54,18 +61,21 @@ _COLUMNS = [
     (re.compile(r"P(\d{1,2})\s+Tail\s+Lat(?:ency)?\s*\(us\)", re.I), "p{0}"),
     (re.compile(r"P(\d{1,2})(?:\s*\(us\))?(?=\s|$)", re.I), "p{0}"),
     (re.compile(r"Bandwidth\s*\(MB/s\)", re.I), "bandwidth"),
+    (re.compile(r"Validation\b", re.I), VALIDATION),
 ]
 # the columns OSU prints, by benchmark and number of cells, for a log whose header lines were cut
 # away (read when the path pattern or manifest names the benchmark); -f adds min, max, iterations
 HEADERLESS = {
-    "osu_latency": {2: ["size", "avg"]},
+    "osu_latency": {2: ["size", "avg"], 3: ["size", "avg", VALIDATION]},
     "osu_bw": {2: ["size", "bandwidth"]},
     "osu_bibw": {2: ["size", "bandwidth"]},
-    "osu_bcast": {2: ["size", "avg"], 5: ["size", "avg", "min", "max", "iterations"]},
-    "osu_reduce": {2: ["size", "avg"], 5: ["size", "avg", "min", "max", "iterations"]},
+    "osu_bcast": {2: ["size", "avg"], 3: ["size", "avg", VALIDATION], 5: ["size", "avg", "min", "max", "iterations"],
+                  6: ["size", "avg", "min", "max", "iterations", VALIDATION]},
+    "osu_reduce": {2: ["size", "avg"], 3: ["size", "avg", VALIDATION], 5: ["size", "avg", "min", "max", "iterations"],
+                   6: ["size", "avg", "min", "max", "iterations", VALIDATION]},
 }
 KNOWN_COLUMNS = ("Size", "Latency (us)", "Avg Latency(us)", "Min Latency(us)", "Max Latency(us)",
-                 "Iterations", "P50/P90/P95/P99 Tail Lat(us)", "Bandwidth (MB/s)")
+                 "Iterations", "P50/P90/P95/P99 Tail Lat(us)", "Bandwidth (MB/s)", "Validation")
 
 # Version lines of MPI implementations a job script may print (``mpirun --version``, ``ompi_info``,
 # ``mpichversion``, ``mpiexec -V``): the implementation of the runs that follow, named as
@@ -238,7 +248,7 @@ class _Rows:
     lines: np.ndarray
     text: bytes
     parsed: tuple | None = None  # parsed with the rest of their chunk: (rows, integer columns, any bad row,
-    #                              any size not above the one before it)
+    #                              any size not above the one before it, word columns)
 
     def line(self, lineno: int) -> str:
         """The text of one of the lines."""
@@ -266,7 +276,7 @@ class _Chunk:
         stretch of data rows."""
         buf, first_byte, last_byte, n = self.buf, self.starts.tolist(), (self.ends + 1).tolist(), len(self.starts)
         row_lines, at_row = self.rows + (self.lineno + 1), self.rows.tolist()
-        values, integer, bad, falls = self.parsed if self.parsed is not None else (None,) * 4
+        values, integer, bad, falls, words = self.parsed if self.parsed is not None else (None,) * 5
         if values is not None:
             bad, falls = bad.tolist(), falls.tolist()
         pos = 0
@@ -274,7 +284,7 @@ class _Chunk:
             if stop > pos:
                 yield _Rows(row_lines[pos:stop], buf[first_byte[at_row[pos]]:last_byte[at_row[stop - 1]]],
                             None if values is None else (values[pos:stop], integer, bad[stop] > bad[pos],
-                                                         falls[stop] > falls[pos + 1]))
+                                                         falls[stop] > falls[pos + 1], words))
             pos = stop
             if i < n:
                 yield self.lineno + 1 + i, buf[first_byte[i]:last_byte[i]].decode("utf-8")
@@ -343,23 +353,40 @@ def _chunks(stream):
     yield lineno, last
 
 
-def _numbers(text) -> tuple[np.ndarray, np.ndarray] | None:
+def _numbers(text) -> tuple[np.ndarray, np.ndarray, tuple] | None:
     """Data lines (an Arrow string array) as numbers, with Arrow's string kernels instead of a Python
     object per cell: (values [rows, cells], per cell column whether every cell is a plain integer,
-    digits only), or None when the lines do not all hold the same number of cells, or one is not a
-    number that Python's float() reads too (Arrow's cast reads hexadecimal as an integer)."""
+    digits only, per cell column whether it held one of OSU's validation words, :data:`_WORDS`,
+    read as 1 and 0), or None when the lines do not all hold the same number of cells, or one is
+    not such a word nor a number that Python's float() reads too (Arrow's cast reads hexadecimal
+    as an integer)."""
     cells = pc.ascii_split_whitespace(pc.ascii_trim_whitespace(text))
     counts = pc.list_value_length(cells).to_numpy()
     k = int(counts[0]) if len(counts) else 0
     if not k or (counts != k).any():
         return None
     tokens = pc.list_flatten(cells)
+    words = (False,) * k
     try:
         flat = pc.cast(tokens, pa.float64()).to_numpy(zero_copy_only=False)
     except pa.ArrowInvalid:
-        return None
+        is_word = pc.is_in(tokens, value_set=pa.array(list(_WORDS)))
+        if not pc.any(is_word).as_py():
+            return None
+        tokens = pc.replace_substring_regex(tokens, "^Pass$", _WORDS["Pass"])
+        tokens = pc.replace_substring_regex(tokens, "^Fail$", _WORDS["Fail"])
+        try:
+            flat = pc.cast(tokens, pa.float64()).to_numpy(zero_copy_only=False)
+        except pa.ArrowInvalid:
+            return None
+        words = tuple(is_word.to_numpy(zero_copy_only=False).reshape(-1, k).any(axis=0).tolist())
     integer = pc.ascii_is_decimal(tokens).to_numpy(zero_copy_only=False).reshape(-1, k).all(axis=0)
-    return flat.reshape(-1, k), integer
+    return flat.reshape(-1, k), integer, words
+
+
+def _words_fit(words: tuple, cols) -> bool:
+    """Whether OSU's validation words sit in its validation column only."""
+    return all(not w or c == VALIDATION for w, c in zip(words, cols))
 
 
 def _chunk_values(text, rows: np.ndarray, lines: np.ndarray):
@@ -368,12 +395,12 @@ def _chunk_values(text, rows: np.ndarray, lines: np.ndarray):
     value that is negative or not finite, from 0; the running count of rows whose size is not above
     the row before's), or None when the lines do not all hold the same number of numbers or a size
     is not an integer (runs with different headers in one chunk, a malformed row: each stretch is
-    then read alone). ``text``: the chunk's lines (an Arrow string array); ``rows``: which are data
-    rows; ``lines``: their line numbers."""
+    then read alone); last, which columns held OSU's validation words. ``text``: the chunk's lines
+    (an Arrow string array); ``rows``: which are data rows; ``lines``: their line numbers."""
     parsed = _numbers(text.take(pa.array(rows)))
     if parsed is None or not parsed[1][0]:
         return None
-    values, integer = parsed
+    values, integer, words = parsed
     out = np.empty((len(rows), 1 + values.shape[1]))
     out[:, 0] = lines
     out[:, 1:] = values
@@ -382,7 +409,7 @@ def _chunk_values(text, rows: np.ndarray, lines: np.ndarray):
     else:
         bad = np.concatenate(([0], np.cumsum(~np.isfinite(values).all(axis=1) | (values < 0).any(axis=1))))
     falls = np.concatenate(([0, 0], np.cumsum(out[1:, 1] <= out[:-1, 1])))  # falls[i]: sizes not rising before row i
-    return out, tuple(integer.tolist()), bad, falls
+    return out, tuple(integer.tolist()), bad, falls, words
 
 
 @functools.lru_cache(maxsize=64)
@@ -397,12 +424,13 @@ def _values(rows: _Rows, cols: list[str]) -> np.ndarray | None:
     count that is not an integer): the caller then reads them one by one for the exact error."""
     integer = _integer_columns(tuple(cols))
     if rows.parsed is not None:  # read with the rest of its chunk
-        out, integers, bad, _ = rows.parsed
-        if out.shape[1] == 1 + len(cols) and all(integers[i] for i in integer) and not bad:
+        out, integers, bad, _, words = rows.parsed
+        if out.shape[1] == 1 + len(cols) and all(integers[i] for i in integer) and not bad and _words_fit(words, cols):
             return out
     lines = [line for line in rows.text.split(b"\n") if line.strip()]
     parsed = _numbers(pa.array(lines, pa.binary()).cast(pa.string())) if len(lines) == len(rows.lines) else None
-    if parsed is None or parsed[0].shape[1] != len(cols) or not all(parsed[1][i] for i in integer):
+    if parsed is None or parsed[0].shape[1] != len(cols) or not all(parsed[1][i] for i in integer) \
+            or not _words_fit(parsed[2], cols):
         return None
     values = parsed[0]
     if not np.isfinite(values).all() or (values < 0).any():
@@ -542,16 +570,24 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
         cells = line.split()
         if cols is None:
             known = HEADERLESS.get(benchmark or benchmark_hint or "", {})
-            if len(cells) not in known:
+            found = known.get(len(cells))
+            if found is not None and found[-1] == VALIDATION and cells[-1] not in _WORDS:
+                found = None  # -c's last cell is a word: numbers alone are another column set
+            if found is None:
                 raise InputError(path, lineno, "an OSU header ('# Size ...') before the first data row (or, for "
                                  "a log without one, the benchmark named by the path pattern or manifest and "
                                  "the cells OSU prints for it: "
                                  f"{', '.join(f'{n} ({c})' for n, c in known.items()) or 'unknown'})", line)
-            cols = list(known[len(cells)])
+            cols = list(found)
         if len(cells) != len(cols):
             raise InputError(path, lineno, f"{len(cols)} values ({', '.join(cols)})", line)
         values = []
         for name, cell in zip(cols, cells):
+            if name == VALIDATION:
+                if cell not in _WORDS:
+                    raise InputError(path, lineno, f"{' or '.join(_WORDS)} in column {name!r} (OSU's -c)", cell)
+                values.append(float(_WORDS[cell]))
+                continue
             try:
                 v = int(cell) if name in ("size", "iterations") else float(cell)
             except ValueError:
@@ -575,7 +611,8 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
                 return
             cut = rows.text.index(b"\n") + 1
             rows = _Rows(rows.lines[1:], rows.text[cut:].lstrip(b"\r\n \t\f\v"),
-                         None if rows.parsed is None else (rows.parsed[0][1:], rows.parsed[1], rows.parsed[2], True))
+                         None if rows.parsed is None else (rows.parsed[0][1:], rows.parsed[1], rows.parsed[2], True,
+                                                           rows.parsed[4]))
         values = _values(rows, cols)
         rising = rows.parsed is not None and values is rows.parsed[0] and not rows.parsed[3]
         if values is None:
@@ -706,8 +743,9 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
         nonlocal benchmark, version, datatype, current, current_marker, current_mpi, plain_state
         if chunk.parsed is None or markers or in_variant or cols is None or benchmark is None or not first_size:
             return False
-        values, integer, bad, _ = chunk.parsed
-        if values.shape[1] != 1 + len(cols) or bad[-1] or not all(integer[i] for i in _integer_columns(tuple(cols))):
+        values, integer, bad, _, words = chunk.parsed
+        if values.shape[1] != 1 + len(cols) or bad[-1] or not all(integer[i] for i in _integer_columns(tuple(cols))) \
+                or not _words_fit(words, cols):
             return False
         if plain_state != (benchmark, tuple(cols)) or len(plain) > _KINDS_KEPT:
             plain.clear()
@@ -813,6 +851,21 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
             reason += f", then line {aborted[i][0]}: {aborted[i][1][:100]}"
         skipped_runs.append({"run": i, "line": int(run[0][0]), "reason": reason})
         keep[i] = False
+    for i in np.flatnonzero(keep).tolist():  # OSU's -c: a size whose result was wrong spoils its run
+        if VALIDATION not in run_cols[i]:
+            continue
+        run = runs[i]
+        failed = np.flatnonzero(run[:, 1 + run_cols[i].index(VALIDATION)] == 0)
+        if not len(failed):
+            continue
+        row = run[failed[0]]
+        if on_bad_run != "skip":
+            raise InputError(path, int(row[0]), "every size of a run passing OSU's data validation (-c: 'Pass' in "
+                             f"column 'Validation'; with on_bad_run: skip, such a run is passed over and reported)",
+                             f"Fail at size {int(row[1])}")
+        skipped_runs.append({"run": i, "line": int(run[0][0]),
+                             "reason": f"OSU's data validation failed at size {int(row[1])} (line {int(row[0])})"})
+        keep[i] = False
     skipped_runs.sort(key=lambda r: r["run"])
     kept = np.flatnonzero(keep).tolist()  # a kept run's new index is its place here
     kept_markers = {n: run_marker[i] for n, i in enumerate(kept) if run_marker[i] is not None}
@@ -824,7 +877,7 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
     for columns, members in by_columns.items():
         block = np.concatenate([runs[kept[n]] for n in members])
         frame = {name: block[:, j].astype(np.int64 if name in ("line", "size", "iterations") else np.float64)
-                 for j, name in enumerate(["line", *columns])}
+                 for j, name in enumerate(["line", *columns]) if name != VALIDATION}
         del block
         group_lengths = lengths[[kept[n] for n in members]]
         index = np.array(members, dtype=np.int64)
