@@ -82,6 +82,15 @@ def test_a_run_whose_validation_failed_is_skipped_and_reported():
     assert log.data["avg"].tolist() == [2.0, 2.1]
 
 
+def test_runs_of_two_datatypes_in_one_log_are_refused():
+    # OSU 7.3's -T all, run under Debian's OpenMPI 4.1.4: MPI_CHAR, then MPI_INT and MPI_FLOAT at the same bytes
+    head = "\n# OSU MPI Broadcast Latency Test v7.3\n# Datatype: MPI_CHAR.\n# Size       Avg Latency(us)\n"
+    text = head + "1   0.44\n2   0.18\n4   0.24\n# Datatype: MPI_INT.\n# Size       Avg Latency(us)\n4   0.25\n"
+    with pytest.raises(InputError, match=r"x.txt, line 8: expected one datatype per log .*MPI_CHAR \(line 3\)"):
+        parse_osu(text, "x.txt")
+    assert parse_osu(text.replace("MPI_INT", "MPI_CHAR"), "x.txt").n_runs == 2
+
+
 def test_bandwidth():
     log = read_osu(FIXTURES / "osu" / "osu7_bw.txt")
     assert log.benchmark == "osu_bw"
@@ -356,14 +365,19 @@ def test_chunks_read_at_once_equal_line_by_line(monkeypatch, tmp_path):
     here = Path(__file__).resolve().parents[1]
     logs = sorted(p for d in ("fixtures/osu", "data/osu_raw", "data/osu_16core") for p in (here / d).rglob("*")
                   if p.is_file() and p.suffix in (".txt", ".out", ".log"))
-    # a plain log whose version and datatype change, and one whose size list starts again without a header
-    plain = "".join(f"job banner {r}\n# OSU MPI Broadcast Latency Test v7.{r // 20}\n# Datatype: MPI_{'CHAR' if r < 30 else 'INT'}.\n"
-                    "# Size       Avg Latency(us)\n" + "".join(f"{s:<8d}{1 + r / 10 + s / 100:>10.2f}\n" for s in (1, 2, 4))
-                    for r in range(60))
+    # a plain log whose version changes, one whose size list starts again without a header, and one
+    # whose datatype changes (refused both ways, at the same line)
+    def runs(datatype):
+        return "".join(f"job banner {r}\n# OSU MPI Broadcast Latency Test v7.{r // 20}\n# Datatype: MPI_{datatype(r)}.\n"
+                       "# Size       Avg Latency(us)\n" + "".join(f"{s:<8d}{1 + r / 10 + s / 100:>10.2f}\n"
+                                                               for s in (1, 2, 4)) for r in range(60))
+    plain = runs(lambda r: "INT")
     (tmp_path / "plain.txt").write_text(plain)
+    (tmp_path / "datatypes.txt").write_text(runs(lambda r: "CHAR" if r < 30 else "INT"))
+    assert "one datatype per log" in _read_at(monkeypatch, 512, tmp_path / "datatypes.txt")
     (tmp_path / "restart.txt").write_text(plain.replace("# Size       Avg Latency(us)\n", "", 59)
                                           .replace("# Size", "# Size       Avg Latency(us)\n# Size", 1))
-    logs += [tmp_path / "plain.txt", tmp_path / "restart.txt"]
+    logs += [tmp_path / "plain.txt", tmp_path / "restart.txt", tmp_path / "datatypes.txt"]
     assert len(logs) > 100
     for path in logs:
         for on_bad_run in ("error", "skip"):

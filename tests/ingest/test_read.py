@@ -620,3 +620,25 @@ def test_run_strings_repeats_one_value_and_decodes_several():
     assert run_strings(np.array([0, 1, 0]), ["a.txt", "b.txt"]).tolist() == ["a.txt", "b.txt", "a.txt"]
     assert run_strings(np.array([], dtype=np.int64), ["a.txt"]).empty
     assert str(run_strings(np.array([0]), ["a.txt"]).dtype) == "string"
+
+
+def test_logs_of_one_benchmark_in_two_datatypes_are_one_line(vocab, tmp_path):
+    """Two reduce logs, one of MPI_CHAR and one of MPI_FLOAT (OSU's -T): their runs would pool as
+    repeats of one configuration; one line names the second log, both datatypes and the first log.
+    A log that states no datatype (OSU 5.x) goes with either."""
+    from collat.ingest.read import check_one_datatype
+
+    parts = []
+    for name, datatype in (("np4.txt", "MPI_CHAR"), ("np8.txt", None), ("np16.txt", "MPI_FLOAT")):
+        log = tmp_path / name
+        stated = f"# Datatype: {datatype}.\n" if datatype else ""
+        log.write_text(f"# OSU MPI Reduce Latency Test v7.3\n{stated}# Size       Avg Latency(us)\n4    1.5\n8    1.6\n")
+        meta = {"benchmark": "osu_reduce", "operation": "reduce", "algorithm": 0, "mapping": "core", "P": 4}
+        table, _, quality = from_osu_log(read_osu(log), meta, vocab, f"reduce/{name}")
+        parts.append((table, str(log), quality))
+    check_one_datatype(parts[:2], "raw")
+    with pytest.raises(InputError) as err:
+        check_one_datatype(parts, "raw")
+    assert str(err.value) == ("raw/reduce/np16.txt: expected the datatype of the other osu_reduce logs (OSU's -T), "
+                              "MPI_CHAR as in reduce/np4.txt: runs of two datatypes would be pooled as repeats of "
+                              "one configuration, found 'MPI_FLOAT'")

@@ -5,8 +5,8 @@ import json
 from pathlib import Path
 
 from collat import InputError
-from collat.ingest.read import (STAGE_NEEDS, check_channels_measured, check_measured_targets, check_P_fits_machine,
-                                check_stages_have_data, merge_files)
+from collat.ingest.read import (STAGE_NEEDS, check_channels_measured, check_measured_targets, check_one_datatype,
+                                check_P_fits_machine, check_stages_have_data, merge_files)
 from collat.ingest.metadata import check_manifest_files
 from collat.ingest.tidy import atomic_write
 from collat.runner import setup_log
@@ -30,6 +30,7 @@ if table == "pt2pt":
     check_channels_measured(parts, p.channels)
 if table == "collective":
     check_P_fits_machine(parts, p.cores, p.raw_dir)
+check_one_datatype(parts, p.raw_dir)
 # one implementation per table here (data.mpi, when set, is looked for across every table by rule tidy)
 quality = merge_files(parts, {table: snakemake.output.table}, p.outliers, p.mpi, check_mpi=p.mpi is None)
 log.info("%s: %d rows, %d flagged as outliers", table, quality["rows"].sum(), quality["outliers_flagged"].sum())

@@ -459,6 +459,8 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
     from collat.ingest import markers as mk
 
     benchmark = version = datatype = None
+    datatype_line = 0  # where the datatype in effect was stated
+    run_datatype: tuple[int, str] | None = None  # (line, datatype) stated before the file's first run
     cols: list[str] | None = None
     runs: list[np.ndarray] = []  # per run [rows, 1 + columns]: line, values...
     run_cols: list[list[str]] = []
@@ -551,7 +553,7 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
     def start_run(rows: np.ndarray, pos: int, text) -> None:
         """A run starts at row ``pos``: the marker and version line in effect label it; a marker that
         would label it across text no marker rule matched is an error."""
-        nonlocal current_marker, current_mpi, marker_since_run
+        nonlocal current_marker, current_mpi, marker_since_run, run_datatype
         if markers and marker is not None and unmatched and not marker_since_run and not carry_over:
             texts = "; ".join(f"line {n}: {t[:60]!r}" for n, t in unmatched[:3])
             raise InputError(path, int(rows[pos, 0]), f"a marker line before this run (data.raw.markers): "
@@ -563,6 +565,8 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
         marker_since_run = False
         if not first_size:
             first_size.append(rows[pos, 1])
+            if datatype is not None:
+                run_datatype = (datatype_line, datatype)
 
     def data_row(lineno: int, line: str) -> None:
         """One data row read cell by cell: what a row the fast path refused is told by."""
@@ -625,7 +629,7 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
     kinds: dict[str, _Text] = {}  # a log repeats its text lines (titles, headers, banners): each read once
 
     def text_line(lineno: int, raw: str) -> None:
-        nonlocal benchmark, version, datatype, cols, in_variant
+        nonlocal benchmark, version, datatype, datatype_line, cols, in_variant
         line = raw.strip()
         if not line:
             return
@@ -674,7 +678,12 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
                 close_run()
                 return
             if kind.datatype is not None:
-                datatype = kind.datatype
+                if run_datatype is not None and kind.datatype != run_datatype[1]:
+                    # OSU's -T all: the same sizes in bytes, other elements (a reduce adds them otherwise)
+                    raise InputError(path, lineno, f"one datatype per log (OSU's -T): runs of {run_datatype[1]} "
+                                     f"(line {run_datatype[0]}) and of another datatype would be pooled as repeats "
+                                     "of one configuration", line)
+                datatype, datatype_line = kind.datatype, lineno
                 return
             if kind.header:
                 close_run()
@@ -758,6 +767,8 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
         codes = np.array([plain[text][0] for text in distinct], dtype=np.int8)[index]
         if (codes == _OTHER).any():
             return False
+        if any(plain[text][1].datatype not in (None, datatype) for text in distinct):
+            return False  # another datatype stated: read line by line, which refuses it
         before = chunk.before
         closes = np.unique(before[codes == _CLOSE])  # a run ends before these rows (len(values): at the end)
         sizes = values[:, 1]

@@ -778,6 +778,24 @@ def check_P_fits_machine(parts: list[tuple[str, str, dict]], cores: int, where: 
                              "describe the machine the logs ran on", f"P = {largest}")
 
 
+def check_one_datatype(parts: list[tuple[str, str, dict]], where: str) -> None:
+    """The logs of one benchmark in the ``parts`` (table, path, quality record) state one datatype
+    (OSU's -T; a log that states none counts with any); else one line naming a log of each, before
+    their runs are pooled as repeats of one configuration (a reduce adds other elements, and
+    OpenMPI splits a message by elements). ``where``: the folder the sources are in."""
+    first: dict[tuple, str] = {}  # (benchmark, datatype) -> the first log that states it
+    for _, path, quality in parts:
+        if quality.get("datatype"):
+            first.setdefault((quality.get("benchmark"), quality["datatype"]), quality.get("source") or path)
+    for benchmark in dict.fromkeys(b for b, _ in first):
+        found = [(d, source) for (b, d), source in first.items() if b == benchmark]
+        if len(found) > 1:
+            (d1, s1), (d2, s2) = found[:2]
+            raise InputError(f"{where.rstrip('/')}/{s2}", None,
+                             f"the datatype of the other {benchmark} logs (OSU's -T), {d1} as in {s1}: runs of "
+                             "two datatypes would be pooled as repeats of one configuration", d2)
+
+
 def merge_files(parts: list[tuple[str, str, dict]], outputs: dict[str, str], outliers: dict,
                 mpi: str | None = None, check_mpi: bool = True) -> pd.DataFrame:
     """:func:`merge` from part files (table, path, quality record; :func:`collat.ingest.tidy.write_part`)
