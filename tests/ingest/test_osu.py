@@ -91,6 +91,28 @@ def test_runs_of_two_datatypes_in_one_log_are_refused():
     assert parse_osu(text.replace("MPI_INT", "MPI_CHAR"), "x.txt").n_runs == 2
 
 
+@pytest.mark.parametrize("name", ["osu7_bcast_tag_output.txt", "osu7_bcast_timestamp_output.txt"])
+def test_lines_tagged_by_the_launcher_are_read(name):
+    # OSU 7.3 under Debian's OpenMPI 4.1.4: mpirun --tag-output ('[1,0]<stdout>:') and --timestamp-output
+    from collat.ingest.osu import title_benchmark
+
+    log = read_osu(FIXTURES / "osu" / name)
+    assert log.benchmark == "osu_bcast" and log.datatype == "MPI_CHAR" and log.n_runs == 1
+    assert log.data["size"].tolist() == [1, 2, 4] and log.data["line"].tolist() == [5, 6, 7]
+    assert title_benchmark(FIXTURES / "osu" / name) == "osu_bcast"
+
+
+@pytest.mark.parametrize("tag", ["0: ", "  0: ", "[0] "])
+def test_lines_labelled_by_srun_or_mpich_are_read(tag):
+    text = "".join(tag + line for line in ("# OSU MPI Reduce Latency Test v7.3\n", "# Size  Avg Latency(us)\n",
+                                           "1  2.0\n", "2  2.5\n"))
+    log = parse_osu("job 17 on node 3\n" + text + f"{tag}srun: error: node 3: task 1: Killed\n", "x.txt",
+                    on_bad_run="skip")
+    assert log.data["avg"].tolist() == [2.0, 2.5] and log.data["line"].tolist() == [4, 5]
+    # a log without a tag before its title keeps its lines as they are
+    assert parse_osu("# OSU MPI Reduce Latency Test v7.3\n# Size  Avg Latency(us)\n1  2.0\n", "x.txt").n_runs == 1
+
+
 def test_bandwidth():
     log = read_osu(FIXTURES / "osu" / "osu7_bw.txt")
     assert log.benchmark == "osu_bw"

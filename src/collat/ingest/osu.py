@@ -141,6 +141,24 @@ class OsuLog:
         return int(self.data["run"].nunique()) if len(self.data) else 0
 
 
+#: what a launcher may put before each line of a rank's output: OpenMPI's --tag-output ('[1,0]<stdout>:')
+#: and --timestamp-output (a date, then '<stdout>:'), srun's --label ('0: '), MPICH's -prepend-rank
+#: ('[0] '); a log whose OSU title carries one has it taken off every line that starts with it
+_TAGS = [rb"[^\n<#]{0,64}<std(?:out|err)>: ?", rb" *\d+: ", rb"\[\d+\] "]
+
+
+def _launcher_tag(head: bytes) -> re.Pattern | None:
+    """The tag (:data:`_TAGS`) before the first OSU title in ``head``, as a pattern that takes it off a
+    line's start; None where the title starts its line or has no tag this knows."""
+    m = re.search(rb"(?m)^(.+?)# OSU MPI", head[:1 << 16])
+    if m is None:
+        return None
+    for tag in _TAGS:
+        if re.fullmatch(tag, m[1]):
+            return re.compile(rb"(?m)^" + tag)
+    return None
+
+
 def title_benchmark(path, head: int = 4096) -> str | None:
     """The benchmark an OSU log names in its first title line ('# OSU MPI Latency Test v7.3':
     osu_latency), read from its first ``head`` bytes; None for a log without one there (headerless,
@@ -148,9 +166,11 @@ def title_benchmark(path, head: int = 4096) -> str | None:
     knows of a log before it is read, where its path and the manifest do not name the benchmark."""
     try:
         with open(path, "rb") as fh:
-            text = fh.read(head).decode("utf-8", errors="replace")
+            raw = fh.read(head)
     except OSError:
         return None
+    tag = _launcher_tag(raw)
+    text = (raw if tag is None else tag.sub(b"", raw)).decode("utf-8", errors="replace")
     for line in text.splitlines():
         m = _TITLE.match(line.strip())
         if m:
@@ -300,8 +320,9 @@ def _chunks(stream):
     """The lines of a binary stream as :class:`_Chunk` s of about :data:`_CHUNK` bytes, so that a file
     of millions of rows is never a Python object per row; then ``(last line number, last line's text)``.
     A data row is a line with a digit first, or a sign or point and a digit. A lone carriage return
-    ends a line, as a newline does; a byte sequence that is not UTF-8 raises :class:`UnicodeDecodeError`."""
-    lineno, carry, last = 0, b"", ""
+    ends a line, as a newline does; a byte sequence that is not UTF-8 raises :class:`UnicodeDecodeError`.
+    A launcher's tag before the lines (:func:`_launcher_tag`, found in the first chunk) is taken off."""
+    lineno, carry, last, tag = 0, b"", "", None
     while True:
         chunk = stream.read(_CHUNK)
         buf = carry + chunk
@@ -316,6 +337,10 @@ def _chunks(stream):
             continue
         if b"\r" in buf:
             buf = re.sub(rb"\r(?!\n)", b"\n", buf)
+        if lineno == 0:
+            tag = _launcher_tag(buf)
+        if tag is not None:
+            buf = tag.sub(b"", buf)
         a = np.frombuffer(buf, np.uint8)
         if (a >= 128).any():
             buf.decode("utf-8")  # raises where the bytes are not UTF-8
