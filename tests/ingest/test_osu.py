@@ -113,6 +113,20 @@ def test_lines_labelled_by_srun_or_mpich_are_read(tag):
     assert parse_osu("# OSU MPI Reduce Latency Test v7.3\n# Size  Avg Latency(us)\n1  2.0\n", "x.txt").n_runs == 1
 
 
+def test_a_contiguous_derived_datatype_is_read_and_a_vector_refused():
+    # OSU 7.3 under Debian's OpenMPI 4.1.4: -D cont moves the size's bytes, -D vect:4:2 half of them
+    log = read_osu(FIXTURES / "osu" / "osu7_bcast_ddt_cont.txt")
+    assert list(log.data.columns) == ["line", "size", "avg", "run"] and log.data["size"].tolist() == [1, 2, 4, 8, 16]
+    with pytest.raises(InputError) as err:
+        read_osu(FIXTURES / "osu" / "osu7_bcast_ddt_vector.txt")
+    assert err.value.line == 5 and "expected a contiguous datatype (OSU's -D cont" in str(err.value)
+    assert str(err.value).endswith("found '0 bytes moved at size 1'")
+    text = (FIXTURES / "osu" / "osu7_bcast_ddt_cont.txt").read_text() + \
+        (FIXTURES / "osu" / "osu7_bcast_ddt_vector.txt").read_text()
+    log = parse_osu(text, "x.txt", on_bad_run="skip")
+    assert log.n_runs == 1 and log.skipped_runs[0]["reason"].startswith("a derived datatype (OSU's -D) moves 0 bytes")
+
+
 def test_bandwidth():
     log = read_osu(FIXTURES / "osu" / "osu7_bw.txt")
     assert log.benchmark == "osu_bw"

@@ -49,6 +49,10 @@ _HEADER = re.compile(r"^#\s*Size\b", re.I)
 #: is not kept
 VALIDATION = "validation"
 _WORDS = {"Pass": "1", "Fail": "0"}
+#: OSU's -D: the bytes a derived datatype moves at each size; a run whose bytes are its sizes (-D cont)
+#: is read without the column, one that moves other bytes (a vector or indexed type) is a bad run
+TRANSMIT = "transmit"
+_DROPPED = (VALIDATION, TRANSMIT)
 
 # (regex anchored at the current header position, column name; {0} = first group)
 _COLUMNS = [
@@ -62,6 +66,7 @@ _COLUMNS = [
     (re.compile(r"P(\d{1,2})(?:\s*\(us\))?(?=\s|$)", re.I), "p{0}"),
     (re.compile(r"Bandwidth\s*\(MB/s\)", re.I), "bandwidth"),
     (re.compile(r"Validation\b", re.I), VALIDATION),
+    (re.compile(r"Transmit\s+Size\b", re.I), TRANSMIT),
 ]
 # the columns OSU prints, by benchmark and number of cells, for a log whose header lines were cut
 # away (read when the path pattern or manifest names the benchmark); -f adds min, max, iterations
@@ -75,7 +80,8 @@ HEADERLESS = {
                    6: ["size", "avg", "min", "max", "iterations", VALIDATION]},
 }
 KNOWN_COLUMNS = ("Size", "Latency (us)", "Avg Latency(us)", "Min Latency(us)", "Max Latency(us)",
-                 "Iterations", "P50/P90/P95/P99 Tail Lat(us)", "Bandwidth (MB/s)", "Validation")
+                 "Iterations", "P50/P90/P95/P99 Tail Lat(us)", "Bandwidth (MB/s)", "Validation",
+                 "Transmit Size")
 
 # Version lines of MPI implementations a job script may print (``mpirun --version``, ``ompi_info``,
 # ``mpichversion``, ``mpiexec -V``): the implementation of the runs that follow, named as
@@ -440,7 +446,7 @@ def _chunk_values(text, rows: np.ndarray, lines: np.ndarray):
 @functools.lru_cache(maxsize=64)
 def _integer_columns(cols: tuple) -> tuple[int, ...]:
     """Where the columns that hold integers (size, iterations) sit among ``cols``."""
-    return tuple(i for i, name in enumerate(cols) if name in ("size", "iterations"))
+    return tuple(i for i, name in enumerate(cols) if name in ("size", "iterations", TRANSMIT))
 
 
 def _values(rows: _Rows, cols: list[str]) -> np.ndarray | None:
@@ -618,9 +624,9 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
                 values.append(float(_WORDS[cell]))
                 continue
             try:
-                v = int(cell) if name in ("size", "iterations") else float(cell)
+                v = int(cell) if name in ("size", "iterations", TRANSMIT) else float(cell)
             except ValueError:
-                kind = "an integer" if name in ("size", "iterations") else "a number"
+                kind = "an integer" if name in ("size", "iterations", TRANSMIT) else "a number"
                 raise InputError(path, lineno, f"{kind} in column {name!r}", cell) from None
             if v < 0 or v != v:
                 raise InputError(path, lineno, f"a non-negative number in column {name!r}", cell)
@@ -871,22 +877,8 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
     lengths = np.array([len(run) for run in runs])
     real = np.ones(len(runs), bool)
     real[list(variants)] = False
-    full = runs[int(np.argmax(np.where(real, lengths, -1)))][:, 1].astype(np.int64)  # the longest run's sizes
     skipped_runs = [{"run": i, "line": line, "reason": reason} for i, (line, reason) in variants.items()]
     keep = real.copy()
-    for i in np.flatnonzero(real & (lengths < len(full))).tolist():  # a short run that stops where others go on
-        run = runs[i]
-        sizes = run[:, 1].astype(np.int64)
-        if not np.array_equal(full[: len(run)], sizes):
-            continue
-        if on_bad_run != "skip":
-            raise InputError(path, int(run[-1][0]),
-                             f"a complete run up to size {full[-1]} (run {i} stops at size {sizes[-1]}: truncated)")
-        reason = f"truncated at size {sizes[-1]}"
-        if i in aborted:
-            reason += f", then line {aborted[i][0]}: {aborted[i][1][:100]}"
-        skipped_runs.append({"run": i, "line": int(run[0][0]), "reason": reason})
-        keep[i] = False
     for i in np.flatnonzero(keep).tolist():  # OSU's -c: a size whose result was wrong spoils its run
         if VALIDATION not in run_cols[i]:
             continue
@@ -902,6 +894,40 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
         skipped_runs.append({"run": i, "line": int(run[0][0]),
                              "reason": f"OSU's data validation failed at size {int(row[1])} (line {int(row[0])})"})
         keep[i] = False
+    for i in np.flatnonzero(keep).tolist():  # OSU's -D: a derived datatype that moves other bytes than the size
+        if TRANSMIT not in run_cols[i]:
+            continue
+        run = runs[i]
+        other = np.flatnonzero(run[:, 1 + run_cols[i].index(TRANSMIT)] != run[:, 1])
+        if not len(other):
+            continue
+        row = run[other[0]]
+        if on_bad_run != "skip":
+            raise InputError(path, int(row[0]), "a contiguous datatype (OSU's -D cont: 'Transmit Size' equal to "
+                             "'Size'); a vector or indexed type packs other bytes, which the models do not price "
+                             "(with on_bad_run: skip, such a run is passed over and reported)",
+                             f"{int(row[1 + run_cols[i].index(TRANSMIT)])} bytes moved at size {int(row[1])}")
+        skipped_runs.append({"run": i, "line": int(run[0][0]),
+                             "reason": f"a derived datatype (OSU's -D) moves {int(row[1 + run_cols[i].index(TRANSMIT)])} "
+                                       f"bytes at size {int(row[1])} (line {int(row[0])})"})
+        keep[i] = False
+    if not keep.any():  # every run of the file spoilt (skip): nothing to read
+        first = min(skipped_runs, key=lambda r: r["run"])
+        raise InputError(path, first["line"], "a run that can be read", first["reason"])
+    full = runs[int(np.argmax(np.where(keep, lengths, -1)))][:, 1].astype(np.int64)  # the longest run's sizes
+    for i in np.flatnonzero(keep & (lengths < len(full))).tolist():  # a short run that stops where others go on
+        run = runs[i]
+        sizes = run[:, 1].astype(np.int64)
+        if not np.array_equal(full[: len(run)], sizes):
+            continue
+        if on_bad_run != "skip":
+            raise InputError(path, int(run[-1][0]),
+                             f"a complete run up to size {full[-1]} (run {i} stops at size {sizes[-1]}: truncated)")
+        reason = f"truncated at size {sizes[-1]}"
+        if i in aborted:
+            reason += f", then line {aborted[i][0]}: {aborted[i][1][:100]}"
+        skipped_runs.append({"run": i, "line": int(run[0][0]), "reason": reason})
+        keep[i] = False
     skipped_runs.sort(key=lambda r: r["run"])
     kept = np.flatnonzero(keep).tolist()  # a kept run's new index is its place here
     kept_markers = {n: run_marker[i] for n, i in enumerate(kept) if run_marker[i] is not None}
@@ -913,7 +939,7 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
     for columns, members in by_columns.items():
         block = np.concatenate([runs[kept[n]] for n in members])
         frame = {name: block[:, j].astype(np.int64 if name in ("line", "size", "iterations") else np.float64)
-                 for j, name in enumerate(["line", *columns]) if name != VALIDATION}
+                 for j, name in enumerate(["line", *columns]) if name not in _DROPPED}
         del block
         group_lengths = lengths[[kept[n] for n in members]]
         index = np.array(members, dtype=np.int64)
