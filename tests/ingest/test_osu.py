@@ -127,6 +127,25 @@ def test_a_contiguous_derived_datatype_is_read_and_a_vector_refused():
     assert log.n_runs == 1 and log.skipped_runs[0]["reason"].startswith("a derived datatype (OSU's -D) moves 0 bytes")
 
 
+BOX = "-" * 74 + "\n"
+OPENIB = (BOX + "WARNING: There was an error initializing an OpenFabrics device.\n\n  Local host:   node01\n"
+          "  Local device: mlx5_0\n" + BOX)
+
+
+def test_an_openmpi_warning_box_and_its_help_notes_leave_the_runs_as_they_are():
+    """OpenMPI 4 on InfiniBand prints this box (to stderr, which SLURM writes into the same file)
+    before, between or after the runs; a box that opens with WARNING is passed over, and so are the
+    notes that more ranks printed the same message. A box of anything else is launcher text."""
+    notes = ("[node01:12345] 1 more process has sent help message help-mpi-btl-openib.txt / error in device init\n"
+             '[node01:12345] Set MCA parameter "orte_base_help_aggregate" to 0 to see all help / error messages\n')
+    text = OPENIB + BCAST + OPENIB + BCAST + notes
+    log = parse_osu(text, "x.txt")
+    assert log.n_runs == 2 and log.skipped_lines == [1, 2, 4, 5, 6, 11, 12, 14, 15, 16, 21, 22]
+    with pytest.raises(InputError, match=r"x.txt, line 6: expected OSU output, not MPI launcher or error text, "
+                                         r"found 'There are not enough slots available in the system"):
+        parse_osu(BCAST + BOX + "There are not enough slots available in the system to satisfy the 4\n" + BOX, "x.txt")
+
+
 def test_bandwidth():
     log = read_osu(FIXTURES / "osu" / "osu7_bw.txt")
     assert log.benchmark == "osu_bw"
@@ -155,7 +174,7 @@ BAD = {
     "empty file": ("", None, "an empty file"),
     "only blank lines": ("\n\n", 1, "an OSU header"),
     "header without data": (HEAD, 2, "data rows"),
-    "mpirun error in the middle": (HEAD + "1  0.2\n" + "-" * 74 + "\nmpirun noticed that process rank 3 exited on signal 9 (Killed).\n", 4, "not MPI launcher"),
+    "mpirun error in the middle": (HEAD + "1  0.2\n" + "-" * 74 + "\nmpirun noticed that process rank 3 exited on signal 9 (Killed).\n", 5, "not MPI launcher"),
     "MPI_ABORT text": (HEAD + "1  0.2\nMPI_ABORT was invoked on rank 0\n", 4, "not MPI launcher"),
     "srun error": (HEAD + "1  0.2\nsrun: error: node01: task 0: Killed\n", 4, "not MPI launcher"),
     "extra column": (HEAD + "1  0.2  7\n", 3, "2 values"),

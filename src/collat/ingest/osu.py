@@ -121,6 +121,14 @@ _LAUNCH_WORDS = ("mpirun", "mpiexec", "orterun", "prterun", "srun", "slurmstepd"
 _ANY_LAUNCH_WORD = re.compile("|".join(map(re.escape, _LAUNCH_WORDS)))
 
 
+#: OpenMPI's help messages come in boxes of dashes; one whose first line says WARNING (an OpenFabrics
+#: device it could not open, a slow file system) leaves the runs as they are, and so do the notes
+#: that say how many more ranks printed the same message
+_RULE = re.compile(r"^-{20,}\s*$")
+_HELP_NOTE = re.compile(r"^\[[\w.-]+:\d+\]\s+(\d+\s+more\s+process(es)?\s+ha(s|ve)\s+sent\s+help\s+message|"
+                        r"Set\s+MCA\s+parameter\s+\"?orte_base_help_aggregate)", re.I)
+
+
 def _launch_error(line: str) -> bool:
     """:data:`_LAUNCH_ERROR` found in ``line``; a line with none of its words is told at once."""
     if not line.startswith(("-", "[")) and not _ANY_LAUNCH_WORD.search(line.lower()):
@@ -504,6 +512,8 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
     run_mpi: list = []  # per closed run: the version line in effect when it started
     variants: dict[int, tuple[int, str]] = {}  # run index -> (line, title) of a variant's block, not read
     in_variant = False  # inside such a block: every line up to the next OSU title is passed over
+    rule: tuple[int, str] | None = None  # a line of dashes not yet known to open a warning box: (line, text)
+    in_warning = False  # inside a box of dashes that opened with WARNING: passed over up to its closing dashes
     last_line = 0
     unmatched: list[tuple[int, str]] = []  # text lines since the last run that no marker rule matched
     marker_since_run = False  # a marker matched since the last run began
@@ -637,6 +647,7 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
 
     def data_rows(rows: _Rows) -> None:
         """A stretch of data lines: parsed at once when every row is clean, else line by line."""
+        flush_rule()
         if in_variant:  # inside a persistent or non-blocking variant's block: passed over
             skipped.extend(rows.lines.tolist())
             return
@@ -659,7 +670,53 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
 
     kinds: dict[str, _Text] = {}  # a log repeats its text lines (titles, headers, banners): each read once
 
-    def text_line(lineno: int, raw: str) -> None:
+    def warning_line(lineno: int, line: str) -> bool:
+        """True for a line of an OpenMPI warning box or a help note (:data:`_HELP_NOTE`), passed over; a
+        line of dashes waits for the line after it, which says whether it opens a warning."""
+        nonlocal rule, in_warning
+        if in_warning:
+            skipped.append(lineno)
+            in_warning = _RULE.match(line) is None
+            return True
+        if rule is not None:
+            if line.upper().startswith("WARNING"):
+                skipped.extend([rule[0], lineno])
+                rule, in_warning = None, True
+                return True
+            if line[0] != "#":  # the box's own words say what failed: read them as launcher text, not the dashes
+                skipped.append(rule[0])
+                rule = None
+                launch_text(lineno, line)
+                return True
+            flush_rule()
+        if _RULE.match(line):
+            rule = (lineno, line)
+            return True
+        if _HELP_NOTE.match(line):
+            skipped.append(lineno)
+            return True
+        return False
+
+    def launch_text(lineno: int, line: str) -> None:
+        """Launcher or error text: an error, or with on_bad_run skip the end of the run (or of the
+        variant's block) it interrupts."""
+        nonlocal in_variant
+        in_variant = False
+        if on_bad_run != "skip":
+            raise InputError(path, lineno, "OSU output, not MPI launcher or error text", line)
+        if current:  # e.g. a job killed at its time limit in the middle of a run
+            aborted[len(runs)] = (lineno, line)
+        close_run()
+        skipped.append(lineno)
+
+    def flush_rule() -> None:
+        """A line of dashes that opened no warning: read as any launcher text is."""
+        nonlocal rule
+        if rule is not None:
+            (lineno, line), rule = rule, None
+            text_line(lineno, line, held=True)
+
+    def text_line(lineno: int, raw: str, held: bool = False) -> None:
         nonlocal benchmark, version, datatype, datatype_line, cols, in_variant
         line = raw.strip()
         if not line:
@@ -669,6 +726,8 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
             kind = _text_kind(line)
             if len(kinds) < _KINDS_KEPT:
                 kinds[line] = kind
+        if not held and warning_line(lineno, line):
+            return
         if in_variant and kind.title is None:
             if kind.launch:  # the block ends as any run does: launcher text is never passed over
                 in_variant = False
@@ -732,12 +791,7 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
             # a data row whose size has letters in it ('2x', 'O4'); a marker such as 'BROADCAST 1' has no digit
             raise InputError(path, lineno, "an integer in column 'size'", line.split()[0])
         if kind.launch:
-            if on_bad_run != "skip":
-                raise InputError(path, lineno, "OSU output, not MPI launcher or error text", line)
-            if current:  # e.g. a job killed at its time limit in the middle of a run
-                aborted[len(runs)] = (lineno, line)
-            close_run()
-            skipped.append(lineno)
+            launch_text(lineno, line)
             return
         skipped.append(lineno)  # a banner or marker line: it cannot be data
         if markers:
@@ -781,7 +835,8 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
         a title or header that repeats the open one, and the sizes rising within each run. False
         (nothing changed) where anything else is in the chunk: it is then read line by line."""
         nonlocal benchmark, version, datatype, current, current_marker, current_mpi, plain_state
-        if chunk.parsed is None or markers or in_variant or cols is None or benchmark is None or not first_size:
+        if chunk.parsed is None or markers or in_variant or in_warning or rule is not None or cols is None \
+                or benchmark is None or not first_size:
             return False
         values, integer, bad, _, words = chunk.parsed
         if values.shape[1] != 1 + len(cols) or bad[-1] or not all(integer[i] for i in _integer_columns(tuple(cols))) \
@@ -851,6 +906,7 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
                 if item[0] == 1:
                     first_text = item[1].strip()[:80]
                 text_line(*item)
+    flush_rule()
     if current and not last_raw.endswith(("\n", "\r")) and current[-1][-1, 0] == last_line:
         # OSU ends every row with a newline: a file ending inside a data row was cut while writing
         if on_bad_run != "skip":
