@@ -141,6 +141,12 @@ def test_an_openmpi_warning_box_and_its_help_notes_leave_the_runs_as_they_are():
     text = OPENIB + BCAST + OPENIB + BCAST + notes
     log = parse_osu(text, "x.txt")
     assert log.n_runs == 2 and log.skipped_lines == [1, 2, 4, 5, 6, 11, 12, 14, 15, 16, 21, 22]
+    # OpenMPI 4's note that it fell back to another transport: a warning that does not open with WARNING
+    unused = (BOX + "[[58319,1],0]: A high-performance Open MPI point-to-point messaging module\nwas unable to find "
+              "any relevant network interfaces:\n\nModule: OpenFabrics (openib)\n  Host: node01\n\nAnother transport "
+              "will be used instead, although this may result in\nlower performance.\n\nNOTE: You can disable this "
+              "warning by setting the MCA parameter\nbtl_base_warn_component_unused to 0.\n" + BOX)
+    assert parse_osu(unused + BCAST, "x.txt").n_runs == 1
     with pytest.raises(InputError, match=r"x.txt, line 6: expected OSU output, not MPI launcher or error text, "
                                          r"found 'There are not enough slots available in the system"):
         parse_osu(BCAST + BOX + "There are not enough slots available in the system to satisfy the 4\n" + BOX, "x.txt")

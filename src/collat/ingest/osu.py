@@ -121,10 +121,12 @@ _LAUNCH_WORDS = ("mpirun", "mpiexec", "orterun", "prterun", "srun", "slurmstepd"
 _ANY_LAUNCH_WORD = re.compile("|".join(map(re.escape, _LAUNCH_WORDS)))
 
 
-#: OpenMPI's help messages come in boxes of dashes; one whose first line says WARNING (an OpenFabrics
-#: device it could not open, a slow file system) leaves the runs as they are, and so do the notes
-#: that say how many more ranks printed the same message
+#: OpenMPI's help messages come in boxes of dashes; one that says it is a warning (a line opening with
+#: WARNING: an OpenFabrics device it could not open; or "disable this warning": another transport used
+#: instead) leaves the runs as they are, and so do the notes that say how many more ranks printed it
 _RULE = re.compile(r"^-{20,}\s*$")
+_WARNING = re.compile(r"^WARNING\b|\bthis warning\b", re.I)
+_BOX_LINES = 60  # a help box is a screen at most: more lines than that were no box
 _HELP_NOTE = re.compile(r"^\[[\w.-]+:\d+\]\s+(\d+\s+more\s+process(es)?\s+ha(s|ve)\s+sent\s+help\s+message|"
                         r"Set\s+MCA\s+parameter\s+\"?orte_base_help_aggregate)", re.I)
 
@@ -512,8 +514,7 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
     run_mpi: list = []  # per closed run: the version line in effect when it started
     variants: dict[int, tuple[int, str]] = {}  # run index -> (line, title) of a variant's block, not read
     in_variant = False  # inside such a block: every line up to the next OSU title is passed over
-    rule: tuple[int, str] | None = None  # a line of dashes not yet known to open a warning box: (line, text)
-    in_warning = False  # inside a box of dashes that opened with WARNING: passed over up to its closing dashes
+    box: list[tuple[int, str]] | None = None  # an OpenMPI help box being read: (line, text) from its dashes on
     last_line = 0
     unmatched: list[tuple[int, str]] = []  # text lines since the last run that no marker rule matched
     marker_since_run = False  # a marker matched since the last run began
@@ -647,7 +648,7 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
 
     def data_rows(rows: _Rows) -> None:
         """A stretch of data lines: parsed at once when every row is clean, else line by line."""
-        flush_rule()
+        flush_box()
         if in_variant:  # inside a persistent or non-blocking variant's block: passed over
             skipped.extend(rows.lines.tolist())
             return
@@ -671,26 +672,20 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
     kinds: dict[str, _Text] = {}  # a log repeats its text lines (titles, headers, banners): each read once
 
     def warning_line(lineno: int, line: str) -> bool:
-        """True for a line of an OpenMPI warning box or a help note (:data:`_HELP_NOTE`), passed over; a
-        line of dashes waits for the line after it, which says whether it opens a warning."""
-        nonlocal rule, in_warning
-        if in_warning:
-            skipped.append(lineno)
-            in_warning = _RULE.match(line) is None
+        """True for a line of an OpenMPI help box (between two lines of dashes) or a help note
+        (:data:`_HELP_NOTE`): held until the box closes, then passed over where the box is a warning
+        (:data:`_WARNING`), else read as launcher text named by the box's first line."""
+        nonlocal box
+        if box is not None:
+            if line[0] == "#" or len(box) > _BOX_LINES:  # no box after all: an OSU line, or too long for one
+                flush_box()
+                return False
+            box.append((lineno, line))
+            if len(box) > 1 and _RULE.match(line):
+                flush_box()
             return True
-        if rule is not None:
-            if line.upper().startswith("WARNING"):
-                skipped.extend([rule[0], lineno])
-                rule, in_warning = None, True
-                return True
-            if line[0] != "#":  # the box's own words say what failed: read them as launcher text, not the dashes
-                skipped.append(rule[0])
-                rule = None
-                launch_text(lineno, line)
-                return True
-            flush_rule()
         if _RULE.match(line):
-            rule = (lineno, line)
+            box = [(lineno, line)]
             return True
         if _HELP_NOTE.match(line):
             skipped.append(lineno)
@@ -709,14 +704,23 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
         close_run()
         skipped.append(lineno)
 
-    def flush_rule() -> None:
-        """A line of dashes that opened no warning: read as any launcher text is."""
-        nonlocal rule
-        if rule is not None:
-            (lineno, line), rule = rule, None
-            text_line(lineno, line, held=True)
+    def flush_box() -> None:
+        """The held box: passed over where it is a warning that closed; else its first line of words
+        (the dashes where it has none) is launcher text."""
+        nonlocal box
+        if box is None:
+            return
+        held, box = box, None
+        closed = len(held) > 1 and _RULE.match(held[-1][1]) is not None
+        if closed and any(_WARNING.search(line) for _, line in held):
+            skipped.extend(n for n, _ in held)
+            return
+        words = [(n, line) for n, line in held if not _RULE.match(line)]
+        n, line = words[0] if words else held[0]
+        skipped.extend(m for m, _ in held if m != n)
+        launch_text(n, line)
 
-    def text_line(lineno: int, raw: str, held: bool = False) -> None:
+    def text_line(lineno: int, raw: str) -> None:
         nonlocal benchmark, version, datatype, datatype_line, cols, in_variant
         line = raw.strip()
         if not line:
@@ -726,7 +730,7 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
             kind = _text_kind(line)
             if len(kinds) < _KINDS_KEPT:
                 kinds[line] = kind
-        if not held and warning_line(lineno, line):
+        if warning_line(lineno, line):
             return
         if in_variant and kind.title is None:
             if kind.launch:  # the block ends as any run does: launcher text is never passed over
@@ -835,7 +839,7 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
         a title or header that repeats the open one, and the sizes rising within each run. False
         (nothing changed) where anything else is in the chunk: it is then read line by line."""
         nonlocal benchmark, version, datatype, current, current_marker, current_mpi, plain_state
-        if chunk.parsed is None or markers or in_variant or in_warning or rule is not None or cols is None \
+        if chunk.parsed is None or markers or in_variant or box is not None or cols is None \
                 or benchmark is None or not first_size:
             return False
         values, integer, bad, _, words = chunk.parsed
@@ -906,7 +910,7 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
                 if item[0] == 1:
                     first_text = item[1].strip()[:80]
                 text_line(*item)
-    flush_rule()
+    flush_box()
     if current and not last_raw.endswith(("\n", "\r")) and current[-1][-1, 0] == last_line:
         # OSU ends every row with a newline: a file ending inside a data row was cut while writing
         if on_bad_run != "skip":
