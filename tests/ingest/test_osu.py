@@ -468,3 +468,22 @@ def test_a_chunk_read_at_once_refuses_what_python_refuses(monkeypatch):
         line = next(i for i, row in enumerate(cut.splitlines(), start=1) if row.startswith(bad))
         with pytest.raises(InputError, match=rf"x.txt, line {line}: expected an integer in column 'size', found '{bad}'"):
             parse_osu(cut, "x.txt")
+
+
+@pytest.mark.parametrize("module", ["gzip", "bz2", "lzma"])
+def test_a_compressed_log_is_read_as_its_text(module, tmp_path):
+    """An archived campaign keeps its logs gzip-, bzip2- or xz-compressed: told by the first bytes, not
+    the name; one cut short is one line naming it."""
+    import importlib
+
+    from collat.ingest.osu import title_benchmark
+
+    text = (FIXTURES / "osu" / "osu7_reduce_validation.txt").read_bytes()
+    path = tmp_path / "np2.txt.z"
+    path.write_bytes(importlib.import_module(module).compress(text))
+    log = read_osu(path)
+    assert log.benchmark == "osu_reduce" and log.data["max"].tolist() == [0.91, 1.25, 1.25, 0.70]
+    assert title_benchmark(path) == "osu_reduce"
+    path.write_bytes(path.read_bytes()[:40])
+    with pytest.raises(InputError, match=r"np2.txt.z: expected a compressed log that decompresses whole"):
+        read_osu(path)

@@ -642,3 +642,13 @@ def test_logs_of_one_benchmark_in_two_datatypes_are_one_line(vocab, tmp_path):
     assert str(err.value) == ("raw/reduce/np16.txt: expected the datatype of the other osu_reduce logs (OSU's -T), "
                               "MPI_CHAR as in reduce/np4.txt: runs of two datatypes would be pooled as repeats of "
                               "one configuration, found 'MPI_FLOAT'")
+
+
+def test_a_compressed_log_matches_the_path_patterns_without_its_suffix():
+    from collat.ingest.metadata import from_path
+
+    patterns = ["{operation}/{mapping}/alg{algorithm}/np{P}.txt"]
+    want = {"operation": "bcast", "mapping": "core", "algorithm": 3, "P": 16}
+    assert from_path("bcast/core/alg3/np16.txt.gz", patterns) == want
+    assert from_path("bcast/core/alg3/np16.txt.xz", patterns) == want
+    assert from_path("bcast/core/alg3/np16.txt.zip", patterns) is None

@@ -52,10 +52,15 @@ def normalise_benchmark(value: str) -> str:
     return v if v.startswith("osu_") else f"osu_{v}"
 
 
+COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz")  # a compressed log (collat.ingest.osu.open_log) matches as its text
+
+
 def from_path(relpath: str, patterns: list[str]) -> dict | None:
-    """Metadata from the first pattern that matches ``relpath`` (POSIX, relative), or None."""
-    for pattern in patterns:
-        m = pattern_regex(pattern).match(relpath)
+    """Metadata from the first pattern that matches ``relpath`` (POSIX, relative), or None; a
+    compressed log's name matches without its suffix too (np16.txt.gz as np16.txt)."""
+    names = [relpath] + [relpath[:-len(x)] for x in COMPRESSED_SUFFIXES if relpath.endswith(x)]
+    for pattern, name in ((p, n) for p in patterns for n in names):
+        m = pattern_regex(pattern).match(name)
         if m:
             meta = {k: v for k, v in m.groupdict().items() if not k.startswith("_")}
             for k in INT_FIELDS:

@@ -175,15 +175,34 @@ def _launcher_tag(head: bytes) -> re.Pattern | None:
     return None
 
 
+#: compressed logs, told by their first bytes, read as the text they hold
+_COMPRESSED = {b"\x1f\x8b": "gzip", b"BZh": "bz2", b"\xfd7zXZ\x00": "lzma"}
+
+
+def open_log(path):
+    """A raw log opened for reading its bytes: decompressed where it is gzip, bzip2 or xz (told by
+    its first bytes, not its name: an archived campaign keeps its logs as they were written)."""
+    import importlib
+
+    fh = open(path, "rb")
+    head = fh.read(6)
+    fh.seek(0)
+    for magic, module in _COMPRESSED.items():
+        if head.startswith(magic):
+            fh.close()
+            return importlib.import_module(module).open(path, "rb")
+    return fh
+
+
 def title_benchmark(path, head: int = 4096) -> str | None:
     """The benchmark an OSU log names in its first title line ('# OSU MPI Latency Test v7.3':
     osu_latency), read from its first ``head`` bytes; None for a log without one there (headerless,
     empty, a launcher's error first) or a benchmark this tool does not read. What the workflow
     knows of a log before it is read, where its path and the manifest do not name the benchmark."""
     try:
-        with open(path, "rb") as fh:
+        with open_log(path) as fh:
             raw = fh.read(head)
-    except OSError:
+    except (OSError, EOFError):  # a compressed file cut short raises EOFError
         return None
     tag = _launcher_tag(raw)
     text = (raw if tag is None else tag.sub(b"", raw)).decode("utf-8", errors="replace")
@@ -1022,9 +1041,14 @@ def read_osu(path, on_bad_run: str = "error", markers: tuple = (), machine: dict
              carry_over: bool = False, benchmark: str | None = None) -> OsuLog:
     """Parse the OSU log at ``path``, read a block of lines at a time."""
     try:
-        with open(path, "rb") as fh:
+        with open_log(path) as fh:
             return parse_osu(fh, str(path), on_bad_run=on_bad_run, markers=markers, machine=machine,
                              carry_over=carry_over, benchmark_hint=benchmark)
+    except (OSError, EOFError) as exc:  # not the file missing (raised before): a compressed log that is corrupt or cut
+        if isinstance(exc, FileNotFoundError):
+            raise
+        raise InputError(path, None, "a compressed log that decompresses whole (gzip, bzip2, xz)",
+                         str(exc) or type(exc).__name__) from None
     except UnicodeDecodeError as exc:
         raise InputError(path, None, "a UTF-8 text file of OSU output",
                          f"undecodable byte {exc.object[exc.start:exc.start + 1]!r}") from None
