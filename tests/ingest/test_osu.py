@@ -484,6 +484,16 @@ def test_a_compressed_log_is_read_as_its_text(module, tmp_path):
     log = read_osu(path)
     assert log.benchmark == "osu_reduce" and log.data["max"].tolist() == [0.91, 1.25, 1.25, 0.70]
     assert title_benchmark(path) == "osu_reduce"
-    path.write_bytes(path.read_bytes()[:40])
+    packed = path.read_bytes()
+    path.write_bytes(packed[:40])
     with pytest.raises(InputError, match=r"np2.txt.z: expected a compressed log that decompresses whole"):
         read_osu(path)
+    path.write_bytes(packed[:12] + bytes(len(packed) - 12))  # corrupt after the header
+    with pytest.raises(InputError, match=r"np2.txt.z: expected a compressed log that decompresses whole"):
+        read_osu(path)
+
+
+def test_an_unreadable_plain_log_is_not_called_a_corrupt_archive(tmp_path):
+    # a folder where a log was expected: the system's own error, not one about decompression
+    with pytest.raises(IsADirectoryError):
+        read_osu(tmp_path)

@@ -53,6 +53,17 @@ _WORDS = {"Pass": "1", "Fail": "0"}
 #: is read without the column, one that moves other bytes (a vector or indexed type) is a bad run
 TRANSMIT = "transmit"
 _DROPPED = (VALIDATION, TRANSMIT)
+#: column -> (which sizes spoil a run, from the column's values and the sizes; what was expected; what was
+#: found and the reason a skipped run is given, each formatted with the first such size and its value)
+_SPOILERS = {
+    VALIDATION: (lambda value, size: value == 0,
+                 "every size of a run passing OSU's data validation (-c: 'Pass' in column 'Validation')",
+                 "Fail at size {size}", "OSU's data validation failed at size {size}"),
+    TRANSMIT: (lambda value, size: value != size,
+               "a contiguous datatype (OSU's -D cont: 'Transmit Size' equal to 'Size'); a vector or indexed type "
+               "packs other bytes, which the models do not price",
+               "{value} bytes moved at size {size}", "a derived datatype (OSU's -D) moves {value} bytes at size {size}"),
+}
 
 # (regex anchored at the current header position, column name; {0} = first group)
 _COLUMNS = [
@@ -179,6 +190,24 @@ def _launcher_tag(head: bytes) -> re.Pattern | None:
 _COMPRESSED = {b"\x1f\x8b": "gzip", b"BZh": "bz2", b"\xfd7zXZ\x00": "lzma"}
 
 
+def _decompression_errors() -> tuple:
+    """What reading a corrupt or cut compressed log raises (gzip: BadGzipFile or EOFError; bz2: OSError;
+    xz: LZMAError or EOFError)."""
+    import lzma
+
+    return OSError, EOFError, lzma.LZMAError
+
+
+def _compressed(path) -> bool:
+    """Whether the file at ``path`` starts as a compressed log does (False where it cannot be read)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(6)
+    except OSError:
+        return False
+    return any(head.startswith(magic) for magic in _COMPRESSED)
+
+
 def open_log(path):
     """A raw log opened for reading its bytes: decompressed where it is gzip, bzip2 or xz (told by
     its first bytes, not its name: an archived campaign keeps its logs as they were written)."""
@@ -202,7 +231,7 @@ def title_benchmark(path, head: int = 4096) -> str | None:
     try:
         with open_log(path) as fh:
             raw = fh.read(head)
-    except (OSError, EOFError):  # a compressed file cut short raises EOFError
+    except _decompression_errors():  # unreadable, or a compressed file cut short
         return None
     tag = _launcher_tag(raw)
     text = (raw if tag is None else tag.sub(b"", raw)).decode("utf-8", errors="replace")
@@ -958,38 +987,23 @@ def parse_osu(text, path: str, on_bad_run: str = "error", markers: tuple = (),
     real[list(variants)] = False
     skipped_runs = [{"run": i, "line": line, "reason": reason} for i, (line, reason) in variants.items()]
     keep = real.copy()
-    for i in np.flatnonzero(keep).tolist():  # OSU's -c: a size whose result was wrong spoils its run
-        if VALIDATION not in run_cols[i]:
-            continue
-        run = runs[i]
-        failed = np.flatnonzero(run[:, 1 + run_cols[i].index(VALIDATION)] == 0)
-        if not len(failed):
-            continue
-        row = run[failed[0]]
-        if on_bad_run != "skip":
-            raise InputError(path, int(row[0]), "every size of a run passing OSU's data validation (-c: 'Pass' in "
-                             f"column 'Validation'; with on_bad_run: skip, such a run is passed over and reported)",
-                             f"Fail at size {int(row[1])}")
-        skipped_runs.append({"run": i, "line": int(run[0][0]),
-                             "reason": f"OSU's data validation failed at size {int(row[1])} (line {int(row[0])})"})
-        keep[i] = False
-    for i in np.flatnonzero(keep).tolist():  # OSU's -D: a derived datatype that moves other bytes than the size
-        if TRANSMIT not in run_cols[i]:
-            continue
-        run = runs[i]
-        other = np.flatnonzero(run[:, 1 + run_cols[i].index(TRANSMIT)] != run[:, 1])
-        if not len(other):
-            continue
-        row = run[other[0]]
-        if on_bad_run != "skip":
-            raise InputError(path, int(row[0]), "a contiguous datatype (OSU's -D cont: 'Transmit Size' equal to "
-                             "'Size'); a vector or indexed type packs other bytes, which the models do not price "
-                             "(with on_bad_run: skip, such a run is passed over and reported)",
-                             f"{int(row[1 + run_cols[i].index(TRANSMIT)])} bytes moved at size {int(row[1])}")
-        skipped_runs.append({"run": i, "line": int(run[0][0]),
-                             "reason": f"a derived datatype (OSU's -D) moves {int(row[1 + run_cols[i].index(TRANSMIT)])} "
-                                       f"bytes at size {int(row[1])} (line {int(row[0])})"})
-        keep[i] = False
+    for i in np.flatnonzero(keep).tolist():  # a run a size of spoils: OSU's -c failed, or -D moved other bytes
+        for column, (spoilt, expected, found, reason) in _SPOILERS.items():
+            if column not in run_cols[i]:
+                continue
+            run = runs[i]
+            value = run[:, 1 + run_cols[i].index(column)]
+            bad = np.flatnonzero(spoilt(value, run[:, 1]))
+            if not len(bad):
+                continue
+            line, size, v = int(run[bad[0], 0]), int(run[bad[0], 1]), int(value[bad[0]])
+            if on_bad_run != "skip":
+                raise InputError(path, line, f"{expected} (with on_bad_run: skip, such a run is passed over and "
+                                 "reported)", found.format(size=size, value=v))
+            skipped_runs.append({"run": i, "line": int(run[0, 0]),
+                                 "reason": f"{reason.format(size=size, value=v)} (line {line})"})
+            keep[i] = False
+            break
     if not keep.any():  # every run of the file spoilt (skip): nothing to read
         first = min(skipped_runs, key=lambda r: r["run"])
         raise InputError(path, first["line"], "a run that can be read", first["reason"])
@@ -1044,11 +1058,11 @@ def read_osu(path, on_bad_run: str = "error", markers: tuple = (), machine: dict
         with open_log(path) as fh:
             return parse_osu(fh, str(path), on_bad_run=on_bad_run, markers=markers, machine=machine,
                              carry_over=carry_over, benchmark_hint=benchmark)
-    except (OSError, EOFError) as exc:  # not the file missing (raised before): a compressed log that is corrupt or cut
-        if isinstance(exc, FileNotFoundError):
-            raise
-        raise InputError(path, None, "a compressed log that decompresses whole (gzip, bzip2, xz)",
-                         str(exc) or type(exc).__name__) from None
     except UnicodeDecodeError as exc:
         raise InputError(path, None, "a UTF-8 text file of OSU output",
                          f"undecodable byte {exc.object[exc.start:exc.start + 1]!r}") from None
+    except _decompression_errors() as exc:  # a compressed log that is corrupt or cut; any other OSError as it is
+        if not _compressed(path):
+            raise
+        raise InputError(path, None, "a compressed log that decompresses whole (gzip, bzip2, xz)",
+                         str(exc) or type(exc).__name__) from None
