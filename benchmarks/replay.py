@@ -224,8 +224,8 @@ def _noise_reference(coll: pd.DataFrame, cells: pd.DataFrame, target: str, defau
     launches["curve"] = launches.groupby(CURVE)["offset"].transform("median")  # over launches, not cells
     kinds = {"repeats": _repeat_differences(coll, target), "another_run": (rel, at)}
     rows = []
-    for kind, (rel, pairs) in kinds.items():
-        pairs = pairs.assign(rel=rel)
+    for kind, (ratio, pairs) in kinds.items():
+        pairs = pairs.assign(rel=np.abs(np.expm1(ratio)))  # |a - b| / b from log(a / b)
         for (op, mapping), g in cells.groupby(SPLIT):
             mine = pairs[(pairs["operation"] == op) & (pairs["mapping"] == mapping)]
             floor = float(mine["rel"].median()) if len(mine) else np.nan
