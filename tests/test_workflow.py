@@ -183,8 +183,26 @@ def test_selection_outputs(study_run):
     cfg["mode"] = best_validated_mode(pd.read_csv(wd / "results/model/validation.csv"), load_config()["model"]["modes"],
                                       cfg["targets"][0])
     assert cfg["mode"] == "hybrid" and (regret["mode"] == "hybrid").all()
-    best = predicted_best(pd.read_parquet(wd / "results/model/predictions.parquet"), None, cfg["mode"],
-                          cfg["targets"][0], cfg["default_candidate"])
+    # the picks by expected latency (selection.pick): each price raised by how surely it is known
+    from collat.model.validation import measured_cells, size_bounds
+    from collat.selection.choice import choice_sd
+
+    assert "pick" not in cfg  # the schema's default: expected
+    grid = pd.read_parquet(wd / "results/model/predictions.parquet", filters=[("mode", "==", cfg["mode"])])
+    collective = pd.read_parquet(wd / "results/tidy/collective.parquet")
+    grid["sd"] = choice_sd(grid, {t: measured_cells(collective, t) for t in grid["target"].unique()},
+                           pd.read_csv(wd / "results/model/intervals.csv"), load_config()["machine"],
+                           size_bounds(pd.read_parquet(wd / "results/pt2pt/hockney.parquet")))
+    assert grid["sd"].notna().all() and (grid["sd"] > 0).all()
+    best = predicted_best(grid, None, cfg["mode"], cfg["targets"][0], cfg["default_candidate"])
+    # an algorithm nobody measured must be predicted faster to win: the file bets on fewer of them
+    plain = predicted_best(grid.drop(columns="sd"), None, cfg["mode"], cfg["targets"][0], cfg["default_candidate"])
+    never = {("bcast", 3), ("bcast", 4), ("bcast", 7), ("bcast", 8), ("bcast", 9), ("reduce", 3), ("reduce", 5),
+             ("reduce", 6), ("reduce", 7)}
+
+    def bets(b):
+        return sum((op, alg) in never for op, alg in zip(b["operation"], b["predicted_best"]))
+    assert 0 < bets(best) < bets(plain)
     # where the model prices OpenMPI's default fastest, the file hands the cell back to the fixed rules
     assert (best["predicted_best"] == 0).any() and (best["predicted_best"] > 0).any()
     for mapping in ("core", "socket", "node"):

@@ -104,6 +104,9 @@ def test_selection_section_of_the_summary():
     paths = {"regret": "r.csv", "unseen": "u.csv", "unseen_P": "p.csv"}
     text = "\n".join(selection_markdown(pd.DataFrame(rows), unseen, paths, sparse))
     assert "The calibrated mode's pick" in text and "`r.csv`" in text and "`u.csv`" in text and "`p.csv`" in text
+    assert "smallest expected latency" in text  # selection.pick, its default
+    assert "A pick is the smallest prediction" in "\n".join(
+        selection_markdown(pd.DataFrame(rows), unseen, paths, sparse, pick="median"))
     # the nearest measured P's pick; folds: median 0.7; then the in-sample model and its default share
     assert "| bcast | core | avg | 0.95 | 1.010 | 0.60 | 1.200 | 0.90 | 0.70 | 0.80 | 0.40 |  |" in text
     text = "\n".join(selection_markdown(pd.DataFrame(rows), unseen, paths))

@@ -291,3 +291,67 @@ def test_a_segment_size_competes_where_the_model_prices_it_and_reaches_the_rules
     from collat.selection.rulesfile import validate
 
     assert validate(sel.write_rules({"bcast": blocks}), "x.txt")
+
+
+def test_the_sd_of_a_price_and_its_expected_latency_by_hand():
+    """An 80 % interval is +-1.2816 sd of a normal log error: an upper end e^1.2816 times the price
+    is one sd; the mean of a log-normal of median 2 and sd 1 is 2 e^0.5; no interval, no change."""
+    z = 1.2815515655446004
+    assert sel.price_sd([2.0, 4.0], [2.0 * np.exp(z), 4.0 * np.exp(0.5 * z)]).tolist() == pytest.approx([1.0, 0.5])
+    assert np.isnan(sel.price_sd([2.0], [np.nan])[0])
+    assert sel.expected_latency([2.0, 2.0, 3.0], [1.0, 0.0, np.nan]).tolist() == pytest.approx(
+        [2.0 * np.exp(0.5), 2.0, 3.0])
+
+
+def test_a_price_known_less_surely_must_be_lower_to_win():
+    """Algorithm 2 is priced 3 % below algorithm 1 with sd 0.4 against 0.1: its expected latency
+    0.97 e^0.08 = 1.051 is above 1.0 e^0.005 = 1.005, so 1 wins; priced 10 % below (0.90 e^0.08 =
+    0.975) it wins again. Without the column sd, the smaller prediction wins."""
+    p = pd.DataFrame({"mode": "hybrid", "operation": "bcast", "algorithm": [1, 2], "mapping": "core", "P": 4,
+                      "size": 1, "target": "avg", "predicted": [1.0, 0.97], "sd": [0.1, 0.4]})
+    assert sel.predicted_best(p, mode="hybrid", target="avg")["predicted_best"].tolist() == [1]
+    assert sel.predicted_best(p.drop(columns="sd"), mode="hybrid", target="avg")["predicted_best"].tolist() == [2]
+    p.loc[1, "predicted"] = 0.90
+    best = sel.predicted_best(p, mode="hybrid", target="avg")
+    assert best["predicted_best"].tolist() == [2] and best["predicted"].tolist() == [0.90]  # the price, not the mean
+
+
+def test_the_choice_sd_is_the_validation_s_width_where_the_cell_stands_without_the_run_spread():
+    """A measured curve's cell (sparse_P width 0.1) and an algorithm nobody measured (0.5), in sd:
+    the width over 1.2816."""
+    from collat.model.validation import INTERVAL_COLUMNS
+
+    grid = pd.DataFrame({"mode": "hybrid", "operation": "bcast", "algorithm": [1, 1, 2], "mapping": "core",
+                         "P": [2, 4, 2], "size": 1, "target": "avg", "predicted": [1.0, 2.0, 1.5]})
+    measured = {"avg": pd.DataFrame({"operation": "bcast", "algorithm": 1, "mapping": "core", "P": [2, 4],
+                                     "size": 1, "measured": [1.0, 2.0]})}
+    widths = pd.DataFrame({"model": "hybrid", "target": "avg", "split": ["sparse_P", "unseen_algorithm"],
+                           "cells": 10, "width": [0.1, 0.5], "per_octave": [0.0, 0.0], "coverage": 0.8})[INTERVAL_COLUMNS]
+    machine = {"name": "m", "nodes": 1, "sockets_per_node": 1, "cores_per_socket": 4, "cores_per_l3": 4}
+    sd = sel.choice_sd(grid, measured, widths, machine, np.array([1e9]))
+    assert sd.tolist() == pytest.approx([0.1 / 1.2815515655446004] * 2 + [0.5 / 1.2815515655446004])
+
+
+def test_the_unseen_algorithm_regret_picks_by_the_fold_s_intervals():
+    """Fold 'bcast 1' prices linear (left out, interval 0.9 wide) a little below the binary tree:
+    by the prediction it picks linear, by the expected latency the binary tree."""
+    rows = []
+    for P in (2, 4):
+        for alg, t, up in ((1, 2.7, 2.7 * np.exp(0.9)), (5, 2.8, np.nan)):  # a training cell has no interval
+            rows.append({"model": "hybrid", "split": "unseen_algorithm", "fold": "bcast 1", "target": "max",
+                         "operation": "bcast", "algorithm": alg, "mapping": "core", "P": P, "size": 1,
+                         "predicted": t, "upper": up, "scored": alg == 1})
+    folds = pd.DataFrame(rows)
+    by_median = sel.regret_unseen_algorithm(folds, collective(), "max", "hybrid", expected=False).iloc[0]
+    by_mean = sel.regret_unseen_algorithm(folds, collective(), "max", "hybrid").iloc[0]
+    assert by_median["left_out_picked"] == 2 and by_mean["left_out_picked"] == 0
+    assert by_mean["geomean_regret"] == pytest.approx(1.5)  # the binary tree: 3.0 against linear's 2.0
+
+
+def test_a_segmented_row_keeps_its_interval_relative_to_its_price():
+    p = predictions().assign(lower=lambda d: d["predicted"] / 2, upper=lambda d: d["predicted"] * 2)
+    ratios = pd.DataFrame([{"mode": "openmpi", "operation": "bcast", "algorithm": 2, "mapping": "core", "P": 8,
+                            "size": 65536, "target": "max", "segsize": 1024, "ratio": 0.01}])
+    cut = sel.with_segments(p, ratios, "openmpi").query("segsize > 0").iloc[0]
+    assert cut["predicted"] == pytest.approx(0.68536) and cut["upper"] == pytest.approx(2 * 0.68536)
+    assert cut["lower"] == pytest.approx(0.68536 / 2)

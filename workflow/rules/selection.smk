@@ -9,6 +9,8 @@ rule selection:
         folds="results/model/validation_predictions.parquet",
         scores="results/model/validation.csv",
         collective="results/tidy/collective.parquet",
+        intervals="results/model/intervals.csv",  # how uncertain each price is (selection.pick: expected)
+        hockney="results/pt2pt/hockney.parquet",  # the sizes where a channel changes regime, for those widths
     output:
         regret=report(
             "results/selection/regret.csv",
@@ -33,6 +35,8 @@ rule selection:
         mode=config["selection"]["mode"],
         modes=config["model"]["modes"],
         default_candidate=config["selection"]["default_candidate"],
+        pick=config["selection"]["pick"],
+        machine=config["machine"],
         mappings=config["mappings"],
     priority: 10  # on the way to the model's validation and the selection (the longest path)
     log:

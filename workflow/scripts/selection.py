@@ -6,8 +6,9 @@ import pandas as pd
 
 from collat.runner import setup_log
 from collat.selection.rulesfile import validate
-from collat.selection.choice import (best_validated_mode, predicted_best, regret, regret_sparse_P, regret_unseen_algorithm,
-                              rules_text, with_segments)
+from collat.model.validation import measured_cells, size_bounds
+from collat.selection.choice import (best_validated_mode, choice_sd, predicted_best, regret, regret_sparse_P,
+                                     regret_unseen_algorithm, rules_text, with_segments)
 from collat.ingest.tidy import atomic_write, read_parquet
 
 log = setup_log(snakemake.log)
@@ -18,6 +19,11 @@ if mode == "best":
     log.info("selection.mode best: %s (smallest mean median relative error over the validation's splits)", mode)
 predictions = pd.read_parquet(snakemake.input.predictions, filters=[("mode", "==", mode)])  # the chooser's rows
 collective = read_parquet(snakemake.input.collective, "collective")
+expected = p.pick == "expected"
+if expected:  # how surely each price is known: an algorithm priced less surely must be predicted faster to win
+    measured = {t: measured_cells(collective, t) for t in predictions["target"].unique()}
+    predictions["sd"] = choice_sd(predictions, measured, pd.read_csv(snakemake.input.intervals), p.machine,
+                                  size_bounds(pd.read_parquet(snakemake.input.hockney)))
 summaries, cells = [], None
 for target in p.targets:
     c, s = regret(predictions, collective, target, mode, p.default_candidate)
@@ -27,10 +33,11 @@ for target in p.targets:
 regret_table = pd.concat(summaries, ignore_index=True)
 atomic_write(snakemake.output.regret, lambda tmp: regret_table.to_csv(tmp, index=False))
 folds = pd.read_parquet(snakemake.input.folds, filters=[("model", "==", mode)])
-unseen = pd.concat([regret_unseen_algorithm(folds, collective, target, mode) for target in p.targets],
+unseen = pd.concat([regret_unseen_algorithm(folds, collective, target, mode, expected) for target in p.targets],
                    ignore_index=True)
 atomic_write(snakemake.output.unseen, lambda tmp: unseen.to_csv(tmp, index=False))
-unseen_P = pd.concat([regret_sparse_P(folds, collective, target, mode, p.default_candidate) for target in p.targets],
+unseen_P = pd.concat([regret_sparse_P(folds, collective, target, mode, p.default_candidate, expected)
+                      for target in p.targets],
                      ignore_index=True)
 atomic_write(snakemake.output.unseen_P, lambda tmp: unseen_P.to_csv(tmp, index=False))
 atomic_write(snakemake.output.cells, lambda tmp: cells.to_parquet(tmp, index=False))

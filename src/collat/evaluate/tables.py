@@ -111,10 +111,11 @@ def to_latex(table: pd.DataFrame, title: str, names: dict) -> str:
 
 
 def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
-                       unseen_P: pd.DataFrame | None = None) -> list[str]:
+                       unseen_P: pd.DataFrame | None = None, pick: str = "expected") -> list[str]:
     """The summary's section on choosing the algorithm: per operation x mapping x target, the
     model's pick at P nobody measured (``unseen_P``, regret_unseen_P.csv) and without each algorithm
-    (``unseen``, median over the folds) against OpenMPI's default, then the in-sample pick."""
+    (``unseen``, median over the folds) against OpenMPI's default, then the in-sample pick; ``pick``
+    is config ``selection.pick``."""
     if regret.empty:  # no cell holds two forced algorithms: no choice to score
         return [f"## Choosing the algorithm — `{paths.get('regret', 'regret.csv')}`", "",
                 "No (P, size) cell has two forced algorithms measured, so no choice can be scored against the "
@@ -123,7 +124,11 @@ def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
     mode = regret["mode"].iloc[0]
     out = [f"## Choosing the algorithm — `{paths['regret']}`", "",
            f"The {mode} mode's pick per (P, size) against OpenMPI's default, scored where every forced algorithm "
-           "was measured. The regret of a choice is its measured latency over that of the best forced algorithm "
+           "was measured. " + ("A pick is the smallest expected latency (`selection.pick`): each prediction "
+                               "times exp(s²/2), s the sd its 80 % interval implies, so that an algorithm priced "
+                               "less surely (one nobody measured) must be predicted faster to win. "
+                               if pick == "expected" else "A pick is the smallest prediction (`selection.pick`). ")
+           + "The regret of a choice is its measured latency over that of the best forced algorithm "
            "at the cell: 1 is the best, 1.1 is 10 % slower. It can fall below 1: OpenMPI's default, and a pick "
            "of it, can run shapes no forced run had (k-nomial and in-order binomial trees, pipelines, "
            "scatter-allgather; none segmented: the fixed rules pass segment size 0).", "",
@@ -325,11 +330,12 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                      selection: tuple[pd.DataFrame, pd.DataFrame] | None = None,
                      nbft_fits: pd.DataFrame | None = None, what_if: dict | None = None,
                      noise_floors: pd.DataFrame | None = None, figure_setting: dict | None = None,
-                     rules: dict | None = None, fanout_form: str = "line") -> str:
+                     rules: dict | None = None, fanout_form: str = "line", pick: str = "expected") -> str:
     """results/summary.md: the headline numbers, each with the file it comes from; ``selection`` is
     (regret.csv, regret_unseen_algorithm.csv, regret_unseen_P.csv) of the selection stage;
     ``nbft_fits`` (results/nbft/fits.csv) names the fan-outs priced by assumption, not measurement;
-    ``figure_setting`` (config ``partitioned.figure``) adds the figures' break-even beside ``setting``'s."""
+    ``figure_setting`` (config ``partitioned.figure``) adds the figures' break-even beside ``setting``'s;
+    ``pick``: config ``selection.pick``."""
     out = ["# Summary", ""]
     board = None
     if validation is not None and len(validation):
@@ -412,7 +418,7 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
         out += ["", "Noise floor: " + ", ".join(f"{t} {v:.3f}" for t, v in floors.items()), ""]
         out += noise_floor_markdown(noise_floors, paths)
     if selection is not None:
-        out += selection_markdown(selection[0], selection[1], paths, *selection[2:])
+        out += selection_markdown(selection[0], selection[1], paths, *selection[2:], pick=pick)
     if rules:
         out += segments_markdown(rules)
     if what_if:

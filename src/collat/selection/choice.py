@@ -1,9 +1,12 @@
 """Choosing the collective algorithm from the model, its regret, and an OpenMPI dynamic-rules file.
 
 For every (operation, mapping, P, size) the model's pick is the modelled algorithm with the
-smallest prediction (mode ``selection.mode``, on the target scored), OpenMPI's default (algorithm
-0, priced through its fixed rules) included unless ``selection.default_candidate`` is off: a rules
-file that names 0 hands that cell back to the fixed rules. Where the data has two forced
+smallest expected latency (mode ``selection.mode``, on the target scored; :func:`expected_latency`:
+the prediction, raised by how uncertain it is where the mode gives an 80 % interval, so that an
+algorithm priced with a wider interval, one nobody measured, must be predicted faster to win),
+OpenMPI's default (algorithm 0, priced through its fixed rules) included unless
+``selection.default_candidate`` is off: a rules file that names 0 hands that cell back to the
+fixed rules. Where the data has two forced
 algorithms or more at that cell, the measured best is the one of them with the smallest measured
 latency (median over runs, flagged outliers left out), and the regret of a choice is its measured
 latency over the measured best: for the model (its pick among the algorithms measured at that
@@ -27,19 +30,57 @@ CELL = ["operation", "mapping", "P", "size"]
 SIGNIFICANT = 9  # digits of a prediction that rank it: closer ones tie (the smaller algorithm id wins)
 
 
-def _ranked(p: pd.DataFrame, column: str = "predicted") -> pd.DataFrame:
-    """``p`` sorted per cell by ``column`` to :data:`SIGNIFICANT` digits, then by algorithm id: a
-    prediction that differs from another in the last bits only (the default priced beside the
-    algorithm it runs, a calibration refitted to rounding) ties with it, and the tie goes to the
-    smaller id (the default, 0), run after run (but for a pair that straddles a rounding boundary:
-    about one in 10^4 of such pairs)."""
-    v = p[column].to_numpy(float)
+def price_sd(predicted, upper) -> np.ndarray:
+    """The sd of log latency of a price whose 80 % interval ends at ``upper``: the model's log error
+    taken as normal, the prediction its median and the interval its central
+    :data:`collat.model.validation.INTERVAL`, so log(upper / predicted) / z, z the normal quantile
+    at (1 + INTERVAL) / 2 (1.28). NaN where there is no interval."""
+    from statistics import NormalDist
+
+    from collat.model.validation import INTERVAL
+
+    p, u = np.asarray(predicted, float), np.asarray(upper, float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(u / p) / NormalDist().inv_cdf((1.0 + INTERVAL) / 2.0)
+
+
+def expected_latency(predicted, sd) -> np.ndarray:
+    """The mean latency of a price ``predicted`` (the median) whose log has the sd ``sd``: predicted
+    exp(sd^2 / 2), a log-normal's mean. The prediction itself where ``sd`` is NaN."""
+    p, s = np.asarray(predicted, float), np.asarray(sd, float)
+    return np.where(np.isfinite(s), p * np.exp(0.5 * s ** 2), p)
+
+
+def choice_sd(predictions: pd.DataFrame, measured: dict, widths: pd.DataFrame, machine: dict,
+              bounds: np.ndarray) -> np.ndarray:
+    """The sd of each price's own error (:func:`price_sd`), rows of the model stage's grid: the 80 %
+    interval the validation found where the cell stands (:func:`collat.model.validation.grid_bounds`
+    with ``measured``, target -> measured cells, ``widths``, results/model/intervals.csv, the
+    ``machine`` and the size ``bounds``), without the spread between two runs of one configuration
+    that the grid's intervals add for a new run: that spread is every candidate's, and what tells
+    candidates apart is how well each is priced (an algorithm nobody measured: the unseen_algorithm
+    split's width). NaN for a mode without intervals."""
+    from collat.model.validation import grid_bounds
+
+    _, upper = grid_bounds(predictions, measured, widths, machine, bounds)
+    return price_sd(predictions["predicted"], upper)
+
+
+def _ranked(p: pd.DataFrame) -> pd.DataFrame:
+    """``p`` sorted per cell by :func:`expected_latency` with its column ``sd`` (by its prediction
+    without one) to :data:`SIGNIFICANT` digits, then by algorithm id: a value that differs from
+    another in the last bits only (the default priced beside the algorithm it runs, a calibration
+    refitted to rounding) ties with it, and the tie goes to the smaller id (the default, 0), run
+    after run (but for a pair that straddles a rounding boundary: about one in 10^4 of such pairs)."""
+    v = expected_latency(p["predicted"], p["sd"]) if "sd" in p else p["predicted"].to_numpy(float)
     with np.errstate(divide="ignore", invalid="ignore"):
         digits = SIGNIFICANT - 1 - np.floor(np.log10(np.abs(v)))
     scale = np.where(np.isfinite(digits), 10.0 ** np.where(np.isfinite(digits), digits, 0), 1.0)
     key = np.round(v * scale) / scale
     ties = ["algorithm", "segsize"] if "segsize" in p else ["algorithm"]  # whole messages win a tie
     return (p.assign(_key=key).sort_values(CELL + ["_key", *ties], kind="stable").drop(columns="_key"))
+
+
 CHOOSERS = ("model", "rules_file", "default")
 
 
@@ -87,8 +128,8 @@ def _within_and_geomean(r: pd.Series) -> tuple[float, float]:
 
 def predicted_best(predictions: pd.DataFrame, candidates: dict | None = None, mode: str = "openmpi",
                    target: str = "max", default: bool = False) -> pd.DataFrame:
-    """Per cell, the algorithm with the smallest prediction (ties: the smaller id, so the default
-    wins a tie); ``candidates`` restricts the forced algorithms per operation ({operation: [ids]});
+    """Per cell, the algorithm with the smallest expected latency (:func:`_ranked`; ties: the smaller
+    id, so the default wins a tie); ``candidates`` restricts the forced algorithms per operation ({operation: [ids]});
     ``default``: OpenMPI's default (0) is a candidate too."""
     p = predictions[(predictions["mode"] == mode) & (predictions["target"] == target)
                     & (predictions["algorithm"] >= (0 if default else 1)) & predictions["predicted"].notna()]
@@ -113,7 +154,10 @@ def with_segments(predictions: pd.DataFrame, ratios: pd.DataFrame, mode: str) ->
     r = ratios[(ratios["mode"] == pricing) & (ratios["size"] > ratios["segsize"])].drop(columns="mode")
     keys = ["operation", "algorithm", "mapping", "P", "size", "target"]
     cut = predictions.merge(r, on=keys, how="inner")
-    cut["predicted"] = cut["predicted"] * cut.pop("ratio")
+    ratio = cut.pop("ratio")
+    for column in ("predicted", "lower", "upper"):  # the interval as wide, relative to the price, as the whole message's
+        if column in cut:
+            cut[column] = cut[column] * ratio
     return pd.concat([predictions.assign(segsize=0), cut], ignore_index=True)
 
 
@@ -236,8 +280,15 @@ UNSEEN_COLUMNS = ["operation", "mapping", "left_out", "target", "model", "cells"
                   "left_out_best", "left_out_picked", "left_out_found"]
 
 
+def _with_sd(folds: pd.DataFrame, expected: bool) -> pd.DataFrame:
+    """Validation predictions with the column ``sd`` of :func:`_ranked` from their own intervals
+    (:func:`price_sd`; a fold's intervals are the model's own error, no run spread in them) when
+    ``expected``; a training cell the fold priced has none (measured): its prediction ranks it."""
+    return folds.assign(sd=price_sd(folds["predicted"], folds["upper"])) if expected and "upper" in folds else folds
+
+
 def regret_unseen_algorithm(folds: pd.DataFrame, collective: pd.DataFrame, target: str = "avg",
-                            model: str = "calibrated") -> pd.DataFrame:
+                            model: str = "calibrated", expected: bool = True) -> pd.DataFrame:
     """The selection under the validation's unseen_algorithm split: in each fold the model was
     fitted without one algorithm and priced every algorithm of the operation; its pick among the
     algorithms measured at a cell is scored against their measured best, where two or more were.
@@ -245,10 +296,13 @@ def regret_unseen_algorithm(folds: pd.DataFrame, collective: pd.DataFrame, targe
     ``folds`` is results/model/validation_predictions.parquet. Per operation x mapping x left-out
     algorithm: cells, within_10pct, geomean_regret, left_out_best (cells where the left-out
     algorithm is the measured best), left_out_picked (cells where the model picked it) and
-    left_out_found (of the cells where it is best, the share where the model picked it).
+    left_out_found (of the cells where it is best, the share where the model picked it). The pick
+    is the smallest expected latency (:func:`_with_sd`) when ``expected``, else the smallest
+    prediction.
     """
     f = folds[(folds["model"] == model) & (folds["split"] == "unseen_algorithm") & (folds["target"] == target)
               & (folds["algorithm"] > 0) & folds["predicted"].notna()]
+    f = _with_sd(f, expected)
     if f.empty:
         return pd.DataFrame(columns=UNSEEN_COLUMNS)
     measured = measured_table(collective, target)
@@ -313,11 +367,11 @@ def neighbour_picks(measured: pd.DataFrame, cells: pd.DataFrame, default: bool =
 
 
 def regret_sparse_P(folds: pd.DataFrame, collective: pd.DataFrame, target: str = "avg", model: str = "hybrid",
-                    default: bool = True) -> pd.DataFrame:
+                    default: bool = True, expected: bool = True) -> pd.DataFrame:
     """The selection at communicator sizes nobody measured: the validation's sparse_P split, whose
     model saw every ``sparse_every``-th measured P only. At each test cell (operation, mapping, P,
     size) where the fold priced every forced algorithm measured there (and the default when ``default``), the pick
-    is the smallest prediction; its regret is scored against the measured best forced algorithm,
+    is the smallest expected latency (:func:`_with_sd`; the smallest prediction unless ``expected``); its regret is scored against the measured best forced algorithm,
     beside OpenMPI's default on the same cells and the pick of the measurements at the nearest other
     measured P (:func:`neighbour_picks`).
 
@@ -326,6 +380,7 @@ def regret_sparse_P(folds: pd.DataFrame, collective: pd.DataFrame, target: str =
     """
     f = folds[(folds["model"] == model) & (folds["split"] == "sparse_P") & (folds["target"] == target)
               & (folds["algorithm"] >= (0 if default else 1)) & folds["predicted"].notna()]
+    f = _with_sd(f, expected)
     if f.empty:
         return pd.DataFrame(columns=SPARSE_COLUMNS)
     measured = measured_table(collective, target)
