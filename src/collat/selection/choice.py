@@ -129,8 +129,8 @@ def _within_and_geomean(r: pd.Series) -> tuple[float, float]:
 def predicted_best(predictions: pd.DataFrame, candidates: dict | None = None, mode: str = "openmpi",
                    target: str = "max", default: bool = False) -> pd.DataFrame:
     """Per cell, the algorithm with the smallest expected latency (:func:`_ranked`; ties: the smaller
-    id, so the default wins a tie); ``candidates`` restricts the forced algorithms per operation ({operation: [ids]});
-    ``default``: OpenMPI's default (0) is a candidate too."""
+    id, so the default wins a tie); ``candidates`` restricts the forced algorithms per operation
+    ({operation: [ids]}); ``default``: OpenMPI's default (0) is a candidate too."""
     p = predictions[(predictions["mode"] == mode) & (predictions["target"] == target)
                     & (predictions["algorithm"] >= (0 if default else 1)) & predictions["predicted"].notna()]
     if candidates is not None:
@@ -155,7 +155,7 @@ def with_segments(predictions: pd.DataFrame, ratios: pd.DataFrame, mode: str) ->
     keys = ["operation", "algorithm", "mapping", "P", "size", "target"]
     cut = predictions.merge(r, on=keys, how="inner")
     ratio = cut.pop("ratio")
-    for column in ("predicted", "lower", "upper"):  # the interval as wide, relative to the price, as the whole message's
+    for column in ("predicted", "lower", "upper"):  # an interval as wide, relative to its price, as the message's
         if column in cut:
             cut[column] = cut[column] * ratio
     return pd.concat([predictions.assign(segsize=0), cut], ignore_index=True)
@@ -371,9 +371,9 @@ def regret_sparse_P(folds: pd.DataFrame, collective: pd.DataFrame, target: str =
     """The selection at communicator sizes nobody measured: the validation's sparse_P split, whose
     model saw every ``sparse_every``-th measured P only. At each test cell (operation, mapping, P,
     size) where the fold priced every forced algorithm measured there (and the default when ``default``), the pick
-    is the smallest expected latency (:func:`_with_sd`; the smallest prediction unless ``expected``); its regret is scored against the measured best forced algorithm,
-    beside OpenMPI's default on the same cells and the pick of the measurements at the nearest other
-    measured P (:func:`neighbour_picks`).
+    is the smallest expected latency (:func:`_with_sd`; the smallest prediction unless ``expected``);
+    its regret is scored against the measured best forced algorithm, beside OpenMPI's default on the
+    same cells and the pick of the measurements at the nearest other measured P (:func:`neighbour_picks`).
 
     ``folds`` is results/model/validation_predictions.parquet. Per operation x mapping: cells,
     within_10pct and geomean_regret of the pick, of the default and of the neighbour's pick.
