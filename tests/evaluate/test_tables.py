@@ -116,6 +116,13 @@ def test_selection_section_of_the_summary():
     assert "| 0.70 | 0.80 | 0.40 | 120, 4 (75% all) |" in text
     assert "No (P, size) cell has two forced algorithms" in "\n".join(
         selection_markdown(pd.DataFrame(rows).iloc[:0], unseen, {}))
+    assert "name an algorithm not measured" not in text  # no unmeasured_share: nothing said
+    for row, share in zip(rows, (0.0, 0.25, 0.0)):
+        row["unmeasured_share"] = share
+    rows += [{**row, "target": "max"} for row in rows[:3]]
+    rows[4]["unmeasured_share"] = 0.5  # the rules file's, under max
+    text = "\n".join(selection_markdown(pd.DataFrame(rows), unseen, paths))
+    assert "name an algorithm not measured at the cell in 25%-50% of these cells" in text and "`r.csv`" in text
 
 
 def test_what_if_section_names_the_fastest_priced_algorithm_at_the_largest_P():

@@ -169,7 +169,14 @@ def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
         out.append(f"| {op} | {mapping} | {target} | {cols[0]:.2f} | {cols[1]:.3f} | {cols[2]:.2f} | {cols[3]:.3f} | "
                    f"{cols[4]:.2f} | {fold:.2f} | {m['within_10pct']:.2f} | {m.get('default_share', np.nan):.2f} | "
                    f"{compared} |")
-    return out + [""]
+    out.append("")
+    bets = regret.loc[regret["chooser"] == "rules_file", "unmeasured_share"] if "unmeasured_share" in regret else []
+    if len(bets):  # what the rules files pick among every modelled algorithm, measured there or not
+        out += [f"The rules files, where every modelled algorithm competes, name an algorithm not measured at the "
+                f"cell in {bets.min():.0%}-{bets.max():.0%} of these cells per operation, mapping and target "
+                f"(`unmeasured_share` of chooser `rules_file` in `{paths['regret']}`): there they are the "
+                "model's bet; stage plan proposes the launches that would measure it.", ""]
+    return out
 
 
 def what_if_markdown(what_if: dict[str, pd.DataFrame], paths: dict, sizes=(1, 1048576),
