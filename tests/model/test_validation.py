@@ -70,13 +70,27 @@ def test_measured_neighbours_interpolate_each_cell_from_the_next_measured_P_on_i
     assert np.isnan(va.measured_neighbours(two)).all()
 
 
+def test_training_neighbours_draw_a_line_in_log_between_the_training_P_on_each_side():
+    train = pd.DataFrame({"operation": "bcast", "algorithm": 1, "mapping": "core", "size": [1, 1, 1, 2],
+                          "P": [8, 2, 32, 2], "measured": [4.0, 1.0, 16.0, 3.0]})
+    test = pd.DataFrame({"operation": "bcast", "algorithm": [1, 1, 1, 1, 2], "mapping": "core",
+                         "size": [1, 1, 1, 2, 1], "P": [4, 16, 64, 4, 4]})
+    got = va.training_neighbours(train, test)
+    # P = 4 between 2 and 8 (log2 1 .. 3): exp(mean of log 1, log 4) = 2; P = 16 between 8 and 32:
+    # sqrt(4 * 16) = 8; P = 64 is past the last training P; size 2 has one training P (nothing on
+    # one side of P = 4); algorithm 2 has none
+    assert got[:2] == pytest.approx([2.0, 8.0])
+    assert np.isnan(got[2:]).all()
+
+
 def test_validate_scores_every_model_on_its_test_part_only():
     c = cells()
     collective = collective_of(c)
     stage = pd.concat([c.assign(mode="openmpi", target="avg", predicted=2 * c["measured"])])
     scores, table = va.validate(collective, stage, MACHINE, [], OPTIONS)
-    assert set(scores["model"]) == {"openmpi", "segmented", "nearest_neighbour", va.REFERENCE}
+    assert set(scores["model"]) == {"openmpi", "segmented", "nearest_neighbour", va.REFERENCE, va.LINE}
     assert set(scores.loc[scores["model"] == va.REFERENCE, "split"]) == {"sparse_P"}
+    assert set(scores.loc[scores["model"] == va.LINE, "split"]) == {"sparse_P"}
     assert list(scores.columns) == va.COLUMNS
     o = scores[(scores["model"] == "openmpi")]
     assert np.allclose(o["mape"], 1.0) and o["floor"].isna().all()  # 2x everywhere; no repeats
@@ -88,7 +102,7 @@ def test_validate_scores_every_model_on_its_test_part_only():
     sp = table[(table["split"] == "sparse_P")]
     assert not sp["P"].isin([2, 18, 34]).any()
     board = va.leaderboard(scores)
-    assert set(board["model"]) == {"openmpi", "segmented", "nearest_neighbour", va.REFERENCE}
+    assert set(board["model"]) == {"openmpi", "segmented", "nearest_neighbour", va.REFERENCE, va.LINE}
     assert not ((board["model"] == "segmented") & (board["split"] == "unseen_algorithm")).any()
 
 

@@ -61,7 +61,10 @@ Beside it in the sparse_P split, the
 reference ``measured_neighbours`` (:func:`measured_neighbours`): each test cell interpolated from
 the measurements at the nearest measured P on either side, which the split held out. It is no
 model (it uses test data); it is what measurements a few P apart, instead of ``sparse_every``
-times farther apart, tell about a P between them: noise plus how fast the curve bends.
+times farther apart, tell about a P between them: noise plus how fast the curve bends. And the
+baseline ``training_neighbours`` (:func:`training_neighbours`): the same straight line in log
+between the training part's measurements, no model of the machine; what a fitted model must beat
+at P held out for its physics to be worth anything there.
 """
 
 from __future__ import annotations
@@ -80,6 +83,7 @@ from collat.config.settings import FITTED_MODES
 
 SPLITS = ("sparse_P", "extrapolation", "unseen_algorithm", "unseen_mapping", "sizes")
 REFERENCE = "measured_neighbours"  # no model: the sparse_P test cells interpolated from their measured neighbours
+LINE = "training_neighbours"  # no model: the sparse_P test cells interpolated from the training measurements
 CELL = ["operation", "algorithm", "mapping", "P", "size"]
 GROUP = ["operation", "algorithm", "mapping", "size"]
 COLUMNS = ["model", "split", "operation", "algorithm", "mapping", "target", "cleaning", "n", "r2", "mape", "floor",
@@ -219,6 +223,26 @@ def measured_neighbours(cells: pd.DataFrame) -> np.ndarray:
         rows = rows[np.argsort(P[rows], kind="stable")]
         x, v = P[rows], y[rows]
         out[rows[1:-1]] = np.exp(v[:-2] + (v[2:] - v[:-2]) * (x[1:-1] - x[:-2]) / (x[2:] - x[:-2]))
+    return out
+
+
+def training_neighbours(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
+    """Each test cell's latency interpolated linearly in log2 P (log latency) between the
+    measurements of ``train`` at the nearest P below and above it on its curve (operation,
+    algorithm, mapping, size): a straight line between measured P, no model of the machine. NaN
+    where the curve has no training P on one side."""
+    out = np.full(len(test), np.nan)
+    have = train.groupby(GROUP, sort=False).indices
+    P, y = np.log2(train["P"].to_numpy(float)), np.log(train["measured"].to_numpy(float))
+    at = np.log2(test["P"].to_numpy(float))
+    for key, rows in test.groupby(GROUP, sort=False).indices.items():
+        known = have.get(key)
+        if known is None:
+            continue
+        known = known[np.argsort(P[known], kind="stable")]
+        x = P[known]
+        inside = rows[(at[rows] >= x[0]) & (at[rows] <= x[-1])]
+        out[inside] = np.exp(np.interp(at[inside], x, y[known]))
     return out
 
 
@@ -523,6 +547,8 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
             tr = training_cells(collective, tr, target, outliers)
         out = {"segmented": segmented(tr, te, machine, forms),
                "nearest_neighbour": nearest_neighbour(tr, te, options.neighbours)}
+        if split == "sparse_P":
+            out[LINE] = training_neighbours(tr, te)
         if fitted:
             # the hybrid's other forecasts: the segmented fit of this training part beyond a curve's
             # training P, the openmpi mode (no collective data) where the training part has nothing
@@ -559,7 +585,7 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
     for (target, cells, fixed, split, fold, train, test), out in zip(folds, results):
         tr, te = cells[train].reset_index(drop=True), cells[test].reset_index(drop=True)
         preds = {mode: p[test] for mode, p in fixed.items()}
-        preds.update({m: out[m] for m in ("segmented", "nearest_neighbour")})
+        preds.update({m: out[m] for m in ("segmented", "nearest_neighbour", LINE) if m in out})
         if split == "sparse_P":
             preds[REFERENCE] = measured_neighbours(cells)[test]
         for model, p in preds.items():
