@@ -6,7 +6,8 @@
 Reads a finished run (its tidy collective table, Hockney and NBFT fits and the openmpi mode's
 predictions). Every strategy reveals launches (operation, algorithm, mapping, P: every size at
 once) of the data; after each, the calibrated mode and the hybrid are refitted on the revealed
-cells only (collat.model.calibration.fit_predict, as the validation does) and scored on the rest:
+cells only (collat.model.calibration.fit_predict, as the validation does; the hybrid's bend weight
+chosen on them, collat.model.bend) and scored on the rest:
 
 * ``planner``: the first design (collat.plan.design.first_design, ``--first`` P per curve), then
   rounds of ``--step`` launches from collat.plan.acquisition.next_launches on the refitted
@@ -75,6 +76,7 @@ def main() -> None:
     from collat.config.defaults import complete
     from collat.config.schema import validate_config
     from collat.model import ModelOptions, Placements
+    from collat.model.bend import bend_weights
     from collat.model.calibration import CalibrationOptions, fit_predict, starting_costs
     from collat.model.hybrid_mode import HybridOptions
     from collat.model.validation import measured_cells, noise_floor, segmented
@@ -96,8 +98,9 @@ def main() -> None:
     start, receivers = starting_costs(hockney, pd.read_csv(res / "nbft/fits.csv"),
                                       pd.read_parquet(res / "nbft/medians.parquet"), options, cfg["channels"], coll,
                                       machine)
+    calibration = CalibrationOptions.from_config(cfg["model"]["calibrated"])
     fit = partial(fit_predict, start=start, options=options, placements=Placements(machine),
-                  opts=CalibrationOptions.from_config(cfg["model"]["calibrated"]), max_receivers=receivers,
+                  opts=calibration, max_receivers=receivers,
                   hybrid_neighbours=HybridOptions.from_config(cfg["model"]["hybrid"]).neighbours)
     cells = measured_cells(coll, target).reset_index(drop=True)
     unfitted = pd.read_parquet(res / "model/unfitted_predictions.parquet",
@@ -114,7 +117,11 @@ def main() -> None:
         seen = cells.merge(revealed[LAUNCH], on=LAUNCH, how="left", indicator=True)["_merge"].eq("both").to_numpy()
         tr = cells[seen].reset_index(drop=True)
         trend = segmented(tr, cells, machine, forms)
-        p = fit(tr, cells, target, trend, openmpi.to_numpy(float))
+        # the share of the model's bend between revealed P the hybrid keeps, chosen on the revealed
+        # cells as rule model_bend chooses it on the measured ones
+        bends = bend_weights({target: tr}, start, options, Placements(machine), calibration, receivers)
+        p = fit(tr, cells, target, trend, openmpi.to_numpy(float),
+                bend=dict(zip(bends["operation"], bends["weight"])))
         return p["hybrid"], p["calibrated"], seen
 
     def ranked(hyb: np.ndarray, cal: np.ndarray, seen: np.ndarray) -> np.ndarray:

@@ -47,6 +47,18 @@ def test_hybrid_interpolates_the_residual_along_its_curve_in_log_P():
     assert got[1] == pytest.approx(5 * 8)  # a measured cell: its own residual
 
 
+def test_hybrid_keeps_the_share_bend_of_the_models_bend_between_two_measured_P():
+    # as above: at P = 4 the measurements' straight line in log is 2 x 8^(1/3) = 4, the prices' line
+    # 1 x 2^(1/3); the model's bend there is log(3 / 2^(1/3)). bend = 0 draws the measurements' line,
+    # 0.5 keeps half the bend in log; a measured cell is its measurement whatever the weight
+    train = frame([("bcast", 1, "core", 2, 1, 2.0), ("bcast", 1, "core", 16, 1, 16.0)])
+    test = frame([("bcast", 1, "core", 4, 1, np.nan), ("bcast", 1, "core", 16, 1, np.nan)])
+    prices = np.array([1.0, 2.0])
+    for bend, want in ((1.0, 3 * 2 * 4 ** (1 / 3)), (0.0, 4.0), (0.5, 4.0 * np.sqrt(3 / 2 ** (1 / 3)))):
+        got = co.hybrid(train, prices, test, np.array([3.0, 2.0]), 2, bend=bend)
+        assert got == pytest.approx([want, 16.0]), bend
+
+
 def test_hybrid_beyond_the_measured_P_carries_the_end_and_averages_with_the_trend():
     train = frame([("bcast", 1, "core", 2, 1, 2.0), ("bcast", 1, "core", 8, 1, 8.0)])
     test = frame([("bcast", 1, "core", P, 1, np.nan) for P in (4, 32, 64)])

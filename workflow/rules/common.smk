@@ -284,6 +284,12 @@ def transfer_input(wildcards):
     return {"transfer": "results/model/transfer.csv"} if transfers() else {}
 
 
+def bend_input(wildcards):
+    """How much of the calibrated mode's bend between measured P the hybrid keeps (rule model_bend),
+    when both modes are predicted."""
+    return {"bend": "results/model/bend.csv"} if {"calibrated", "hybrid"} <= set(config["model"]["modes"]) else {}
+
+
 def fanout_shape_input(wildcards):
     """The NBFT stage's fits and medians, whose measured fan-outs a calibration may keep (config
     model.calibrated.nbft_shape other than line)."""
@@ -367,6 +373,7 @@ def stage_targets(stage):
         ]
         + (["results/model/calibration.csv"] if "calibrated" in config["model"]["modes"] else [])
         + (["results/model/transfer.csv"] if transfers() else [])
+        + list(bend_input(None).values())
         + expand("results/model/what_if/{name}.parquet", name=WHAT_IF),
         "evaluate": expand("results/tables/table{n}.{ext}", n=TABLE_NUMBERS, ext=["csv", "md", "tex"])
         + ["results/tables/tables.md", "results/summary.md"],

@@ -61,6 +61,28 @@ rule model_transfer:
         "../scripts/model_transfer.py"
 
 
+rule model_bend:
+    input:
+        collective="results/tidy/collective.parquet",
+        hockney="results/pt2pt/hockney.parquet",
+        nbft_fits="results/nbft/fits.csv",
+        nbft_medians="results/nbft/medians.parquet",
+    output:
+        bend="results/model/bend.csv",
+    params:
+        config={key: config[key] for key in ("machine", "channels", "model")},
+    # one worker: it runs beside the validation, which the predictions wait for anyway
+    threads: 1
+    log:
+        "logs/model/bend.log",
+    benchmark:
+        "benchmarks/rules/model/bend.tsv",
+    conda:
+        "../envs/collat.yaml"
+    script:
+        "../scripts/model_bend.py"
+
+
 rule model_predict_unfitted:
     input:
         collective="results/tidy/collective.parquet",
@@ -91,6 +113,7 @@ rule model_predict:
         unpack(calibration_input),
         unpack(transfer_input),
         unpack(hybrid_input),
+        unpack(bend_input),  # how much of the model's bend between measured P the hybrid keeps
         unpack(fanout_shape_input),  # the measured fan-outs' shape (model.calibrated.nbft_shape)
         collective="results/tidy/collective.parquet",
         unfitted="results/model/unfitted_predictions.parquet",
@@ -127,6 +150,7 @@ rule model_what_if:
         unpack(calibration_input),
         unpack(transfer_input),
         unpack(hybrid_input),  # the trend; the measured machine's calibrated grid is priced again
+        unpack(bend_input),  # how much of the measured machine's bend between measured P the hybrid keeps
         collective="results/tidy/collective.parquet",
         hockney="results/pt2pt/hockney.parquet",
         hockney_study="results/pt2pt/hockney_study.parquet",

@@ -42,7 +42,8 @@ if "hybrid" in options.modes:  # the calibrated grid corrected by its residuals 
     trend = pd.read_parquet(snakemake.input.trend, columns=["operation", "algorithm", "mapping", "P", "size",
                                                              "target", "predicted"],
                             filters=[("run", "==", -1)])  # the regression stage's grid (its grid_cleaning)
-    parts["hybrid"] = hybrid_predictions(raw, measured, k, trend, parts.get("openmpi"))
+    bend = pd.read_csv(snakemake.input.bend) if "bend" in snakemake.input.keys() else None
+    parts["hybrid"] = hybrid_predictions(raw, measured, k, trend, parts.get("openmpi"), bend=bend)
 predictions = pd.concat([parts[m] for m in options.modes if m in parts], ignore_index=True)
 measured = {t: measured[t] if t in measured else measured_cells(collective, t) for t in predictions["target"].unique()}
 # the fitted modes' 80 % intervals for a new run: as wide as the validation found their errors where each

@@ -51,7 +51,8 @@ if "hybrid" in options.modes and "calibrated" in set(predictions["mode"]) and sa
     trend = pd.read_parquet(snakemake.input.trend, columns=["operation", "algorithm", "mapping", "P", "size", "target",
                                                              "predicted"], filters=[("run", "==", -1)])
     openmpi = predictions[predictions["mode"] == "openmpi"]
-    hybrid = hybrid_predictions(cal, measured, k, trend, openmpi if len(openmpi) else None, at_measured)
+    bend = pd.read_csv(snakemake.input.bend) if "bend" in snakemake.input.keys() else None
+    hybrid = hybrid_predictions(cal, measured, k, trend, openmpi if len(openmpi) else None, at_measured, bend)
     predictions = pd.concat([predictions, hybrid], ignore_index=True)
 # an algorithm nobody measured: the calibrated price as far as the calibration carries (rule model_transfer)
 calibrated = (predictions["mode"] == "calibrated").to_numpy()

@@ -386,7 +386,9 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "the measured NBFT fan-out with a fitted line under it); an algorithm the training part lacks is priced by the blend of this price and the openmpi "
                 "mode's that prices the training part's own algorithms best, each held out in turn "
                 "(`results/model/transfer.csv` for the fit on all the data);",
-                "- *hybrid*: the calibrated mode times its own log residuals, interpolated along P. Beyond the "
+                "- *hybrid*: the calibrated mode times its own log residuals, interpolated along P, keeping of the "
+                "model's bend between two training P the share that inner folds of the training part find worth "
+                "keeping (`results/model/bend.csv` for the fit on all the data). Beyond the "
                 "training P it is averaged with the segmented fit; where no algorithm was measured at the operation "
                 "and mapping, with the openmpi mode;",
                 "- the hybrid, for an algorithm nobody measured: the other algorithms' residuals, weighted by how "
@@ -400,15 +402,20 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "- *openmpi*: what OpenMPI runs, priced from the point-to-point and NBFT stages alone (nothing "
                 "fitted on collectives);",
                 "- *segmented*: study eq. 12 on the training part; *nearest_neighbour*: the nearest training cells;",
-                "- *measured_neighbours* (sparse_P only): no model, each test cell interpolated from the "
-                "measurements at the nearest measured P on either side;",
+                "- *training_neighbours* (sparse_P only): no model, each test cell on the straight line (log "
+                "latency against log P) between the training part's measurements at the nearest P on either side: "
+                "what a model's physics must beat at P held out;",
+                "- *measured_neighbours* (sparse_P only): not a prediction, each test cell interpolated from the "
+                "measurements at the nearest measured P on either side, which the split held out;",
                 "- *paper*: its segment counts were tuned on all of this data, so it is not out of sample.", "",
                 "Not out of sample for their choice: the hybrid's rules (for an unseen algorithm, the scales tried, "
                 "the error that picks one, the choice per operation) and the calibrated mode's shared rendezvous "
                 "bytes (`model.openmpi.concurrent_rendezvous`) were chosen by comparing variants on these same "
                 "splits; so was the rule that picks the calibrated mode's blend for an unseen algorithm (the "
                 "best worst held-out algorithm; the pooled median over held-out cells was seen first). The "
-                "blend's weight itself is chosen inside each fold's training part.", "",
+                "blend's weight itself is chosen inside each fold's training part. The hybrid's bend weight was "
+                "added after the straight line between training measurements (*training_neighbours*) was seen to "
+                "beat the hybrid at P held out; the weight itself is chosen inside each fold's training part.", "",
                 "The intervals' form in the distance to the training cells was chosen on these splits too: a "
                 "constant width and one proportional to 1 + the distance were seen before the line in the "
                 "distance, whose two parts are fitted on the inner folds.", "",

@@ -18,6 +18,8 @@ module                   concept
 :mod:`.calibrated_mode`  the same shapes with fitted costs: :class:`CalibratedMode`
 :mod:`.calibration`      the calibrated mode's fit (rule ``model_calibrate``)
 :mod:`.hybrid_mode`      the hybrid mode: the calibrated grid corrected by nearest measured residuals
+:mod:`.bend`             how much of the model's bend between measured P the hybrid keeps (``model_bend``)
+:mod:`.transfer`         how far the calibration carries to an algorithm nobody measured (``model_transfer``)
 :mod:`.modes`            the modes a config names, built from the earlier stages' outputs
 :mod:`.predict`          the prediction grid of every mode
 :mod:`.scoring`          scores of the grid on the measured cells

@@ -20,6 +20,7 @@ import pandas as pd
 
 from collat.model.calibrated_mode import (FORWARD, MEMORY, OVERHEAD, PARAMETERS, SHAPE, WAITS, concurrent_bytes,
                                     costs_from_table, fanout_shape, keeps_shape, parametric_costs)
+from collat.model.bend import inner_fold_errors, weights_by_operation
 from collat.model.costs import ChannelCosts
 from collat.model.forest import Placements
 from collat.model.openmpi_mode import plan_shapes, predict_arrays, price_plans
@@ -409,7 +410,8 @@ def calibrate_all(cells_of: dict, openmpi_costs: dict, options: ModelOptions, pl
 def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.ndarray | None,
                 unfitted: np.ndarray | None, start: dict,
                 options: ModelOptions, placements: Placements, opts: CalibrationOptions, max_receivers: int,
-                hybrid_neighbours: int | None = None, inner: list | None = None) -> dict[str, np.ndarray]:
+                hybrid_neighbours: int | None = None, inner: list | None = None,
+                bend: dict | None = None) -> dict[str, np.ndarray]:
     """Calibrate on the ``train`` cells of ``target`` only and predict the ``test`` cells (NaN for a
     test cell whose operation has no training cell): the calibrated mode inside a validation split,
     {"calibrated": predictions}, and with ``hybrid_neighbours`` also {"hybrid": ...}, the same
@@ -417,7 +419,9 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     and ``unfitted`` (one per test cell, or None; :func:`collat.model.hybrid_mode.hybrid`), and
     {:data:`collat.model.hybrid_mode.CARRIED`: ...}, the same without ``trend``, and
     {:data:`collat.model.hybrid_mode.UNTWINNED`: ...}, the same without the measurement of a train
-    cell the model prices as the same run (:func:`collat.model.hybrid_mode.default_twins`).
+    cell the model prices as the same run (:func:`collat.model.hybrid_mode.default_twins`). Between
+    two train P of a curve the hybrid keeps the share ``bend`` (operation -> weight) of the model's
+    bend (:mod:`collat.model.bend`); without, the share its sparse_P inner folds choose, or all of it.
 
     With ``inner`` (:class:`collat.model.validation.InnerFolds` of ``train``), also {"interval":
     {model: :class:`collat.model.validation.Width`}} for its models: :func:`collat.model.validation.interval_width` of each
@@ -477,6 +481,14 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
                   for a, b, prices, _, o, _ in folds if o is not None]
         if pooled:
             weight = transfer_weight(*(np.concatenate(column) for column in zip(*pooled)))
+    # between two training P of a curve, the hybrid keeps as much of the model's bend as the inner
+    # folds that hold out P between training P find worth keeping (collat.model.bend); no other split
+    # tests a cell between two training P of its curve
+    weights = bend
+    if weights is None and inner is not None and inner.split == "sparse_P" and hybrid_neighbours is not None:
+        weights = weights_by_operation(*inner_fold_errors(train, [(a, b, prices) for a, b, prices, *_ in folds]))
+    bend = (np.ones(n) if weights is None else
+            test[rows]["operation"].astype(str).map(weights).fillna(1.0).to_numpy(float))
     out[rows] = p[:n]
     unseen = ~_measured_algorithms(test[rows], train)
     if unfitted_r is not None and weight < 1.0:
@@ -485,15 +497,18 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     # are the calibration's
     if hybrid_neighbours is not None:
         trend_r = None if trend is None else np.asarray(trend, float)[rows]
-        result["hybrid"][rows] = hybrid(train, p[n:], test[rows], p[:n], hybrid_neighbours, trend_r, unfitted_r)
+        result["hybrid"][rows] = hybrid(train, p[n:], test[rows], p[:n], hybrid_neighbours, trend_r, unfitted_r,
+                                        bend=bend)
         # without the trend: what a what-if machine's P beyond the measured machine's get
         result[CARRIED] = np.full(len(test), np.nan)
-        result[CARRIED][rows] = hybrid(train, p[n:], test[rows], p[:n], hybrid_neighbours, None, unfitted_r)
+        result[CARRIED][rows] = hybrid(train, p[n:], test[rows], p[:n], hybrid_neighbours, None, unfitted_r,
+                                       bend=bend)
         result[UNTWINNED] = np.full(len(test), np.nan)
         result[UNTWINNED][rows] = hybrid(train, p[n:], test[rows], p[:n], hybrid_neighbours, trend_r, unfitted_r,
-                                         twins=np.full(n, np.nan))
+                                         twins=np.full(n, np.nan), bend=bend)
     if inner is not None:
-        result["interval"] = _inner_widths(train, folds, inner.models, hybrid_neighbours, weight)
+        result["interval"] = _inner_widths(train, folds, inner.models, hybrid_neighbours, weight,
+                                           weights)
         if regime_folds:  # a test cell in a regime its curve was never measured in: as a mapping held out
             result["interval_regime"] = _inner_widths(train, regime_folds, inner.models, hybrid_neighbours, 1.0)
     return result
@@ -506,13 +521,14 @@ def _measured_algorithms(cells: pd.DataFrame, train: pd.DataFrame) -> np.ndarray
 
 
 def _inner_widths(train: pd.DataFrame, folds: list, models: tuple[str, ...], hybrid_neighbours: int | None,
-                  weight: float) -> dict:
+                  weight: float, bends: dict | None = None) -> dict:
     """{model: :class:`collat.model.validation.Width`} of :func:`fit_predict` from its inner folds: (train rows, test
     rows, the train cells priced by a calibration of the fold's train rows alone, the fold's trend,
     openmpi prices and distances of its test cells) each, so that its test cells are out of sample
     for the calibration too, not only for the hybrid's correction; the calibrated mode prices an
     algorithm the fold's calibration never saw with the transfer ``weight``, as :func:`fit_predict`
-    does, and the hybrid corrects the calibration's own prices."""
+    does, and the hybrid corrects the calibration's own prices, keeping the share ``bends``
+    (operation -> weight, :mod:`collat.model.bend`) of the model's bend between training P."""
     from collat.model.hybrid_mode import CARRIED, UNTWINNED, hybrid
     from collat.model.validation import NO_WIDTH, interval_width
 
@@ -532,8 +548,9 @@ def _inner_widths(train: pd.DataFrame, folds: list, models: tuple[str, ...], hyb
                 continue
             how = variants[model]
             twins = np.full(int(b.sum()), np.nan) if how.get("twins") else None
+            bend = 1.0 if bends is None else te["operation"].astype(str).map(bends).fillna(1.0).to_numpy(float)
             pooled[model].append((measured[b], hybrid(tr, priced[a], te, priced[b], hybrid_neighbours,
                                                       trend if how.get("trend", True) else None, unfitted,
-                                                      twins=twins), far))
+                                                      twins=twins, bend=bend), far))
     return {model: interval_width(*(np.concatenate(column) for column in zip(*pairs))) if pairs else NO_WIDTH
             for model, pairs in pooled.items()}

@@ -13,7 +13,8 @@ is more than 2^10 away in P or size, and another operation's cells last.
   at the cell asked for. On a curve (operation, algorithm, mapping, size) with measured cells the
   residual is interpolated linearly in log2 P between the measured P (:func:`curve_residuals`), so
   that at a measured cell the hybrid returns the measurement and between measured P it follows the
-  schedule model's shape; on a curve with no measured cell (another algorithm, mapping or size) it
+  schedule model's shape, or as much of its bend away from a straight line as inner folds find
+  worth keeping (:mod:`collat.model.bend`); on a curve with no measured cell (another algorithm, mapping or size) it
   is the k nearest residuals of other curves (:func:`knn_log`), which carry the machine's
   systematic error (for an algorithm nobody measured beside measured ones, weighted also by how
   alike the model prices its run and theirs, times the share of the other algorithms' residual
@@ -45,6 +46,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+
+from collat.model.bend import model_bend
 
 CARRIED = "hybrid_carried"  # the hybrid without the trend: a what-if machine's P beyond the measured ones
 UNTWINNED = "hybrid_untwinned"  # the hybrid without default_twins: a twin is a measurement, not a prediction
@@ -205,7 +208,7 @@ def curve_residuals(train: pd.DataFrame, values: np.ndarray, test: pd.DataFrame)
 def hybrid(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame, test_predicted: np.ndarray,
            k: int, trend: np.ndarray | None = None, unfitted: np.ndarray | None = None,
            turned: np.ndarray | None = None, twins: np.ndarray | None = None,
-           grid: pd.DataFrame | None = None) -> np.ndarray:
+           grid: pd.DataFrame | None = None, bend=1.0, bent: np.ndarray | None = None) -> np.ndarray:
     """The hybrid mode: ``test_predicted`` x exp(residual), the residual being log(measured /
     train_predicted) interpolated along the test cell's curve (:func:`curve_residuals`), or the k
     nearest of other curves' (:func:`knn_log`) where its curve has no train cell; for an algorithm
@@ -226,8 +229,12 @@ def hybrid(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame,
     measured ones, whose prediction must stay comparable with theirs). On a curve with no train
     cell, the train cells the model prices as the same run answer (:func:`default_twins` over the
     test cells; ``twins``, one per test cell, NaN for none, gives their answers instead where the
-    test cells are not the grid they were found on: :func:`hybrid_predictions`). Train cells
-    the model could not price are left out; a test cell the model could not price stays NaN."""
+    test cells are not the grid they were found on: :func:`hybrid_predictions`). ``bend`` (one
+    weight, or one per test cell): how much of the model's bend between two train P of a curve the
+    prediction keeps (:mod:`collat.model.bend`; 1, all of it), the bend of the prices ``bent`` (one
+    per test cell; ``test_predicted`` without: on a what-if machine's grid, the measured machine's
+    prices of the same cells, so that what the what-if machine adds is kept whole). Train cells the model could not
+    price are left out; a test cell the model could not price stays NaN."""
     residual = np.log(train["measured"].to_numpy(float)) - np.log(np.asarray(train_predicted, float))
     ok = np.isfinite(residual)
     out = np.asarray(test_predicted, float).copy()
@@ -235,6 +242,10 @@ def hybrid(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame,
         return out
     train, residual = train[ok].reset_index(drop=True), residual[ok]
     along, where = curve_residuals(train, residual, test)
+    if np.any(np.asarray(bend, float) < 1.0):  # between two train P: keep only part of the model's bend
+        along = along - (1.0 - np.asarray(bend, float)) * np.nan_to_num(
+            model_bend(train, np.asarray(train_predicted, float)[ok], test,
+                       test_predicted if bent is None else bent))
     if (where == 0).any():
         rows = np.flatnonzero(where == 0)
         unseen = beside_measured(train, test.iloc[rows])
@@ -549,14 +560,17 @@ def against(test: pd.DataFrame, trend: np.ndarray, model: np.ndarray, cells: np.
 
 def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFrame], k: int,
                        trend: pd.DataFrame | None = None, unfitted: pd.DataFrame | None = None,
-                       at_measured: pd.DataFrame | None = None) -> pd.DataFrame:
+                       at_measured: pd.DataFrame | None = None, bend: pd.DataFrame | None = None) -> pd.DataFrame:
     """The hybrid mode's rows of the model stage's grid: ``calibrated`` (its rows of mode
     ``calibrated``) corrected, per target, by the residuals at the cells of ``measured[target]``
     (:func:`collat.model.validation.measured_cells`) that lie on the grid, or, with ``at_measured`` (the
     calibrated mode's rows on another grid that prices the same placements, e.g. the measured
     machine's for a what-if machine's P), on that grid; mode set to ``hybrid``.
     ``trend`` (the regression stage's grid) and ``unfitted`` (the openmpi mode's rows), each with
-    columns operation, algorithm, mapping, P, size, target, predicted: :func:`hybrid`'s other forecasts."""
+    columns operation, algorithm, mapping, P, size, target, predicted: :func:`hybrid`'s other forecasts.
+    ``bend`` (:func:`collat.model.bend.bend_weights`' table): how much of the model's bend between
+    two measured P each (operation, target) keeps (all of it without); on another grid, of the
+    measured machine's bend, at the cells that grid shares with it."""
     parts = []
     for target, g in calibrated.groupby("target", sort=True):
         cells = measured.get(target)
@@ -578,9 +592,16 @@ def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFram
             if trend is not None:
                 turned = _turned(priced, where, _aligned(trend, target, priced), g)
             twins = _twins(train[ok].reset_index(drop=True), priced, where, g)
+        kept, bent = 1.0, None
+        if bend is not None:
+            weights = bend[bend["target"] == target].set_index("operation")["weight"]
+            kept = g["operation"].astype(str).map(weights).fillna(1.0).to_numpy(float)
+            if at_measured is not None:  # the measured machine's bend; the what-if machine's difference whole
+                bent = _aligned(at_measured, target, g)
         parts.append(g.assign(mode="hybrid", predicted=hybrid(train, train["predicted"].to_numpy(), g,
                                                                 g["predicted"].to_numpy(), k, line, free, turned,
-                                                                twins, None if at_measured is None else priced)))
+                                                                twins, None if at_measured is None else priced,
+                                                                bend=kept, bent=bent)))
     if not parts:
         return calibrated.iloc[:0].assign(mode="hybrid")
     out = pd.concat(parts, ignore_index=True)
