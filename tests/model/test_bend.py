@@ -41,10 +41,3 @@ def test_inner_fold_errors_score_the_hybrid_between_two_train_P_only():
     assert at["P"].tolist() == [4]
     assert error == pytest.approx([np.log(1.5)]) and bend == pytest.approx([np.log(1.5)])
     assert be.weights_by_operation(at, error, bend) == {"bcast": 0.0}
-
-
-def test_odd_and_even_hold_out_each_half_of_a_curves_measured_P_between_the_others():
-    c = frame([("bcast", 1, "core", P, 1, 1.0) for P in (2, 4, 6, 8, 10)])
-    folds = be.odd_and_even(c)
-    assert [(c["P"][a].tolist(), c["P"][b].tolist()) for a, b in folds] == [([2, 6, 10], [4, 8]), ([4, 8], [6])]
-    assert be.odd_and_even(c.iloc[:2]) == []  # two P: one on each side never holds a third between them

@@ -83,6 +83,14 @@ def test_training_neighbours_draw_a_line_in_log_between_the_training_P_on_each_s
     assert np.isnan(got[2:]).all()
 
 
+def test_odd_and_even_hold_out_each_half_of_a_curves_measured_P_between_the_others():
+    c = pd.DataFrame({"operation": "bcast", "algorithm": 1, "mapping": "core", "size": 1,
+                      "P": [2, 4, 6, 8, 10], "measured": 1.0})
+    folds = va.odd_and_even(c)
+    assert [(c["P"][a].tolist(), c["P"][b].tolist()) for a, b in folds] == [([2, 6, 10], [4, 8]), ([4, 8], [6])]
+    assert va.odd_and_even(c.iloc[:2]) == []  # two P: one on each side never holds a third between them
+
+
 def test_validate_scores_every_model_on_its_test_part_only():
     c = cells()
     collective = collective_of(c)

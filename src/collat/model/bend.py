@@ -82,25 +82,16 @@ def inner_fold_errors(train: pd.DataFrame, folds) -> tuple[pd.DataFrame, np.ndar
     return pd.concat(parts, ignore_index=True), np.concatenate(errors), np.concatenate(bends)
 
 
-def odd_and_even(cells: pd.DataFrame) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(train mask, test mask) of each curve's odd and even measured P in turn, the test cells
-    between two of the others: :func:`collat.model.validation.inner_folds` of the sparse_P split."""
-    from collat.model.validation import GROUP, interpolated
-
-    rank = cells.groupby(GROUP)["P"].rank(method="dense").to_numpy().astype(int) - 1
-    pairs = [(train, interpolated(cells, train)) for train in (rank % 2 == 0, rank % 2 == 1)]
-    return [(a, b) for a, b in pairs if a.any() and b.any()]
-
-
 def bend_weights(cells_of: dict, start: dict, options, placements, opts, max_receivers: int,
                  processes: int = 1) -> pd.DataFrame:
     """The bend weight of each (operation, target) on all the measured cells (``cells_of``: target
-    -> measured cells): :func:`odd_and_even` folds, each calibrated on its train cells alone
+    -> measured cells): :func:`collat.model.validation.odd_and_even` folds, each calibrated on its train cells alone
     (:func:`collat.model.calibration.calibrate`), and :func:`bend_weight` over the test cells of
     both. Columns :data:`BEND_COLUMNS`, with each variant's median |log error| there."""
     from dataclasses import replace
 
     from collat.model.calibration import calibrate_all, fanout_shapes, predict_cells
+    from collat.model.validation import odd_and_even
     from collat.runner import fork_map
 
     channels = list(next(iter(start.values())).channels)

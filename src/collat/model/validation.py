@@ -282,6 +282,14 @@ def splits(cells: pd.DataFrame, options: ValidationOptions):
     yield from kept("sizes", "all", train, ~train)
 
 
+def odd_and_even(cells: pd.DataFrame) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(train mask, test mask) of each curve's odd and even measured P in turn, the test cells
+    those between two of the others (:func:`interpolated`); a fold with nothing to test is left out."""
+    rank = cells.groupby(GROUP)["P"].rank(method="dense").to_numpy().astype(int) - 1
+    pairs = [(train, interpolated(cells, train)) for train in (rank % 2 == 0, rank % 2 == 1)]
+    return [(a, b) for a, b in pairs if a.any() and b.any()]
+
+
 def inner_folds(split: str, cells: pd.DataFrame, options: ValidationOptions) -> list[tuple[np.ndarray, np.ndarray]]:
     """(train mask, test mask) pairs over the rows of a training part ``cells`` that hold out of it
     what ``split`` holds out of the data, so that what a model may not see in a fold (the width of
@@ -292,8 +300,7 @@ def inner_folds(split: str, cells: pd.DataFrame, options: ValidationOptions) -> 
     Folds with nothing to train or test on are left out."""
     P = cells["P"].to_numpy()
     if split == "sparse_P":
-        rank = cells.groupby(GROUP)["P"].rank(method="dense").to_numpy().astype(int) - 1
-        pairs = [(train, interpolated(cells, train)) for train in (rank % 2 == 0, rank % 2 == 1)]
+        pairs = odd_and_even(cells)
     elif split == "extrapolation":
         test = P > options.extrapolation_P // 2
         pairs = [(~test, test)]
