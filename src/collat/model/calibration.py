@@ -487,7 +487,7 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     weights = bend
     if weights is None and inner is not None and inner.split == "sparse_P" and hybrid_neighbours is not None:
         weights = weights_by_operation(*inner_fold_errors(train, [(a, b, prices) for a, b, prices, *_ in folds]))
-    bend = (np.ones(n) if weights is None else
+    share = (np.ones(n) if weights is None else
             test[rows]["operation"].astype(str).map(weights).fillna(1.0).to_numpy(float))
     out[rows] = p[:n]
     unseen = ~_measured_algorithms(test[rows], train)
@@ -498,17 +498,16 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     if hybrid_neighbours is not None:
         trend_r = None if trend is None else np.asarray(trend, float)[rows]
         result["hybrid"][rows] = hybrid(train, p[n:], test[rows], p[:n], hybrid_neighbours, trend_r, unfitted_r,
-                                        bend=bend)
+                                        bend=share)
         # without the trend: what a what-if machine's P beyond the measured machine's get
         result[CARRIED] = np.full(len(test), np.nan)
         result[CARRIED][rows] = hybrid(train, p[n:], test[rows], p[:n], hybrid_neighbours, None, unfitted_r,
-                                       bend=bend)
+                                       bend=share)
         result[UNTWINNED] = np.full(len(test), np.nan)
         result[UNTWINNED][rows] = hybrid(train, p[n:], test[rows], p[:n], hybrid_neighbours, trend_r, unfitted_r,
-                                         twins=np.full(n, np.nan), bend=bend)
+                                         twins=np.full(n, np.nan), bend=share)
     if inner is not None:
-        result["interval"] = _inner_widths(train, folds, inner.models, hybrid_neighbours, weight,
-                                           weights)
+        result["interval"] = _inner_widths(train, folds, inner.models, hybrid_neighbours, weight, weights)
         if regime_folds:  # a test cell in a regime its curve was never measured in: as a mapping held out
             result["interval_regime"] = _inner_widths(train, regime_folds, inner.models, hybrid_neighbours, 1.0)
     return result

@@ -14,8 +14,8 @@ is more than 2^10 away in P or size, and another operation's cells last.
   residual is interpolated linearly in log2 P between the measured P (:func:`curve_residuals`), so
   that at a measured cell the hybrid returns the measurement and between measured P it follows the
   schedule model's shape, or as much of its bend away from a straight line as inner folds find
-  worth keeping (:mod:`collat.model.bend`); on a curve with no measured cell (another algorithm, mapping or size) it
-  is the k nearest residuals of other curves (:func:`knn_log`), which carry the machine's
+  worth keeping (:mod:`collat.model.bend`); on a curve with no measured cell (another algorithm,
+  mapping or size) it is the k nearest residuals of other curves (:func:`knn_log`), which carry the machine's
   systematic error (for an algorithm nobody measured beside measured ones, weighted also by how
   alike the model prices its run and theirs, times the share of the other algorithms' residual
   that the measured algorithms were found to share with each other: :func:`unseen_algorithm_residual`,
@@ -233,8 +233,8 @@ def hybrid(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame,
     weight, or one per test cell): how much of the model's bend between two train P of a curve the
     prediction keeps (:mod:`collat.model.bend`; 1, all of it), the bend of the prices ``bent`` (one
     per test cell; ``test_predicted`` without: on a what-if machine's grid, the measured machine's
-    prices of the same cells, so that what the what-if machine adds is kept whole). Train cells the model could not
-    price are left out; a test cell the model could not price stays NaN."""
+    prices of the same cells, so that what the what-if machine changes is kept whole). Train cells
+    the model could not price are left out; a test cell the model could not price stays NaN."""
     residual = np.log(train["measured"].to_numpy(float)) - np.log(np.asarray(train_predicted, float))
     ok = np.isfinite(residual)
     out = np.asarray(test_predicted, float).copy()
