@@ -15,7 +15,8 @@ of every split and fold, robust cleaning) and results/tidy/collective.parquet, a
    per-call overhead) can remove;
 3. **sparse_P by distance**: the median error by the distance in P from a test P to the nearest
    training P of its curve (training P: the curve's measured P the split did not test), the
-   hybrid beside ``measured_neighbours`` (the measurements at the nearest measured P on either side);
+   hybrid beside ``training_neighbours`` (the straight line between the training measurements on
+   either side) and ``measured_neighbours`` (the measurements at the nearest measured P on either side);
 4. **best forecaster per cell** (extrapolation): the median over cells of the smallest error among
    the calibrated mode, the hybrid with and without the segmented trend, and the segmented fit,
    each cell choosing with its own test data (an oracle): what a better choice among these
@@ -89,7 +90,8 @@ def main() -> int:
     print(pd.DataFrame(table, index=["as predicted", "level oracle"]).T.round(3).to_string())
 
     print("\n# 3. sparse_P: median error by distance in P to the nearest training P of the curve")
-    sp = rows[(rows["split"] == "sparse_P") & rows["model"].isin(["hybrid", "measured_neighbours", "calibrated"])]
+    sp = rows[(rows["split"] == "sparse_P") & rows["model"].isin(["hybrid", "training_neighbours", "measured_neighbours",
+                                                                      "calibrated"])]
     if len(sp):
         measured = pd.read_parquet(args.results / "tidy" / "collective.parquet", columns=GROUP + ["P"])
         for c in ("operation", "mapping"):
