@@ -6,7 +6,10 @@
 # pt2pt and nbft stages' outputs, scored in sample (model_predict) and out of sample (model_validate).
 # The modes fitted on no collective measurement are priced first (model_predict_unfitted): the
 # validation needs them alone, so it starts beside the calibration instead of after it. The
-# validation runs one job per target (model_validate), joined by model_validation.
+# validation runs one job per target (model_validate), joined by model_validation. Two knobs of
+# the fitted modes are chosen on inner folds of all the data: how far the calibration carries to an
+# algorithm nobody measured (model_transfer) and how much of the model's bend between measured P
+# the hybrid keeps (model_bend).
 
 
 rule model_calibrate:
