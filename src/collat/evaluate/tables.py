@@ -415,7 +415,9 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "best worst held-out algorithm; the pooled median over held-out cells was seen first). The "
                 "blend's weight itself is chosen inside each fold's training part. The hybrid's bend weight was "
                 "added after the straight line between training measurements (*training_neighbours*) was seen to "
-                "beat the hybrid at P held out; the weight itself is chosen inside each fold's training part.", "",
+                "beat the hybrid at P held out, and one weight per operation (not one for all, nor one per "
+                "mapping) by comparing the three on this split; the weight itself is chosen inside each fold's "
+                "training part.", "",
                 "The intervals' form in the distance to the training cells was chosen on these splits too: a "
                 "constant width and one proportional to 1 + the distance were seen before the line in the "
                 "distance, whose two parts are fitted on the inner folds.", "",

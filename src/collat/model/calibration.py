@@ -123,6 +123,38 @@ def starting_costs(hockney: pd.DataFrame, nbft_fits: pd.DataFrame, nbft_medians:
                          np.sort(collective["size"].unique()), receivers), receivers
 
 
+@dataclass(frozen=True)
+class CalibrationStart:
+    """What every calibration of a run starts from (rules model_calibrate, model_transfer,
+    model_bend): the model's and the calibration's options, the collective table, the openmpi mode's
+    costs per operation and the largest fan-out (:func:`starting_costs`), the machine's placements
+    and the measured cells of each target the calibration fits."""
+
+    options: ModelOptions
+    opts: CalibrationOptions
+    collective: pd.DataFrame
+    start: dict
+    receivers: int
+    placements: Placements
+    cells: dict
+
+    @classmethod
+    def read(cls, collective: str, hockney: str, nbft_fits: str, nbft_medians: str, cfg: dict) -> "CalibrationStart":
+        """From the tidy collective table, the pt2pt and nbft stages' files and the config
+        (keys machine, channels, model)."""
+        from collat.ingest.tidy import read_parquet
+        from collat.model.validation import measured_cells
+
+        fits = pd.read_parquet(hockney)
+        options = ModelOptions.from_config(cfg["model"], hockney=fits)
+        opts = CalibrationOptions.from_config(cfg["model"]["calibrated"])
+        table = read_parquet(collective, "collective")
+        start, receivers = starting_costs(fits, pd.read_csv(nbft_fits), pd.read_parquet(nbft_medians), options,
+                                          cfg["channels"], table, cfg["machine"])
+        return cls(options, opts, table, start, receivers, Placements(cfg["machine"]),
+                   {target: measured_cells(table, target) for target in opts.targets})
+
+
 def grid_shapes(hockney: pd.DataFrame, nbft_fits: pd.DataFrame, nbft_medians: pd.DataFrame, options: ModelOptions,
                 channels: dict, collective_sizes, sizes, max_receivers: int, form: str) -> FanoutShapes | None:
     """The :class:`FanoutShapes` at a grid's ``sizes`` and fan-outs of up to ``max_receivers`` (a
