@@ -99,7 +99,8 @@ def main() -> None:
                                       pd.read_parquet(res / "nbft/medians.parquet"), options, cfg["channels"], coll,
                                       machine)
     calibration = CalibrationOptions.from_config(cfg["model"]["calibrated"])
-    fit = partial(fit_predict, start=start, options=options, placements=Placements(machine),
+    placements = Placements(machine)  # one, with its caches, for every refit
+    fit = partial(fit_predict, start=start, options=options, placements=placements,
                   opts=calibration, max_receivers=receivers,
                   hybrid_neighbours=HybridOptions.from_config(cfg["model"]["hybrid"]).neighbours)
     cells = measured_cells(coll, target).reset_index(drop=True)
@@ -119,7 +120,7 @@ def main() -> None:
         trend = segmented(tr, cells, machine, forms)
         # the share of the model's bend between revealed P the hybrid keeps, chosen on the revealed
         # cells as rule model_bend chooses it on the measured ones
-        bends = bend_weights({target: tr}, start, options, Placements(machine), calibration, receivers)
+        bends = bend_weights({target: tr}, start, options, placements, calibration, receivers)
         p = fit(tr, cells, target, trend, openmpi.to_numpy(float),
                 bend=dict(zip(bends["operation"], bends["weight"])))
         return p["hybrid"], p["calibrated"], seen
