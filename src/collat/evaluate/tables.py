@@ -413,8 +413,8 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "bytes (`model.openmpi.concurrent_rendezvous`) were chosen by comparing variants on these same "
                 "splits; so was the rule that picks the calibrated mode's blend for an unseen algorithm (the "
                 "best worst held-out algorithm; the pooled median over held-out cells was seen first). The "
-                "blend's weight itself is chosen inside each fold's training part. The hybrid's bend weight was "
-                "added after the straight line between training measurements (*training_neighbours*) was seen to "
+                "blend's weight itself is chosen inside each fold's training part.", "",
+                "The hybrid's bend weight was added after the straight line between training measurements (*training_neighbours*) was seen to "
                 "beat the hybrid at P held out, and one weight per operation (not one for all, nor one per "
                 "mapping) by comparing the three on this split; the weight itself is chosen inside each fold's "
                 "training part.", "",
