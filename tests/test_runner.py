@@ -43,3 +43,18 @@ def test_a_launch_runs_alone_and_ingests_run_side_by_side(tmp_path):
     with measuring(exclusive=False, lock=lock):
         assert (probe(lock, "x"), probe(lock, "s")) == ("waits", "got")
     assert probe(lock, "x") == "got"
+
+
+def test_a_job_log_echoes_only_the_records_it_is_asked_to(tmp_path, capsys):
+    import logging
+
+    from collat.runner import setup_log
+
+    log = setup_log([tmp_path / "job.log"], echo=logging.WARNING)
+    log.info("quality record")
+    log.warning("skipped, no readable run")
+    for h in log.handlers:
+        h.flush()
+    assert capsys.readouterr().err == "skipped, no readable run\n"
+    written = (tmp_path / "job.log").read_text()
+    assert "INFO quality record" in written and "WARNING skipped, no readable run" in written

@@ -12,8 +12,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 
-def setup_log(log_paths) -> logging.Logger:
-    """Send this job's log records to its Snakemake log file (and stderr)."""
+def setup_log(log_paths, echo: int = logging.INFO) -> logging.Logger:
+    """Send this job's log records to its Snakemake log file, and those of level ``echo`` and above to
+    stderr too (a job run once per raw log echoes its warnings only: its records stay in its file)."""
     logger = logging.getLogger("collat")
     logger.setLevel(logging.INFO)
     logger.handlers.clear()
@@ -22,7 +23,9 @@ def setup_log(log_paths) -> logging.Logger:
         fh = logging.FileHandler(path, mode="w")
         fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
         logger.addHandler(fh)
-    logger.addHandler(logging.StreamHandler())
+    screen = logging.StreamHandler()
+    screen.setLevel(echo)
+    logger.addHandler(screen)
 
     def log_uncaught(kind, value, tb):
         from collat import UserError

@@ -160,6 +160,13 @@ def test_noise_floor_line_names_each_mapping_and_node_span():
     assert noise_floor_markdown(floors.iloc[:1], {}) == [] and noise_floor_markdown(None, {}) == []
 
 
+def test_a_range_of_shares_is_one_percent_where_its_ends_round_alike():
+    from collat.evaluate.tables import share_range
+
+    assert share_range([0.82, 0.97, 0.9]) == "82%-97%"
+    assert share_range(pd.Series([0.691, 0.694])) == "69%"
+
+
 def test_the_summary_opens_with_its_headline_in_few_words():
     """The opening names each split's best fitted model's error beside the floor (the paper mode, tuned
     on all the data, and the measured neighbours, no model, do not count), then the selection's range."""

@@ -1,12 +1,14 @@
 """One raw OSU log -> a tidy part and its quality record."""
 
+import logging
+
 import pyarrow as pa
 
 from collat.ingest.read import ingest_raw_log
 from collat.runner import measuring, setup_log
 from collat.ingest.tidy import write_json, write_part
 
-log = setup_log(snakemake.log)
+log = setup_log(snakemake.log, echo=logging.WARNING)  # one job per raw log: its record stays in its file
 # the system allocator: Arrow's default pool keeps what a written row group freed, about 0.1 GB on
 # a log of millions of rows (benchmarks/ingest_large.py)
 pa.set_memory_pool(pa.system_memory_pool())

@@ -12,6 +12,12 @@ import numpy as np
 import pandas as pd
 
 
+def share_range(shares) -> str:
+    """Shares as a range of whole percents, "82%-97%"; one percent where both ends round alike."""
+    low, high = f"{min(shares):.0%}", f"{max(shares):.0%}"
+    return low if low == high else f"{low}-{high}"
+
+
 def _lookup(scores: pd.DataFrame, **where) -> pd.DataFrame:
     sel = np.ones(len(scores), dtype=bool)
     for k, v in where.items():
@@ -173,7 +179,7 @@ def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
     bets = regret.loc[regret["chooser"] == "rules_file", "unmeasured_share"] if "unmeasured_share" in regret else []
     if len(bets):  # what the rules files pick among every modelled algorithm, measured there or not
         out += [f"The rules files, where every modelled algorithm competes, name an algorithm not measured at the "
-                f"cell in {bets.min():.0%}-{bets.max():.0%} of these cells per operation, mapping and target "
+                f"cell in {share_range(bets)} of these cells per operation, mapping and target "
                 f"(`unmeasured_share` of chooser `rules_file` in `{paths['regret']}`): there they are the "
                 "model's bet; stage plan proposes the launches that would measure it.", ""]
     return out
@@ -311,7 +317,7 @@ def headline(board: pd.DataFrame, unseen_P: pd.DataFrame | None, target: str = "
         u = unseen_P[unseen_P["target"] == target]["within_10pct"]
         if len(u):
             text += (f" At P held out, its choice of algorithm is within 10 % of the fastest measured in "
-                     f"{u.min():.0%}-{u.max():.0%} of cells, per operation and mapping.")
+                     f"{share_range(u)} of cells, per operation and mapping.")
     return text
 
 
