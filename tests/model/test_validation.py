@@ -443,7 +443,7 @@ def test_grid_bounds_widen_a_cell_past_a_node_its_curve_never_filled():
 
 
 def test_validate_widens_the_interval_of_a_test_cell_in_an_unseen_regime():
-    machine = {**MACHINE, "cores_per_socket": 8}  # map-by core fills a socket every 8 ranks
+    machine = {**MACHINE, "nodes": 3, "cores_per_socket": 8}  # map-by core fills a socket every 8 ranks
     c = cells()
     regime_folds = {}
 
@@ -458,7 +458,9 @@ def test_validate_widens_the_interval_of_a_test_cell_in_an_unseen_regime():
     stage = c.assign(mode="calibrated", target="avg", predicted=np.nan)
     _, table = va.validate(collective_of(c), stage, machine, [], OPTIONS, {"calibrated": fitted},
                            bounds=np.array([1e9]))
-    assert regime_folds == {"sparse_P": 2, "extrapolation": 2, "sizes": 2, "unseen_algorithm": 0, "unseen_mapping": 0}
+    # extrapolation trains on P <= 20, where map-by core spans two nodes and map-by node three: the
+    # node cells alone are held out (regime_folds); the other splits' core cells reach a third node
+    assert regime_folds == {"sparse_P": 2, "extrapolation": 1, "sizes": 2, "unseen_algorithm": 0, "unseen_mapping": 0}
     t = table[(table["model"] == "calibrated") & (table["split"] == "extrapolation")]
     # trained on P <= 20 (map-by core: sockets 1-3); P = 22, 24 share the third socket, P >= 26 do not;
     # map-by node has one regime
@@ -479,3 +481,18 @@ def test_validate_widens_the_interval_of_a_test_cell_in_an_unseen_regime():
     t = plain[(plain["model"] == "calibrated") & (plain["split"] == "extrapolation")]
     assert not t["regime"].any()
     assert np.log(t["upper"] / t["predicted"]).to_numpy() == pytest.approx((np.log(1.05) * (1 + t["distance"])).to_numpy())
+
+
+def test_the_regime_folds_keep_the_cells_on_a_node_the_others_never_reach():
+    # two nodes of two cores: map-by core P = 2 stays on node 0, map-by node P = 2 spans both;
+    # holding map-by node out leaves core on one node, so its two-node cells are what a new node
+    # changes; holding core out leaves node cells on two nodes: no core cell crosses
+    machine = {"nodes": 2, "sockets_per_node": 1, "cores_per_socket": 2, "cores_per_l3": 2}
+    cells = pd.DataFrame({"operation": "bcast", "algorithm": 1, "mapping": ["core", "core", "node", "node"],
+                          "P": 2, "size": [1, 4, 1, 4], "measured": 1.0})
+    folds = va.regime_folds(cells, OPTIONS, machine)
+    assert [(a.tolist(), b.tolist()) for a, b in folds] == [([True, True, False, False], [False, False, True, True])]
+    # one node: no cell crosses, so each mapping is held out whole
+    one = {**machine, "nodes": 1}
+    assert [b.tolist() for _, b in va.regime_folds(cells, OPTIONS, one)] == [[True, True, False, False],
+                                                                             [False, False, True, True]]

