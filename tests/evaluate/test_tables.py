@@ -123,6 +123,9 @@ def test_selection_section_of_the_summary():
     rows[4]["unmeasured_share"] = 0.5  # the rules file's, under max
     text = "\n".join(selection_markdown(pd.DataFrame(rows), unseen, paths))
     assert "name an algorithm not measured at the cell in 25%-50% of these cells" in text and "`r.csv`" in text
+    assert "where every modelled algorithm competes" in text
+    text = "\n".join(selection_markdown(pd.DataFrame(rows), unseen, paths, algorithms="measured"))
+    assert "which name only algorithms measured under their mapping (`selection.algorithms: measured`)" in text
 
 
 def test_what_if_section_names_the_fastest_priced_algorithm_at_the_largest_P():

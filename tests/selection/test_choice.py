@@ -90,6 +90,26 @@ def test_regret_of_model_and_default():
     assert m.loc["model", "within_10pct"] == pytest.approx((r <= 1.1).mean())
 
 
+def test_a_rules_file_of_measured_algorithms_names_none_nobody_measured():
+    # a fourth algorithm (6) nobody measured, priced fastest everywhere: with every algorithm the
+    # file bets on it; with the measured ones it names the forced pick among 1, 2, 5
+    p = pd.concat([predictions(), predictions().query("algorithm == 5").assign(algorithm=6, predicted=0.5)])
+    measured = sel.measured_table(collective(), "max")
+    assert set(sel.rules_candidates(p, measured, "every")["algorithm"]) == {0, 1, 2, 5, 6}
+    assert set(sel.rules_candidates(p, measured, "measured")["algorithm"]) == {0, 1, 2, 5}
+    with pytest.raises(ValueError, match="selection.algorithms 'some'"):
+        sel.rules_candidates(p, measured, "some")
+    every, summary = sel.regret(p, collective(), "max", default=False)
+    assert (every["file_pick"] == 6).all()
+    assert summary.set_index("chooser").loc["rules_file", "unmeasured_share"] == 1.0
+    only, summary = sel.regret(p, collective(), "max", default=False, algorithms="measured")
+    assert only["file_pick"].tolist() == only["forced_pick"].tolist()
+    assert summary.set_index("chooser").loc["rules_file", "unmeasured_share"] == 0.0
+    # a curve measured at some P counts at every P: linear, measured at P = 8, 64 KiB alone, competes there
+    best = sel.predicted_best(sel.rules_candidates(p, measured, "measured"), None, "openmpi", "max")
+    assert best.set_index(["P", "size"]).loc[(8, 65536), "predicted_best"] == 5
+
+
 def test_regret_of_a_default_measured_alone_has_its_columns_and_no_row():
     """A user who measured OpenMPI's default alone: no cell has two forced algorithms, so no choice is
     scored; the summary keeps its columns (the file is read back by the summary)."""

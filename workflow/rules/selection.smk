@@ -36,6 +36,7 @@ rule selection:
         modes=config["model"]["modes"],
         default_candidate=config["selection"]["default_candidate"],
         pick=config["selection"]["pick"],
+        algorithms=config["selection"]["algorithms"],
         machine=config["machine"],
         mappings=config["mappings"],
     priority: 10  # on the way to the model's validation and the selection (the longest path)

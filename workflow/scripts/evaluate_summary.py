@@ -29,6 +29,7 @@ text = summary_markdown(pd.read_csv(i.hockney), pd.read_csv(i.model), pd.read_cs
                         pd.read_csv(i.nbft_fits), what_if, pd.read_csv(i.noise_floor, dtype={"nodes": str}),
                         figure_setting=snakemake.params.figure,
                         rules={f: Path(f).read_text() for f in i.rules} if "rules" in i.keys() else None,
-                        fanout_form=snakemake.params.fanout_form, pick=snakemake.params.pick)
+                        fanout_form=snakemake.params.fanout_form, pick=snakemake.params.pick,
+                        algorithms=snakemake.params.algorithms)
 atomic_write(snakemake.output[0], lambda tmp: Path(tmp).write_text(text))
 log.info("summary written")

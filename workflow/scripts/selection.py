@@ -7,8 +7,9 @@ import pandas as pd
 from collat.runner import setup_log
 from collat.selection.rulesfile import validate
 from collat.model.validation import measured_cells, size_bounds
-from collat.selection.choice import (best_validated_mode, choice_sd, predicted_best, regret, regret_sparse_P,
-                                     regret_unseen_algorithm, rules_text, with_segments)
+from collat.selection.choice import (best_validated_mode, choice_sd, measured_table, predicted_best, regret,
+                                     regret_sparse_P, regret_unseen_algorithm, rules_candidates, rules_text,
+                                     with_segments)
 from collat.ingest.tidy import atomic_write, read_parquet
 
 log = setup_log(snakemake.log)
@@ -26,7 +27,7 @@ if expected:  # how surely each price is known: an algorithm priced less surely 
                                   size_bounds(pd.read_parquet(snakemake.input.hockney)))
 summaries, cells = [], None
 for target in p.targets:
-    c, s = regret(predictions, collective, target, mode, p.default_candidate)
+    c, s = regret(predictions, collective, target, mode, p.default_candidate, p.algorithms)
     summaries.append(s)
     if cells is None:
         cells = c.assign(target=target)
@@ -43,7 +44,9 @@ atomic_write(snakemake.output.unseen_P, lambda tmp: unseen_P.to_csv(tmp, index=F
 atomic_write(snakemake.output.cells, lambda tmp: cells.to_parquet(tmp, index=False))
 if "segments" in snakemake.input.keys():  # segment sizes compete in the rules files, as the model prices them
     predictions = with_segments(predictions, pd.read_parquet(snakemake.input.segments), mode)
-best = predicted_best(predictions, None, mode, p.targets[0], p.default_candidate)
+# the algorithms a rules file may name (selection.algorithms): every modelled one, or those measured
+candidates = rules_candidates(predictions, measured_table(collective, p.targets[0]), p.algorithms)
+best = predicted_best(candidates, None, mode, p.targets[0], p.default_candidate)
 if "segsize" in best:
     cut = best[best["segsize"] > 0]
     log.info("rules files: %d of %d cells (%s) with a segment size nobody measured", len(cut), len(best),

@@ -117,11 +117,12 @@ def to_latex(table: pd.DataFrame, title: str, names: dict) -> str:
 
 
 def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
-                       unseen_P: pd.DataFrame | None = None, pick: str = "expected") -> list[str]:
+                       unseen_P: pd.DataFrame | None = None, pick: str = "expected",
+                       algorithms: str = "every") -> list[str]:
     """The summary's section on choosing the algorithm: per operation x mapping x target, the
     model's pick at P nobody measured (``unseen_P``, regret_unseen_P.csv) and without each algorithm
     (``unseen``, median over the folds) against OpenMPI's default, then the in-sample pick; ``pick``
-    is config ``selection.pick``."""
+    and ``algorithms`` are config ``selection.pick`` and ``selection.algorithms``."""
     if regret.empty:  # no cell holds two forced algorithms: no choice to score
         return [f"## Choosing the algorithm — `{paths.get('regret', 'regret.csv')}`", "",
                 "No (P, size) cell has two forced algorithms measured, so no choice can be scored against the "
@@ -178,7 +179,9 @@ def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
     out.append("")
     bets = regret.loc[regret["chooser"] == "rules_file", "unmeasured_share"] if "unmeasured_share" in regret else []
     if len(bets):  # what the rules files pick among every modelled algorithm, measured there or not
-        out += [f"The rules files, where every modelled algorithm competes, name an algorithm not measured at the "
+        where = ("where every modelled algorithm competes" if algorithms == "every" else
+                 "which name only algorithms measured under their mapping (`selection.algorithms: measured`)")
+        out += [f"The rules files, {where}, name an algorithm not measured at the "
                 f"cell in {share_range(bets)} of these cells per operation, mapping and target "
                 f"(`unmeasured_share` of chooser `rules_file` in `{paths['regret']}`): there they are the "
                 "model's bet; stage plan proposes the launches that would measure it.", ""]
@@ -343,7 +346,8 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                      selection: tuple[pd.DataFrame, pd.DataFrame] | None = None,
                      nbft_fits: pd.DataFrame | None = None, what_if: dict | None = None,
                      noise_floors: pd.DataFrame | None = None, figure_setting: dict | None = None,
-                     rules: dict | None = None, fanout_form: str = "line", pick: str = "expected") -> str:
+                     rules: dict | None = None, fanout_form: str = "line", pick: str = "expected",
+                     algorithms: str = "every") -> str:
     """results/summary.md: the headline numbers, each with the file it comes from; ``selection`` is
     (regret.csv, regret_unseen_algorithm.csv, regret_unseen_P.csv) of the selection stage;
     ``nbft_fits`` (results/nbft/fits.csv) names the fan-outs priced by assumption, not measurement;
@@ -442,7 +446,7 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
         out += ["", "Noise floor: " + ", ".join(f"{t} {v:.3f}" for t, v in floors.items()), ""]
         out += noise_floor_markdown(noise_floors, paths)
     if selection is not None:
-        out += selection_markdown(selection[0], selection[1], paths, *selection[2:], pick=pick)
+        out += selection_markdown(selection[0], selection[1], paths, *selection[2:], pick=pick, algorithms=algorithms)
     if rules:
         out += segments_markdown(rules)
     if what_if:

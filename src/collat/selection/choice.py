@@ -188,6 +188,24 @@ def measured_candidates(predictions: pd.DataFrame, measured: pd.DataFrame, defau
     return keep
 
 
+ALGORITHMS = ("every", "measured")  # config selection.algorithms: what a rules file may name
+
+
+def rules_candidates(predictions: pd.DataFrame, measured: pd.DataFrame, algorithms: str) -> pd.DataFrame:
+    """The rows of ``predictions`` a rules file may name (config ``selection.algorithms``): every
+    row (``every``), or (``measured``) those of a forced algorithm with a cell of ``measured``
+    (operation, algorithm, mapping, P, size) under its operation and mapping at any P, and OpenMPI's
+    default (algorithm 0)."""
+    if algorithms == "every":
+        return predictions
+    if algorithms != "measured":
+        raise ValueError(f"selection.algorithms {algorithms!r}: expected one of {', '.join(ALGORITHMS)}")
+    curve = ["operation", "algorithm", "mapping"]
+    have = measured.loc[measured["algorithm"] > 0, curve].drop_duplicates()
+    keep = pd.MultiIndex.from_frame(predictions[curve]).isin(pd.MultiIndex.from_frame(have))
+    return predictions[keep | (predictions["algorithm"] == 0).to_numpy()]
+
+
 #: :func:`regret`'s summary, one row per (operation, mapping, chooser); none where no cell has two
 #: forced algorithms measured (a user who measured OpenMPI's default alone)
 REGRET_COLUMNS = ["operation", "mapping", "chooser", "target", "mode", "cells", "algorithms", "complete_share",
@@ -196,14 +214,15 @@ REGRET_COLUMNS = ["operation", "mapping", "chooser", "target", "mode", "cells", 
 
 
 def regret(predictions: pd.DataFrame, collective: pd.DataFrame, target: str = "avg",
-           mode: str = "openmpi", default: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+           mode: str = "openmpi", default: bool = True,
+           algorithms: str = "every") -> tuple[pd.DataFrame, pd.DataFrame]:
     """(per-cell choices and regrets, summary per operation x mapping x chooser), the model's picks
     made by ``mode`` on its prediction of ``target``, the measured column scored.
 
     Choosers: ``model`` (the model's pick among the algorithms measured at the cell, and the default
-    when ``default``), ``rules_file`` (its pick among every modelled algorithm: what the rules file
-    tells OpenMPI; scored where that algorithm was measured, ``unmeasured_share`` says how often it
-    was not) and ``default``. The measured best is the best forced algorithm measured at the cell:
+    when ``default``), ``rules_file`` (its pick among the algorithms a rules file may name,
+    :func:`rules_candidates` with ``algorithms``: what the rules file tells OpenMPI; scored where
+    that algorithm was measured, ``unmeasured_share`` says how often it was not) and ``default``. The measured best is the best forced algorithm measured at the cell:
     OpenMPI's default can beat it where it runs a shape no forced run of the data had (regret below
     1). Each summary row says how many cells it scored, how many algorithms were measured in them
     (``algorithms``) and in what share of its cells all of them were (``complete_share``).
@@ -213,7 +232,8 @@ def regret(predictions: pd.DataFrame, collective: pd.DataFrame, target: str = "a
     candidates = measured_candidates(predictions, measured, default)
     pick = predicted_best(candidates, None, mode, target, default)
     cells = best.merge(pick, on=CELL, how="inner")
-    cells = cells.merge(predicted_best(predictions, None, mode, target, default)[CELL + ["predicted_best"]]
+    cells = cells.merge(predicted_best(rules_candidates(predictions, measured, algorithms), None, mode, target,
+                                       default)[CELL + ["predicted_best"]]
                         .rename(columns={"predicted_best": "file_pick"}), on=CELL, how="left")
     # the pick among the forced algorithms alone: what compares with the measured best (a forced one)
     cells = cells.merge(predicted_best(measured_candidates(predictions, measured, False), None, mode, target,
