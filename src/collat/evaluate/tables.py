@@ -389,8 +389,7 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "that no training cell of its curve is in (a socket or node its mapping had not filled; sizes "
                 "past a channel's protocol switch or its half-performance length) adds in quadrature the width of a mapping held out of "
                 "the training part, or of its cells on a node the others never reach where some are.", "",
-                "These rules "
-                "were chosen on these splits (the larger of the two widths was seen first; the node's cells alone "
+                "These rules were chosen on these splits (the larger of the two widths was seen first; the node's cells alone "
                 "after the extrapolation split's coverage was seen under 0.75).", "",
                 "Models:", "",
                 "- *calibrated*: OpenMPI's shapes with channel costs fitted on the training part of every split and "

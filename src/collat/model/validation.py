@@ -753,8 +753,10 @@ def grid_bounds(grid: pd.DataFrame, measured: dict, widths: pd.DataFrame, machin
     NaN where the table has neither (a mode the validation does not refit). With the ``machine`` and
     the size ``bounds`` (:func:`size_bounds`), a cell in a regime that no measured cell of its curve
     is in adds the width of ``unseen_mapping`` where ``widths`` has one (:func:`regime_half_width`),
-    as in the validation (whose :func:`regime_folds` on all the data hold out each mapping whole
-    where the data's mappings reach the same nodes). With the ``machine`` and ``runs`` (results/model/noise_floor.csv, kind
+    as in the validation where every measured mapping reaches the same nodes (there
+    :func:`regime_folds` hold out each mapping whole; where one mapping alone reaches a node, the
+    validation takes that mapping's cells there and the grid still the whole unseen_mapping width).
+    With the ``machine`` and ``runs`` (results/model/noise_floor.csv, kind
     ``another_run``), the interval is for a new run: a cell in a situation whose split tested a
     curve's cells against its other cells (:data:`SAME_JOB`), on a curve that ``one_job`` lists
     (:func:`one_file_curves`; every curve where None), adds in quadrature how far two jobs' runs of

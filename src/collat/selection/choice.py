@@ -224,8 +224,9 @@ def regret(predictions: pd.DataFrame, collective: pd.DataFrame, target: str = "a
     :func:`rules_candidates` with ``algorithms``: what the rules file tells OpenMPI; scored where
     that algorithm was measured, ``unmeasured_share`` says how often it was not) and ``default``.
     The measured best is the best forced algorithm measured at the cell: OpenMPI's default can beat
-    it where it runs a shape no forced run of the data had (regret below 1). Each summary row says how many cells it scored, how many algorithms were measured in them
-    (``algorithms``) and in what share of its cells all of them were (``complete_share``).
+    it where it runs a shape no forced run of the data had (regret below 1). Each summary row says
+    how many cells it scored, how many algorithms were measured in them (``algorithms``) and in
+    what share of its cells all of them were (``complete_share``).
     """
     measured = measured_table(collective, target)
     best = measured_best(measured)
