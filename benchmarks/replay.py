@@ -35,7 +35,10 @@ is within 10 % of the measured best (``--pick``: the smallest expected latency u
 uncertainty of each price, as the pipeline's selection picks, or the smallest prediction); ``median_error``: the median relative error of the hybrid on
 the cells not revealed; with the noise floor (repeats) beside it. Writes ``replay.csv`` and
 ``replay.png`` in ``--out`` (default benchmarks/replay/, committed with the numbers of the last
-run on the study's data).
+run on the study's data), and ``paired.csv``: per (operation, mapping) and budget, the nested
+planner's within_10 minus each baseline's on the same cells, with a 90 % bootstrap interval that
+resamples the P of the group (a launch gives every size of one P, so a P's cells are not
+independent; scipy.stats.bootstrap, paired).
 """
 
 from __future__ import annotations
@@ -148,6 +151,7 @@ def main() -> None:
         best = c.groupby(cell)["measured"].transform("min")
         pick = c.loc[c.sort_values(cell + ["rank", "algorithm"]).groupby(cell).head(1).index]
         pick = pick.assign(within=pick["measured"] <= 1.1 * best[pick.index])
+        picks[(name, len(revealed))] = pick[cell + ["within"]].reset_index(drop=True)
         rows = []
         groups = list(pick.groupby(SPLIT)) + [(("all", "all"), pick)]
         for (op, mapping), g in groups:
@@ -158,7 +162,7 @@ def main() -> None:
         return rows
 
     budgets = [int(b) for b in args.budgets.split(",")]
-    rows, t0 = [], time.time()
+    rows, t0, picks = [], time.time(), {}
     strategies = args.strategies.split(",")
     plans = {}
     knobs = [(int(f), int(st)) for f in args.first.split(",") for st in args.step.split(",")]
@@ -204,6 +208,8 @@ def main() -> None:
             print(f"{label} scored, {time.time() - t0:.0f} s", flush=True)
     table = _nested(pd.DataFrame(rows))
     table.to_csv(out / "replay.csv", index=False)
+    paired = _paired(table, picks)
+    paired.to_csv(out / "paired.csv", index=False)
     ref = _noise_reference(coll, cells, target, cfg["model"]["openmpi"]["default_rules"],
                            cfg["model"]["openmpi"]["trees"])
     ref.to_csv(out / "noise_reference.csv", index=False)
@@ -212,6 +218,9 @@ def main() -> None:
     print(ref.round(3).to_string(index=False))
     _figure(table, len(launches), out / "replay.png", machine["name"])
     _print(table, len(launches))
+    print("\nthe nested planner's within_10 minus each baseline's on the same cells (90 % bootstrap interval over P)")
+    with pd.option_context("display.width", 200, "display.max_rows", 500):
+        print(paired.round(3).to_string(index=False))
 
 
 def _noise_reference(coll: pd.DataFrame, cells: pd.DataFrame, target: str, default_rules: dict, trees: list,
@@ -302,6 +311,50 @@ def _nested(table: pd.DataFrame) -> pd.DataFrame:
                 row = g[(g["launches"] == n) & (g["strategy"] == label)].drop(columns="loss")
                 out.append(row.assign(strategy=name, knobs=label))
     return pd.concat(out, ignore_index=True)
+
+
+def _paired(table: pd.DataFrame, picks: dict, resamples: int = 2000) -> pd.DataFrame:
+    """Per (operation, mapping), over all groups, and per budget: the nested planner's within_10
+    (its knobs as :func:`_nested` chose them for the group) minus the ``uniform`` design's and the
+    ``random`` seeds' (their mean per cell), on the same cells. The interval is
+    a paired percentile bootstrap over the P of the group (the cells of one P come from one launch
+    per algorithm), 90 %; over all groups the clusters are (operation, mapping, P)."""
+    from scipy.stats import bootstrap
+
+    cell = ["operation", "mapping", "P", "size"]
+    nested = table[(table["strategy"] == "planner") & (table["operation"] != "all")]
+    seeds = sorted({name for name, _ in picks if name.startswith("random_")})
+    rows = []
+    for n in sorted(nested["launches"].unique()):
+        chosen = nested[nested["launches"] == n]
+        mine = pd.concat([picks[(label, n)].merge(pd.DataFrame({"operation": [op], "mapping": [m]}))
+                          for op, m, label in chosen[["operation", "mapping", "knobs"]].itertuples(index=False)
+                          if (label, n) in picks], ignore_index=True)
+        against = {}
+        if ("uniform", n) in picks:
+            against["uniform"] = picks[("uniform", n)]
+        if seeds and all((s, n) in picks for s in seeds):
+            r = pd.concat([picks[(s, n)] for s in seeds]).groupby(cell, as_index=False)["within"].mean()
+            against["random"] = r
+        for name, other in against.items():
+            both = mine.merge(other, on=cell, suffixes=("", "_b"))
+            both["within"] = both["within"].astype(float)
+            both["within_b"] = both["within_b"].astype(float)
+            groups = [((op, m), g) for (op, m), g in both.groupby(SPLIT)] + [(("all", "all"), both)]
+            for (op, m), g in groups:
+                per_p = g.groupby(["operation", "mapping", "P"])[["within", "within_b"]].agg(["sum", "size"])
+                a, b = per_p[("within", "sum")].to_numpy(), per_p[("within_b", "sum")].to_numpy()
+                k = per_p[("within", "size")].to_numpy().astype(float)
+                diff = (a.sum() - b.sum()) / k.sum()
+                low = high = np.nan
+                if len(k) > 1:
+                    ci = bootstrap((a, b, k), lambda a, b, k, axis=-1: (a.sum(axis) - b.sum(axis)) / k.sum(axis),
+                                   paired=True, vectorized=True, n_resamples=resamples, confidence_level=0.9,
+                                   method="percentile", rng=np.random.default_rng(0)).confidence_interval
+                    low, high = ci.low, ci.high
+                rows.append({"operation": op, "mapping": m, "launches": int(n), "against": name,
+                             "difference": diff, "low": low, "high": high, "P": len(k), "cells": int(k.sum())})
+    return pd.DataFrame(rows)
 
 
 def _costs(coll: pd.DataFrame, machine: dict, overhead: float) -> pd.Series:
