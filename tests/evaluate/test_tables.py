@@ -97,7 +97,8 @@ def test_selection_section_of_the_summary():
     rows = [{"operation": "bcast", "mapping": "core", "target": "avg", "mode": "calibrated", "chooser": c,
              "within_10pct": w, "geomean_regret": g, "default_share": d}
             for c, w, g, d in (("model", 0.8, 0.9, 0.4), ("rules_file", 0.85, 0.95, 0.4), ("default", 0.7, 0.85, 1.0))]
-    unseen = pd.DataFrame({"operation": "bcast", "mapping": "core", "target": "avg", "within_10pct": [0.5, 0.7, 0.9]})
+    unseen = pd.DataFrame({"operation": "bcast", "mapping": "core", "target": "avg", "within_10pct": [0.7, 0.5, 0.9],
+                           "left_out": [1, 5, 6]})
     sparse = pd.DataFrame([{"operation": "bcast", "mapping": "core", "target": "avg", "within_10pct": 0.95,
                             "geomean_regret": 1.01, "default_within_10pct": 0.6, "default_geomean_regret": 1.2,
                             "neighbour_within_10pct": 0.9}])
@@ -107,13 +108,14 @@ def test_selection_section_of_the_summary():
     assert "smallest expected latency" in text  # selection.pick, its default
     assert "A pick is the smallest prediction" in "\n".join(
         selection_markdown(pd.DataFrame(rows), unseen, paths, sparse, pick="median"))
-    # the nearest measured P's pick; folds: median 0.7; then the in-sample model and its default share
-    assert "| bcast | core | avg | 0.95 | 1.010 | 0.60 | 1.200 | 0.90 | 0.70 | 0.80 | 0.40 |  |" in text
+    # the nearest measured P's pick; folds: median 0.7, the worst 0.5 when 5 was left out; then the
+    # in-sample model and its default share
+    assert "| bcast | core | avg | 0.95 | 1.010 | 0.60 | 1.200 | 0.90 | 0.70 | 0.50 (5) | 0.80 | 0.40 |  |" in text
     text = "\n".join(selection_markdown(pd.DataFrame(rows), unseen, paths))
-    assert "| bcast | core | avg | nan | nan | nan | nan | nan | 0.70 | 0.80 | 0.40 |  |" in text
+    assert "| bcast | core | avg | nan | nan | nan | nan | nan | 0.70 | 0.50 (5) | 0.80 | 0.40 |  |" in text
     rows[0].update(cells=120, algorithms=4, complete_share=0.75)
     text = "\n".join(selection_markdown(pd.DataFrame(rows), unseen, paths))
-    assert "| 0.70 | 0.80 | 0.40 | 120, 4 (75% all) |" in text
+    assert "| 0.70 | 0.50 (5) | 0.80 | 0.40 | 120, 4 (75% all) |" in text
     assert "No (P, size) cell has two forced algorithms" in "\n".join(
         selection_markdown(pd.DataFrame(rows).iloc[:0], unseen, {}))
     assert "name an algorithm not measured" not in text  # no unmeasured_share: nothing said

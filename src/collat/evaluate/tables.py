@@ -121,7 +121,7 @@ def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
                        algorithms: str = "every") -> list[str]:
     """The summary's section on choosing the algorithm: per operation x mapping x target, the
     model's pick at P nobody measured (``unseen_P``, regret_unseen_P.csv) and without each algorithm
-    (``unseen``, median over the folds) against OpenMPI's default, then the in-sample pick; ``pick``
+    (``unseen``, median over the folds and the worst fold) against OpenMPI's default, then the in-sample pick; ``pick``
     and ``algorithms`` are config ``selection.pick`` and ``selection.algorithms``."""
     if regret.empty:  # no cell holds two forced algorithms: no choice to score
         return [f"## Choosing the algorithm — `{paths.get('regret', 'regret.csv')}`", "",
@@ -147,7 +147,8 @@ def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
            "- *nearest measured P*: the pick of the measurements at the nearest other measured P, a reference "
            "the model cannot be expected to beat;",
            f"- *unseen algorithm*: the pick by folds that never saw one of the algorithms, median over the folds "
-           f"(`{paths['unseen']}`);",
+           f"(`{paths['unseen']}`), then the worst fold and, in brackets, the algorithm it left out: the "
+           "choice where the bet on an algorithm nobody measured went worst;",
            "- *in-sample*: the fit on every cell (the hybrid mode returns the measurement at a measured cell, so "
            "its in-sample pick is the measured best);",
            "- *picks the default*: the share of cells where the in-sample pick is OpenMPI's default;",
@@ -156,15 +157,21 @@ def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
            "hold every one.", "",
            "| operation | mapping | target | unmeasured P: within 10 % | geomean regret | default within 10 % | "
            "default geomean regret | nearest measured P: within 10 % | unseen algorithm: within 10 % | "
-           "in-sample: within 10 % | picks the default | cells, algorithms |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "worst fold (left out) | in-sample: within 10 % | picks the default | cells, algorithms |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     r = regret.set_index(["operation", "mapping", "target", "chooser"])
     folds = unseen.groupby(["operation", "mapping", "target"])["within_10pct"].median() if len(unseen) else None
+    worst = (unseen.loc[unseen.dropna(subset=["within_10pct"]).groupby(["operation", "mapping", "target"])
+                        ["within_10pct"].idxmin()].set_index(["operation", "mapping", "target"])
+             if len(unseen) and "left_out" in unseen else None)
     sparse = (unseen_P.set_index(["operation", "mapping", "target"]) if unseen_P is not None and len(unseen_P)
               else None)
     for (op, mapping, target), _ in regret.groupby(["operation", "mapping", "target"], sort=True):
         m = r.loc[(op, mapping, target, "model")]
         fold = folds.get((op, mapping, target), np.nan) if folds is not None else np.nan
+        low = (f"{worst.loc[(op, mapping, target), 'within_10pct']:.2f} "
+               f"({int(worst.loc[(op, mapping, target), 'left_out'])})"
+               if worst is not None and (op, mapping, target) in worst.index else "")
         if sparse is not None and (op, mapping, target) in sparse.index:
             q = sparse.loc[(op, mapping, target)]
             cols = [q["within_10pct"], q["geomean_regret"], q["default_within_10pct"], q["default_geomean_regret"],
@@ -174,7 +181,7 @@ def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
         compared = (f"{int(m['cells'])}, {int(m['algorithms'])} ({m['complete_share']:.0%} all)"
                     if {"cells", "algorithms", "complete_share"} <= set(m.index) else "")
         out.append(f"| {op} | {mapping} | {target} | {cols[0]:.2f} | {cols[1]:.3f} | {cols[2]:.2f} | {cols[3]:.3f} | "
-                   f"{cols[4]:.2f} | {fold:.2f} | {m['within_10pct']:.2f} | {m.get('default_share', np.nan):.2f} | "
+                   f"{cols[4]:.2f} | {fold:.2f} | {low} | {m['within_10pct']:.2f} | {m.get('default_share', np.nan):.2f} | "
                    f"{compared} |")
     out.append("")
     bets = regret.loc[regret["chooser"] == "rules_file", "unmeasured_share"] if "unmeasured_share" in regret else []
