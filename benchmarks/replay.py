@@ -316,9 +316,9 @@ def _nested(table: pd.DataFrame) -> pd.DataFrame:
 def _paired(table: pd.DataFrame, picks: dict, resamples: int = 2000) -> pd.DataFrame:
     """Per (operation, mapping), over all groups, and per budget: the nested planner's within_10
     (its knobs as :func:`_nested` chose them for the group) minus the ``uniform`` design's and the
-    ``random`` seeds' (their mean per cell), on the same cells. The interval is
-    a paired percentile bootstrap over the P of the group (the cells of one P come from one launch
-    per algorithm), 90 %; over all groups the clusters are (operation, mapping, P)."""
+    ``random`` seeds' (their mean per cell), on the same cells. The interval is a paired percentile
+    bootstrap over the P of the group (the cells of one P come from one launch per algorithm), 90 %;
+    over all groups the clusters are (operation, mapping, P)."""
     from scipy.stats import bootstrap
 
     cell = ["operation", "mapping", "P", "size"]
