@@ -327,9 +327,9 @@ def _paired(table: pd.DataFrame, picks: dict, resamples: int = 2000) -> pd.DataF
     rows = []
     for n in sorted(nested["launches"].unique()):
         chosen = nested[nested["launches"] == n]
-        mine = pd.concat([picks[(label, n)].merge(pd.DataFrame({"operation": [op], "mapping": [m]}))
+        mine = pd.concat([p[(p["operation"] == op) & (p["mapping"] == m)]
                           for op, m, label in chosen[["operation", "mapping", "knobs"]].itertuples(index=False)
-                          if (label, n) in picks], ignore_index=True)
+                          for p in [picks.get((label, n))] if p is not None], ignore_index=True)
         against = {}
         if ("uniform", n) in picks:
             against["uniform"] = picks[("uniform", n)]
@@ -337,9 +337,7 @@ def _paired(table: pd.DataFrame, picks: dict, resamples: int = 2000) -> pd.DataF
             r = pd.concat([picks[(s, n)] for s in seeds]).groupby(cell, as_index=False)["within"].mean()
             against["random"] = r
         for name, other in against.items():
-            both = mine.merge(other, on=cell, suffixes=("", "_b"))
-            both["within"] = both["within"].astype(float)
-            both["within_b"] = both["within_b"].astype(float)
+            both = mine.merge(other, on=cell, suffixes=("", "_b")).astype({"within": float, "within_b": float})
             groups = [((op, m), g) for (op, m), g in both.groupby(SPLIT)] + [(("all", "all"), both)]
             for (op, m), g in groups:
                 per_p = g.groupby(["operation", "mapping", "P"])[["within", "within_b"]].agg(["sum", "size"])

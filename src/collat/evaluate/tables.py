@@ -121,8 +121,9 @@ def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
                        algorithms: str = "every") -> list[str]:
     """The summary's section on choosing the algorithm: per operation x mapping x target, the
     model's pick at P nobody measured (``unseen_P``, regret_unseen_P.csv) and without each algorithm
-    (``unseen``, median over the folds and the worst fold) against OpenMPI's default, then the in-sample pick; ``pick``
-    and ``algorithms`` are config ``selection.pick`` and ``selection.algorithms``."""
+    (``unseen``, median over the folds and the worst fold) against OpenMPI's default, then the
+    in-sample pick; ``pick`` and ``algorithms`` are config ``selection.pick`` and
+    ``selection.algorithms``."""
     if regret.empty:  # no cell holds two forced algorithms: no choice to score
         return [f"## Choosing the algorithm — `{paths.get('regret', 'regret.csv')}`", "",
                 "No (P, size) cell has two forced algorithms measured, so no choice can be scored against the "
@@ -160,18 +161,17 @@ def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
            "worst fold (left out) | in-sample: within 10 % | picks the default | cells, algorithms |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     r = regret.set_index(["operation", "mapping", "target", "chooser"])
-    folds = unseen.groupby(["operation", "mapping", "target"])["within_10pct"].median() if len(unseen) else None
-    worst = (unseen.loc[unseen.dropna(subset=["within_10pct"]).groupby(["operation", "mapping", "target"])
-                        ["within_10pct"].idxmin()].set_index(["operation", "mapping", "target"])
-             if len(unseen) and "left_out" in unseen else None)
+    group = ["operation", "mapping", "target"]
+    folds = unseen.groupby(group)["within_10pct"].median() if len(unseen) else None
+    scored = unseen.dropna(subset=["within_10pct"]) if len(unseen) and "left_out" in unseen else unseen.iloc[:0]
+    worst = scored.loc[scored.groupby(group)["within_10pct"].idxmin()].set_index(group) if len(scored) else None
     sparse = (unseen_P.set_index(["operation", "mapping", "target"]) if unseen_P is not None and len(unseen_P)
               else None)
     for (op, mapping, target), _ in regret.groupby(["operation", "mapping", "target"], sort=True):
         m = r.loc[(op, mapping, target, "model")]
         fold = folds.get((op, mapping, target), np.nan) if folds is not None else np.nan
-        low = (f"{worst.loc[(op, mapping, target), 'within_10pct']:.2f} "
-               f"({int(worst.loc[(op, mapping, target), 'left_out'])})"
-               if worst is not None and (op, mapping, target) in worst.index else "")
+        w = worst.loc[(op, mapping, target)] if worst is not None and (op, mapping, target) in worst.index else None
+        low = "" if w is None else f"{w['within_10pct']:.2f} ({int(w['left_out'])})"
         if sparse is not None and (op, mapping, target) in sparse.index:
             q = sparse.loc[(op, mapping, target)]
             cols = [q["within_10pct"], q["geomean_regret"], q["default_within_10pct"], q["default_geomean_regret"],
@@ -181,8 +181,8 @@ def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
         compared = (f"{int(m['cells'])}, {int(m['algorithms'])} ({m['complete_share']:.0%} all)"
                     if {"cells", "algorithms", "complete_share"} <= set(m.index) else "")
         out.append(f"| {op} | {mapping} | {target} | {cols[0]:.2f} | {cols[1]:.3f} | {cols[2]:.2f} | {cols[3]:.3f} | "
-                   f"{cols[4]:.2f} | {fold:.2f} | {low} | {m['within_10pct']:.2f} | {m.get('default_share', np.nan):.2f} | "
-                   f"{compared} |")
+                   f"{cols[4]:.2f} | {fold:.2f} | {low} | {m['within_10pct']:.2f} | "
+                   f"{m.get('default_share', np.nan):.2f} | {compared} |")
     out.append("")
     bets = regret.loc[regret["chooser"] == "rules_file", "unmeasured_share"] if "unmeasured_share" in regret else []
     if len(bets):  # what the rules files pick among every modelled algorithm, measured there or not
@@ -396,8 +396,8 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "that no training cell of its curve is in (a socket or node its mapping had not filled; sizes "
                 "past a channel's protocol switch or its half-performance length) adds in quadrature the width of a mapping held out of "
                 "the training part, or of its cells on a node the others never reach where some are.", "",
-                "These rules were chosen on these splits (the larger of the two widths was seen first; the node's cells alone "
-                "after the extrapolation split's coverage was seen under 0.75).", "",
+                "These rules were chosen on these splits (the larger of the two widths was seen first; the "
+                "node's cells alone after the extrapolation split's coverage was seen under 0.75).", "",
                 "Models:", "",
                 "- *calibrated*: OpenMPI's shapes with channel costs fitted on the training part of every split and "
                 "fold (a fan-out priced by a fitted line in its receivers; with `model.calibrated.nbft_shape`, by "
@@ -432,8 +432,8 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "splits; so was the rule that picks the calibrated mode's blend for an unseen algorithm (the "
                 "best worst held-out algorithm; the pooled median over held-out cells was seen first). The "
                 "blend's weight itself is chosen inside each fold's training part.", "",
-                "The hybrid's bend weight was added after the straight line between training measurements (*training_neighbours*) was seen to "
-                "beat the hybrid at P held out, and one weight per operation (not one for all, nor one per "
+                "The hybrid's bend weight was added after the straight line between training measurements "
+                "(*training_neighbours*) was seen to beat the hybrid at P held out, and one weight per operation (not one for all, nor one per "
                 "mapping) by comparing the three on this split; the weight itself is chosen inside each fold's "
                 "training part.", "",
                 "The intervals' form in the distance to the training cells was chosen on these splits too: a "

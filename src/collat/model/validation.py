@@ -324,7 +324,8 @@ def inner_folds(split: str, cells: pd.DataFrame, options: ValidationOptions) -> 
     return [(a, b) for a, b in pairs if a.any() and b.any()]
 
 
-def regime_folds(cells: pd.DataFrame, options: "ValidationOptions", machine: dict) -> list[tuple[np.ndarray, np.ndarray]]:
+def regime_folds(cells: pd.DataFrame, options: "ValidationOptions",
+                 machine: dict) -> list[tuple[np.ndarray, np.ndarray]]:
     """The inner folds whose error is the width a cell in an unseen regime adds: each mapping of a
     training part ``cells`` held out (:func:`inner_folds`, unseen_mapping). Where holding a mapping
     out leaves the others on fewer nodes than some of its cells span, those cells alone: what a
