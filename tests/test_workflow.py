@@ -572,8 +572,13 @@ def test_validation_stage_on_the_study(study_run):
     assert board.loc[("sparse_P", "avg", "hybrid"), "floor"] < ref < mape[("sparse_P", "avg", "hybrid")]
     c = pd.read_csv(study_run / "results/model/calibration.csv")
     assert set(c["operation"]) == {"bcast", "reduce"} and set(c["target"]) == {"avg", "max"}
-    shape = c["parameter"] == "nbft_shape"  # the form of each calibration's fan-outs: 1 measured, 0 a line
-    assert c.loc[shape, "value"].isin([0.0, 1.0]).all() and shape.sum() == 4 and not c.loc[shape, "fitted"].any()
+    # the forms of each calibration: its fan-outs (1 measured, 0 a line), its bcast's rendezvous bytes
+    # (1 shared); the study's shared, found from the data
+    shape = c["parameter"].isin(["nbft_shape", "concurrent_rendezvous"])
+    assert c.loc[shape, "value"].isin([0.0, 1.0]).all() and shape.sum() == 8 and not c.loc[shape, "fitted"].any()
+    shared = c[c["parameter"] == "concurrent_rendezvous"].set_index(["operation", "target"])["value"]
+    assert shared.to_dict() == {("bcast", "avg"): 1.0, ("bcast", "max"): 1.0, ("reduce", "avg"): 0.0,
+                                ("reduce", "max"): 0.0}
     assert (c.loc[~shape, "value"] > 0).all() and (c["rms_log_residual"] < 1).all()
     # every latency and gap is fitted on all the data; what is held at its start has no error bar
     assert c.loc[c["parameter"].isin(["latency_us", "gap_us"]), "fitted"].all()

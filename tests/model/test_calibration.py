@@ -400,9 +400,16 @@ def test_concurrent_bytes_are_a_bcast_s_per_byte_gaps_above_the_eager_limit():
     np.testing.assert_allclose(c.bytes_part(), [[0, 0, 0.8192], [0, 0, 1.6384], [0, 0, 3.2768]])
     assert c.group.tolist() == [0, 0, 1]
     assert not cal.parametric_costs(TRUE, CHANNELS, [8192], max_receivers=3, eager_limit=4096).bytes_part().any()
-    from collat.model.calibrated_mode import concurrent_bytes
+    from collat.model.calibrated_mode import concurrent_bytes, rendezvous_forms
     assert concurrent_bytes("bcast", True) and not concurrent_bytes("reduce", True)
     assert not concurrent_bytes("bcast", False)
+    # auto: a bcast's calibration tries both, shared first; a reduce's one
+    assert rendezvous_forms("bcast", "auto") == (True, False) and rendezvous_forms("reduce", "auto") == (False,)
+    assert rendezvous_forms("bcast", False) == (False,)
+    # one flag per parameter set of a batch: the second set's bytes move one receiver after another
+    both = cal.parametric_costs(np.stack([TRUE, TRUE]), CHANNELS, [8192], 3, [0, 0], 4096, [[0, 1], [0, 1]],
+                                [0, 0], [0, 0], concurrent=[True, False])
+    assert both.bytes_part()[:, 0].tolist() == pytest.approx([0.8192, 1.6384, 3.2768]) and not both.bytes_part()[:, 1].any()
 
 
 def test_an_unseen_algorithm_is_priced_as_far_as_the_calibration_carries():
@@ -481,3 +488,30 @@ def test_a_calibration_with_flat_runs_fits_a_channel_no_collective_cell_exercise
     assert missed[False] > 0.2 and missed[True] < 0.01
     assert node[True][("node", "gap_us")] == pytest.approx(truth_node["gap_us"], rel=0.1)
 
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_auto_finds_how_the_rendezvous_bytes_moved(shared):
+    # cells made with a bcast's bytes above the eager limit (4096) shared by a fan-out's receivers,
+    # or moved one receiver after another; auto fits both and keeps the one that made them
+    table = true_table("bcast")
+    truth = pd.concat([table, pd.DataFrame([{"operation": "bcast", "target": "avg", "channel": "all",
+                                             "parameter": cal.CONCURRENT, "value": float(shared)}])],
+                      ignore_index=True)
+    auto = replace(OPTIONS, openmpi=replace(OPTIONS.openmpi, concurrent_rendezvous="auto"))
+    cells = synthetic_cells("bcast", truth, options=auto)
+    start = start_from(table, 1.3)
+    opts = cal.CalibrationOptions(7, 11, "soft_l1", 0.1, 10.0, 200, 1e-8, ("avg",))
+    fit = cal.calibrate(cells, "bcast", "avg", start, auto, md.Placements(TINY), opts, 7)
+    row = fit.set_index("parameter").loc[cal.CONCURRENT]
+    assert (row["value"], row["start"], row["fitted"]) == (float(shared), 1.0, False)
+    again = cal.predict_cells(fit, cells, "avg", CHANNELS, auto, md.Placements(TINY), 7)
+    assert np.median(np.abs(np.log(again / cells["measured"]))) < 0.01
+    # nothing above the eager limit: the two tie, and the bytes stay shared (OpenMPI's bcast posts
+    # every child's send at once); a reduce's never are
+    small = cal.calibrate(cells[cells["size"] < 4096], "bcast", "avg", start, auto, md.Placements(TINY), opts, 7)
+    assert small.set_index("parameter").loc[cal.CONCURRENT, "value"] == 1.0
+    reduce = true_table("reduce")
+    fit = cal.calibrate(synthetic_cells("reduce", reduce, options=auto), "reduce", "avg", start_from(reduce, 1.3),
+                        auto, md.Placements(TINY), opts, 7)
+    assert fit.set_index("parameter").loc[cal.CONCURRENT, "value"] == 0.0

@@ -427,9 +427,10 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "measurements at the nearest measured P on either side, which the split held out;",
                 "- *paper*: its segment counts were tuned on all of this data, so it is not out of sample.", "",
                 "Not out of sample for their choice: the hybrid's rules (for an unseen algorithm, the scales tried, "
-                "the error that picks one, the choice per operation) and the calibrated mode's shared rendezvous "
-                "bytes (`model.openmpi.concurrent_rendezvous`) were chosen by comparing variants on these same "
-                "splits; so was the rule that picks the calibrated mode's blend for an unseen algorithm (the "
+                "the error that picks one, the choice per operation) were chosen by comparing variants on these "
+                "same splits, and the calibrated mode's shared rendezvous bytes were found so before each "
+                "calibration chose them on its own training cells (`model.openmpi.concurrent_rendezvous: auto`); "
+                "so was the rule that picks the calibrated mode's blend for an unseen algorithm (the "
                 "best worst held-out algorithm; the pooled median over held-out cells was seen first). The "
                 "blend's weight itself is chosen inside each fold's training part.", "",
                 "The hybrid's bend weight was added after the straight line between training measurements "

@@ -41,11 +41,12 @@ WAITS = ("wait_eager", "wait_rendezvous")  # reduce only: the share of the wait 
 MEMORY = "memory_us_per_byte"  # shared_memory: per byte per concurrent message in one socket
 FORWARD = "forward_us"  # an inner rank's delay between its own message and its sends (osu_rank_times)
 SHAPE = "nbft_shape"  # 1 where the calibration kept the measured fan-outs' shape (fanout_shape), 0 a line
+CONCURRENT = "concurrent_rendezvous"  # 1 where the calibration priced a bcast's rendezvous bytes as shared
 
 
 def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receivers: int,
                      overhead=0.0, eager_limit: float = np.inf, waits=(0.0, 1.0), memory=0.0,
-                     forward=0.0, small_limit: float = -1.0, concurrent: bool = False,
+                     forward=0.0, small_limit: float = -1.0, concurrent=False,
                      shape: np.ndarray | None = None) -> ChannelCosts:
     """:class:`ChannelCosts` from parameters ``values`` [K, 5] in the order of :data:`PARAMETERS`
     (or [K, 4]: one gap at every size), the gap ``gap_us_small`` taken up to ``small_limit`` bytes,
@@ -53,10 +54,10 @@ def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receive
     a socket's ``memory`` contention and an inner rank's ``forward`` delay. ``shape`` [K, n, S]
     (:func:`fanout_shape`, at ``sizes``, or one per parameter set side by side): what the measured
     fan-outs add to a line, added to the parameters' line of every fan-out of n receivers (never
-    below 0). ``concurrent``
-    (:func:`concurrent_bytes`): above ``eager_limit`` the per-byte part of each gap, g'_c m, moves
-    through its channel's resource, the node's memory or its network link, which a fan-out's
-    receivers share, both resources at once.
+    below 0). ``concurrent`` (:func:`concurrent_bytes`; or one per parameter set): above
+    ``eager_limit`` the per-byte part of each gap, g'_c m, moves through its channel's resource,
+    the node's memory or its network link, which a fan-out's receivers share, both resources at
+    once.
 
     A batch of B parameter sets (``values`` [B, K, 5]; ``overhead``, ``memory``, ``forward`` [B]; ``waits``
     [B, 2]) is priced in one pass: the size axis then holds the sizes of set 0, then of set 1, ...
@@ -98,8 +99,9 @@ def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receive
         return t_p2p
 
     costs = ChannelCosts(channels, m, alpha + beta, alpha, beta, table, [curve(k) for k in range(K)])
-    if concurrent:
-        costs.gap_bytes = np.where(m[None, :] > eager_limit, per[3] * m[None, :], 0.0)
+    shared = np.broadcast_to(np.asarray(concurrent, dtype=bool).reshape(-1), (B,))
+    if shared.any():
+        costs.gap_bytes = np.where((m[None, :] > eager_limit) & np.repeat(shared, S)[None, :], per[3] * m[None, :], 0.0)
     costs.overhead = columns(overhead)
     costs.eager_limit = float(eager_limit)
     w = np.asarray(waits, dtype=float).reshape(B, 2)
@@ -139,8 +141,29 @@ def concurrent_bytes(operation: str, concurrent_rendezvous: bool) -> bool:
     0.9-0.95 of the slowest rank's time (receivers served one after another would give about 0.5);
     at 1 MiB, about 11 ms at P = 128 under map-by core (127 receivers on the root's node) and still
     10-12 ms at P = 254 with 126 more on the other node. Not a reduce's: its parent takes the
-    messages one or two at a time."""
-    return concurrent_rendezvous and operation == "bcast"
+    messages one or two at a time. ``"auto"`` (:func:`rendezvous_forms`) counts as True where no
+    calibration chose."""
+    return bool(concurrent_rendezvous) and operation == "bcast"
+
+
+def rendezvous_forms(operation: str, concurrent_rendezvous: bool | str) -> tuple[bool, ...]:
+    """The ways of pricing ``operation``'s rendezvous bytes a calibration fits (:func:`concurrent_bytes`):
+    one where config ``model.openmpi.concurrent_rendezvous`` says which; with ``"auto"`` a bcast's
+    both, shared first (what OpenMPI's bcast does: it posts every child's send at once), so that the
+    data must show the other to have it."""
+    if operation == "bcast" and concurrent_rendezvous == "auto":
+        return (True, False)
+    return (concurrent_bytes(operation, concurrent_rendezvous),)
+
+
+def shares_rendezvous(table: pd.DataFrame, operation: str, target: str, concurrent_rendezvous: bool | str) -> bool:
+    """Whether the calibration of (``operation``, ``target``) in ``table`` priced rendezvous bytes as
+    shared (its ``concurrent_rendezvous`` row; a table without the row: :func:`concurrent_bytes` of
+    the config's setting)."""
+    row = table[(table["operation"] == operation) & (table["target"] == target) & (table["parameter"] == CONCURRENT)]
+    if len(row):
+        return float(row["value"].iloc[0]) == 1.0
+    return concurrent_bytes(operation, concurrent_rendezvous)
 
 
 def costs_from_table(table: pd.DataFrame, operation: str, target: str, channels: list[str], sizes,
@@ -214,9 +237,11 @@ class CalibratedMode:
             one = shapes.of(op, sizes)
             return np.concatenate([one if k else np.zeros_like(one) for k in kept], axis=2)
 
+        def shared(op, by):  # each target's way of pricing rendezvous bytes
+            return np.array([shares_rendezvous(table, op, t, options.openmpi.concurrent_rendezvous) for t in by])
+
         return cls({op: (tuple(sorted(by)), batched_costs_from_table(
-                    table, op, tuple(sorted(by)), *args, concurrent_bytes(op, options.openmpi.concurrent_rendezvous),
-                    shape(op, tuple(sorted(by)))))
+                    table, op, tuple(sorted(by)), *args, shared(op, tuple(sorted(by))), shape(op, tuple(sorted(by)))))
                     for op, by in targets.items()}, options)
 
     def algorithms(self, operation: str) -> list[int]:

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from collat.model.calibrated_mode import (FORWARD, MEMORY, OVERHEAD, PARAMETERS, SHAPE, WAITS, concurrent_bytes,
-                                    costs_from_table, fanout_shape, keeps_shape, parametric_costs)
+from collat.model.calibrated_mode import (CONCURRENT, FORWARD, MEMORY, OVERHEAD, PARAMETERS, SHAPE, WAITS,
+                                          costs_from_table, fanout_shape, keeps_shape, parametric_costs,
+                                          rendezvous_forms, shares_rendezvous)
 from collat.model.bend import inner_fold_errors, weights_by_operation
 from collat.model.costs import ChannelCosts
 from collat.model.forest import Placements
@@ -300,7 +301,7 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     K = len(channels)
     extra = (OVERHEAD, MEMORY, FORWARD) + (WAITS if operation == "reduce" else ())
     small_limit = options.openmpi.small_limit
-    concurrent = concurrent_bytes(operation, options.openmpi.concurrent_rendezvous)
+    rendezvous = rendezvous_forms(operation, options.openmpi.concurrent_rendezvous)
     first = start(openmpi, small_limit)
     NP = first.shape[1]
     x0 = np.log(np.r_[first.ravel(), [_START[e] for e in extra]])
@@ -315,32 +316,32 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
         out[:, free] = X
         return out
 
-    def costs_of(X, sizes, shape) -> ChannelCosts:  # B sets of fitted parameters, side by side at ``sizes``
+    def costs_of(X, sizes, shape, concurrent) -> ChannelCosts:  # B sets of fitted parameters, side by side at ``sizes``
         V = np.exp(full(X))
         waits = V[:, NP * K + 3:] if operation == "reduce" else np.tile([0.0, 1.0], (len(V), 1))
         return parametric_costs(V[:, :NP * K].reshape(len(V), K, NP), channels, sizes, max_receivers,
                                 V[:, NP * K], openmpi.eager_limit, waits, V[:, NP * K + 1], V[:, NP * K + 2],
                                 small_limit, concurrent, shape)
 
-    def model_log(X, shape, on=problem):  # [B, cells of ``on``] for B sets of fitted parameters, in one batch
-        return np.log(on.predict(costs_of(X, on.sizes, shape), options, placements))
+    def model_log(X, shape, concurrent, on=problem):  # [B, cells of ``on``] for B parameter sets, in one batch
+        return np.log(on.predict(costs_of(X, on.sizes, shape, concurrent), options, placements))
 
     # the NBFT stage's flat trees beside the cells (config model.calibrated.flat_runs), at the same sizes
     flat = (FlatRuns(openmpi, target, problem.sizes, opts.points_per_curve, max_receivers)
             if opts.flat_runs and openmpi.flat_runs is not None else None)
 
-    usable = np.isfinite(model_log(x0[free], None)[0])
+    usable = np.isfinite(model_log(x0[free], None, rendezvous[0])[0])
     if not usable.any():
         raise ValueError(f"calibration of {operation} {target}: no cell the model can price")
     y = problem.log_measured[usable]
     lo, hi, centre = floor[free], ceiling[free], x0[free]
     prior = np.eye(len(centre)) / opts.prior_sd
 
-    def fit_form(shape):
+    def fit_form(shape, concurrent):
         def both(X):  # the usable cells' log prices, then the flat runs'
-            logs = model_log(X, shape)[:, usable]
-            return logs if flat is None else np.hstack([logs, np.log(flat.predict(costs_of(X, flat.sizes, shape),
-                                                                                   operation))])
+            logs = model_log(X, shape, concurrent)[:, usable]
+            return logs if flat is None else np.hstack([logs, np.log(flat.predict(
+                costs_of(X, flat.sizes, shape, concurrent), operation))])
         data = y if flat is None else np.r_[y, flat.log_measured]
 
         def residuals(x):
@@ -366,18 +367,40 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     # stage's measurement, not fitted here; a tie keeps the line)
     forms = {"line": (False,), "measured": (True,), "auto": (False, True)}[opts.nbft_shape]
     shape = fanout_shape(openmpi, first, problem.sizes, small_limit) if True in forms else None
-    fits = {kept: fit_form(shape if kept else None) for kept in forms}
-    n = int(usable.sum())
+    every = Problem(cells, operation, target, len(cells), len(cells)) if len(forms) + len(rendezvous) > 2 else None
+    every_shape = fanout_shape(openmpi, first, every.sizes, small_limit) if every is not None and True in forms else None
+
+    def misses(fit, kept, concurrent):  # |log residual| of every cell of the operation, the left-out ones included
+        return np.abs(model_log(fit.x, every_shape if kept else None, concurrent, every)[0] - every.log_measured)
+
+    # a bcast's rendezvous bytes shared or one receiver after another (config
+    # model.openmpi.concurrent_rendezvous); auto: both, and the one closer to the cells above the
+    # eager limit, where the two differ (the same parameters either way; none, or a tie, keeps them
+    # shared)
+    fits: dict = {}  # (measured shape kept, bytes shared) -> the fit
+
+    def fit_of(kept, concurrent):
+        if (kept, concurrent) not in fits:
+            fits[(kept, concurrent)] = fit_form(shape if kept else None, concurrent)
+        return fits[(kept, concurrent)]
+
+    concurrent = rendezvous[0]
+    if len(rendezvous) > 1:
+        large = every.cells["size"].to_numpy(float) > openmpi.eager_limit
+
+        def off(c):
+            r = misses(fit_of(forms[0], c), forms[0], c)[large]
+            r = r[np.isfinite(r)]
+            return float(np.median(r)) if len(r) else 0.0
+        concurrent = min(rendezvous, key=lambda c: (off(c), not c))
     kept = forms[0]
     if len(forms) > 1:
-        every = Problem(cells, operation, target, len(cells), len(cells))
-        every_shape = fanout_shape(openmpi, first, every.sizes, small_limit)
-
         def miss(f):
-            r = model_log(fits[f].x, every_shape if f else None, every)[0] - every.log_measured
-            return float(np.median(np.abs(r[np.isfinite(r)])))
+            r = misses(fit_of(f, concurrent), f, concurrent)
+            return float(np.median(r[np.isfinite(r)]))
         kept = min(forms, key=lambda f: (miss(f), f))
-    fit = fits[kept]
+    fit = fit_of(kept, concurrent)
+    n = int(usable.sum())
     J = fit.jac
     n_data = n + (0 if flat is None else len(flat.log_measured))
     s2 = 2.0 * fit.cost / max(n_data, 1)  # the data's (cells and flat runs) + prior residuals
@@ -389,9 +412,10 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     rms = float(np.sqrt(np.mean(fit.fun[:n] ** 2)))
     names = [(c, q) for c in channels for q in PARAMETERS] + [("all", e) for e in extra]
     value, begin = np.exp(full(fit.x)[0]), np.exp(x0)
-    names.append(("all", SHAPE))  # 1: the fan-outs keep the measured shape (a form, not a fitted value)
-    value, begin = np.r_[value, float(kept)], np.r_[begin, 0.0]
-    free, se = np.r_[free, False], np.r_[se, np.nan]
+    # forms, not fitted values: 1 where the fan-outs keep the measured shape, where the bytes are shared
+    names += [("all", SHAPE), ("all", CONCURRENT)]
+    value, begin = np.r_[value, float(kept), float(concurrent)], np.r_[begin, 0.0, float(rendezvous[0])]
+    free, se = np.r_[free, False, False], np.r_[se, np.nan, np.nan]
     return pd.DataFrame({
         "operation": operation, "target": target, "channel": [c for c, _ in names],
         "parameter": [q for _, q in names], "value": value, "start": begin, "fitted": free, "se_log": se,
@@ -413,7 +437,7 @@ def predict_cells(table: pd.DataFrame, cells: pd.DataFrame, target: str, channel
         if key not in built:
             built[key] = costs_from_table(table, op, target, channels, sizes, max_receivers,
                                           options.openmpi.eager_limit, options.openmpi.small_limit,
-                                          concurrent_bytes(op, options.openmpi.concurrent_rendezvous),
+                                          shares_rendezvous(table, op, target, options.openmpi.concurrent_rendezvous),
                                           None if shapes is None or not keeps_shape(table, op, target)
                                           else shapes.of(op, sizes))
         costs = built[key]

@@ -37,7 +37,7 @@ class OpenMPIOptions:
     nbft_target: str           # NBFT column that prices a fan-out
     link_target: str           # NBFT column that prices a shared link's queue
     eager_limit: float         # bytes up to which a reduce sender does not wait for its receiver
-    concurrent_rendezvous: bool  # calibrated bcast above eager_limit: memory and network move bytes at once
+    concurrent_rendezvous: bool | str  # calibrated bcast above eager_limit: memory and network move bytes at once; "auto": the data choose
     small_limit: float         # bytes up to which the calibrated mode's gap is gap_us_small (-1: none)
     contention: Contention
     trees: tuple[dict, ...]    # the shape of every forced algorithm
@@ -79,9 +79,14 @@ class ModelOptions:
             paper=PaperOptions(str(p["hockney_weighting"]), str(p["nbft_target"]), tuple(p["algorithms"]),
                                tuple(p["max_P"])),
             openmpi=OpenMPIOptions(str(o["nbft_target"]), str(o["link_target"] or o["nbft_target"]),  # null: the same
-                                   float(eager), bool(o["concurrent_rendezvous"]),
+                                   float(eager), _rendezvous(o["concurrent_rendezvous"]),
                                    -1.0 if o["small_limit"] is None else float(o["small_limit"]),
                                    Contention(tuple(contention["links"]), tuple(contention["trees"])),
                                    tuple(o["trees"]), dict(o["default_rules"])),
             segment_sizes=tuple(int(m) for m in model.get("segment_sizes") or ()),
         )
+
+
+def _rendezvous(value) -> bool | str:
+    """Config ``model.openmpi.concurrent_rendezvous``: True, False or "auto"."""
+    return "auto" if value == "auto" else bool(value)
