@@ -376,6 +376,10 @@ def test_the_calibrated_mode_prices_its_targets_in_one_pass_as_each_alone():
 
     table = pd.concat([true_table(op).assign(target=t, value=lambda d, f=f: d["value"] * f)
                        for op in ("bcast", "reduce") for t, f in (("avg", 1.0), ("max", 1.7))], ignore_index=True)
+    # the bcast's avg calibration shared its rendezvous bytes, its max one did not
+    table = pd.concat([table, pd.DataFrame([{"operation": "bcast", "target": t, "channel": "all",
+                                             "parameter": cal.CONCURRENT, "value": v}
+                                            for t, v in (("avg", 1.0), ("max", 0.0))])], ignore_index=True)
     mode = CalibratedMode.from_table(table, CHANNELS, [1, 64, 8192], 7, SMALL)
     assert {op: targets for op, (targets, _) in mode.costs.items()} == {"bcast": ("avg", "max"),
                                                                      "reduce": ("avg", "max")}
@@ -384,11 +388,18 @@ def test_the_calibrated_mode_prices_its_targets_in_one_pass_as_each_alone():
             got = mode.curve(operation, algorithm, "socket", [2, 5, 8], md.Placements(TINY))
             want = []
             for target in ("avg", "max"):
+                shared = operation == "bcast" and target == "avg"
                 costs = cal.costs_from_table(table, operation, target, CHANNELS, [1, 64, 8192], 7,
-                                             SMALL.openmpi.eager_limit, SMALL.openmpi.small_limit)
+                                             SMALL.openmpi.eager_limit, SMALL.openmpi.small_limit, shared)
                 t, names, chosen = predict_arrays(operation, algorithm, "socket", [2, 5, 8], costs, SMALL,
                                                   md.Placements(TINY), with_average=target != "max")
                 want.append(curve_frame(np.array([2, 5, 8]), costs.sizes, {target: t[target]}, names, 1, chosen))
+                if shared and algorithm == 1:  # the flag is kept: the linear bcast's 8 KiB at P = 8 differs
+                    alone = cal.costs_from_table(table, operation, target, CHANNELS, [1, 64, 8192], 7,
+                                                 SMALL.openmpi.eager_limit, SMALL.openmpi.small_limit, False)
+                    one = predict_arrays(operation, algorithm, "socket", [8], alone, SMALL, md.Placements(TINY),
+                                         with_average=True)[0]["avg"][0, 2]
+                    assert abs(t["avg"][2, 2] / one - 1) > 0.01
             pd.testing.assert_frame_equal(got, pd.concat(want, ignore_index=True))
             assert (got.loc[got["target"] == "max", "predicted"].to_numpy()
                     > got.loc[got["target"] == "avg", "predicted"].to_numpy()).all()  # each its own parameters
