@@ -101,7 +101,8 @@ def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receive
     costs = ChannelCosts(channels, m, alpha + beta, alpha, beta, table, [curve(k) for k in range(K)])
     shared = np.broadcast_to(np.asarray(concurrent, dtype=bool).reshape(-1), (B,))
     if shared.any():
-        costs.gap_bytes = np.where((m[None, :] > eager_limit) & np.repeat(shared, S)[None, :], per[3] * m[None, :], 0.0)
+        above = (m[None, :] > eager_limit) & np.repeat(shared, S)[None, :]
+        costs.gap_bytes = np.where(above, per[3] * m[None, :], 0.0)
     costs.overhead = columns(overhead)
     costs.eager_limit = float(eager_limit)
     w = np.asarray(waits, dtype=float).reshape(B, 2)

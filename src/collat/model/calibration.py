@@ -368,7 +368,8 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     forms = {"line": (False,), "measured": (True,), "auto": (False, True)}[opts.nbft_shape]
     shape = fanout_shape(openmpi, first, problem.sizes, small_limit) if True in forms else None
     every = Problem(cells, operation, target, len(cells), len(cells)) if len(forms) + len(rendezvous) > 2 else None
-    every_shape = fanout_shape(openmpi, first, every.sizes, small_limit) if every is not None and True in forms else None
+    every_shape = (fanout_shape(openmpi, first, every.sizes, small_limit) if every is not None and True in forms
+                   else None)
 
     def misses(fit, kept, concurrent):  # |log residual| of every cell of the operation, the left-out ones included
         return np.abs(model_log(fit.x, every_shape if kept else None, concurrent, every)[0] - every.log_measured)

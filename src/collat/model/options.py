@@ -37,7 +37,7 @@ class OpenMPIOptions:
     nbft_target: str           # NBFT column that prices a fan-out
     link_target: str           # NBFT column that prices a shared link's queue
     eager_limit: float         # bytes up to which a reduce sender does not wait for its receiver
-    concurrent_rendezvous: bool | str  # calibrated bcast above eager_limit: memory and network move bytes at once; "auto": the data choose
+    concurrent_rendezvous: bool | str  # bcast bytes above eager_limit shared by the receivers; "auto": fitted
     small_limit: float         # bytes up to which the calibrated mode's gap is gap_us_small (-1: none)
     contention: Contention
     trees: tuple[dict, ...]    # the shape of every forced algorithm
