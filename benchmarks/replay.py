@@ -96,9 +96,10 @@ def main() -> None:
     complete(cfg)
     machine, target = cfg["machine"], args.target
     hockney = pd.read_parquet(res / "pt2pt/hockney.parquet")
-    options = ModelOptions.from_config(cfg["model"], hockney=hockney)
+    lines = pd.read_csv(res / "nbft/fits.csv")
+    options = ModelOptions.from_config(cfg["model"], hockney=hockney, nbft_fits=lines)
     coll = pd.read_parquet(res / "tidy/collective.parquet")
-    start, receivers = starting_costs(hockney, pd.read_csv(res / "nbft/fits.csv"),
+    start, receivers = starting_costs(hockney, lines,
                                       pd.read_parquet(res / "nbft/medians.parquet"), options, cfg["channels"], coll,
                                       machine)
     calibration = CalibrationOptions.from_config(cfg["model"]["calibrated"])

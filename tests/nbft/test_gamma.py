@@ -95,3 +95,34 @@ def test_gamma_at_largest_p_at_1_byte(study_tables, config, target, expected):
         measured = nb.loc[nb.P == nb.P.max(), target].mean() / p[(p.channel == ch) & (p["size"] == 1)]["avg"].median()
         assert measured == pytest.approx(value, rel=0.1)
         assert top[ch] == pytest.approx(value, rel=0.15)
+
+
+def test_the_slope_step_is_the_break_most_intra_node_channels_show():
+    from collat.nbft.gamma import slope_step
+
+    sizes = 2 ** np.arange(0, 12)  # 1 B .. 2 KiB
+    step = np.where(sizes <= 64, 0.1, 0.27) + 1e-5 * sizes  # doubles from 64 to 128 B, then grows
+    noise = iter(np.random.default_rng(3).normal(1.0, 0.02, (20, len(sizes))))  # 2 %, each series its own
+
+    def fits(channel, slope, operation="bcast", method="fit", target="max"):
+        return pd.DataFrame({"operation": operation, "channel": channel, "size": sizes, "target": target,
+                             "beta_us": slope * next(noise), "method": method})
+
+    both = pd.concat([fits("core", step), fits("socket", 1.6 * step), fits("core", step, "reduce")])
+    assert slope_step(both, "max", 131072) == 64
+    assert slope_step(fits("core", step), "max", 131072) is None  # one series alone: not enough
+    assert slope_step(both, "avg", 131072) is None  # nothing measured at that target
+    # the node channel, a line assumed where nothing was measured, a slope not positive at every
+    # size and sizes above the eager limit are not read
+    line = 0.1 + 1e-5 * sizes
+    socket = fits("socket", step)
+    assert slope_step(pd.concat([fits("node", step), socket]), "max", 131072) is None
+    assert slope_step(pd.concat([fits("core", step, method="assumed"), socket]), "max", 131072) is None
+    assert slope_step(pd.concat([fits("core", np.where(sizes == 4, -0.01, step)), socket]), "max", 131072) is None
+    assert slope_step(pd.concat([fits("core", step), socket]), "max", 32) is None  # above the eager limit
+    # a noisy line may show a break of its own; not the same in two series
+    assert slope_step(pd.concat([fits("core", line), socket]), "max", 131072) is None
+    # channels that disagree: the break most of them show
+    other = np.where(sizes <= 256, 0.1, 0.3) + 1e-5 * sizes
+    assert slope_step(pd.concat([fits("core", other), fits("socket", step), fits("cache", step)]), "max",
+                      131072) == 64

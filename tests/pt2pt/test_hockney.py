@@ -135,3 +135,17 @@ def test_the_eager_limit_is_where_an_intra_node_channel_switches_protocol():
     assert ModelOptions.from_config(model, hockney=fits).openmpi.eager_limit == 131072
     with pytest.raises(ValueError, match="eager_limit null: the pt2pt stage's Hockney fits give it"):
         ModelOptions.from_config(model)
+    # the small-message limit auto: no NBFT step (none given), so the protocol switch the core
+    # channel's break shows; without a break (the node channel's does not count), none
+    from collat.pt2pt.hockney import switch_measured
+
+    model["openmpi"]["small_limit"] = "auto"
+    assert switch_measured(fits) and not switch_measured(fits[fits["channel"] != "core"])
+    assert ModelOptions.from_config(model, hockney=fits).openmpi.small_limit == 131072
+    assert ModelOptions.from_config(model, hockney=fits[fits["channel"] != "core"]).openmpi.small_limit == -1
+    # an NBFT slope that steps below the eager limit comes first
+    sizes = 2 ** np.arange(0, 12)
+    lines = pd.DataFrame({"operation": "bcast", "channel": np.repeat(["core", "socket"], len(sizes)),
+                          "size": np.tile(sizes, 2), "target": "max", "method": "fit",
+                          "beta_us": np.tile(np.where(sizes <= 64, 0.1, 0.27) + 1e-5 * sizes, 2)})
+    assert ModelOptions.from_config(model, hockney=fits, nbft_fits=lines).openmpi.small_limit == 64

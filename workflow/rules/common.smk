@@ -291,11 +291,11 @@ def bend_input(wildcards):
 
 
 def fanout_shape_input(wildcards):
-    """The NBFT stage's fits and medians, whose measured fan-outs a calibration may keep (config
+    """The NBFT stage's medians, whose measured fan-outs a calibration may keep (config
     model.calibrated.nbft_shape other than line)."""
     if config["model"]["calibrated"]["nbft_shape"] == "line":
         return {}
-    return {"nbft_fits": "results/nbft/fits.csv", "nbft_medians": "results/nbft/medians.parquet"}
+    return {"nbft_medians": "results/nbft/medians.parquet"}
 
 
 def segments_input(wildcards):

@@ -121,6 +121,7 @@ rule model_predict:
         collective="results/tidy/collective.parquet",
         unfitted="results/model/unfitted_predictions.parquet",
         hockney="results/pt2pt/hockney.parquet",  # the eager limit the measurements show
+        nbft_fits="results/nbft/fits.csv",  # the small-message limit they show, and the fan-outs' shape
         intervals="results/model/intervals.csv",  # the fitted modes' interval widths, from the validation
         noise_floor="results/model/noise_floor.csv",  # how far two jobs' runs of one configuration lie apart
     output:

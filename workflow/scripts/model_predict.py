@@ -14,8 +14,8 @@ from collat.model.validation import grid_bounds, measured_cells, one_file_curves
 
 log = setup_log(snakemake.log)
 cfg = snakemake.params.config
-hockney = pd.read_parquet(snakemake.input.hockney)
-options = ModelOptions.from_config(cfg["model"], cfg["mappings"], hockney)
+hockney, nbft_fits = pd.read_parquet(snakemake.input.hockney), pd.read_csv(snakemake.input.nbft_fits)
+options = ModelOptions.from_config(cfg["model"], cfg["mappings"], hockney, nbft_fits)
 collective = read_parquet(snakemake.input.collective, "collective")
 sizes, P_values, max_receivers = grid_axes(collective, cfg["machine"], options.grid_step, options.extra_sizes)
 unfitted = pd.read_parquet(snakemake.input.unfitted)
@@ -23,8 +23,8 @@ parts = {mode: g for mode, g in unfitted.groupby("mode", sort=False)}
 measured = {}  # target -> the measured cells (transfer, hybrid and intervals read the same)
 if "calibrated" in options.modes:
     shapes = None  # every calibration priced its fan-outs by a line (model.calibrated.nbft_shape: line)
-    if "nbft_fits" in snakemake.input.keys():
-        shapes = grid_shapes(hockney, pd.read_csv(snakemake.input.nbft_fits), pd.read_parquet(snakemake.input.nbft_medians),
+    if "nbft_medians" in snakemake.input.keys():
+        shapes = grid_shapes(hockney, nbft_fits, pd.read_parquet(snakemake.input.nbft_medians),
                              options, cfg["channels"], collective["size"], sizes, max_receivers,
                              cfg["model"]["calibrated"]["nbft_shape"])
     calibrated = CalibratedMode.from_table(pd.read_csv(snakemake.input.calibration), cfg["channels"], sizes,

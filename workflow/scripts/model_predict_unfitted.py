@@ -10,7 +10,8 @@ from collat.ingest.tidy import atomic_write, read_parquet
 
 log = setup_log(snakemake.log)
 cfg = snakemake.params.config
-options = ModelOptions.from_config(cfg["model"], cfg["mappings"], pd.read_parquet(snakemake.input.hockney))
+options = ModelOptions.from_config(cfg["model"], cfg["mappings"], pd.read_parquet(snakemake.input.hockney),
+                                   pd.read_csv(snakemake.input.nbft_fits))
 sizes, P_values, max_receivers = grid_axes(read_parquet(snakemake.input.collective, "collective"), cfg["machine"],
                                            options.grid_step, options.extra_sizes)
 modes = build_modes(options, cfg["channels"], sizes, max_receivers, pd.read_parquet(snakemake.input.hockney),

@@ -16,16 +16,17 @@ from collat.model.validation import ValidationOptions, size_bounds, validate
 log = setup_log(snakemake.log)
 p = snakemake.params
 hockney = pd.read_parquet(snakemake.input.hockney)
-options = ModelOptions.from_config(p.config["model"], hockney=hockney)
+# the NBFT lines, read where the calibrated mode is on (they give its small-message limit)
+lines = pd.read_csv(snakemake.input.nbft_fits) if "nbft_fits" in snakemake.input.keys() else None
+options = ModelOptions.from_config(p.config["model"], hockney=hockney, nbft_fits=lines)
 collective = read_parquet(snakemake.input.collective, "collective")
 predictions = pd.read_parquet(snakemake.input.unfitted,  # the modes fitted on no collective data, this target
                               columns=["mode", "operation", "algorithm", "mapping", "P", "size", "target", "predicted"],
                               filters=[("target", "==", snakemake.wildcards.target)])
 fitted = {}
 if "calibrated" in options.modes:  # recalibrated on the training part of every split
-    start, receivers = starting_costs(hockney, pd.read_csv(snakemake.input.nbft_fits),
-                                      pd.read_parquet(snakemake.input.nbft_medians), options, p.config["channels"],
-                                      collective, p.machine)
+    start, receivers = starting_costs(hockney, lines, pd.read_parquet(snakemake.input.nbft_medians), options,
+                                      p.config["channels"], collective, p.machine)
     neighbours = (HybridOptions.from_config(p.config["model"]["hybrid"]).neighbours
                   if "hybrid" in options.modes else None)  # None: no hybrid refit
     fitted["calibrated"] = partial(fit_predict, start=start, options=options, placements=Placements(p.machine),

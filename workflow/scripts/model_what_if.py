@@ -16,13 +16,13 @@ log = setup_log(snakemake.log)
 cfg, index = snakemake.params.config, snakemake.params.index
 entry = cfg["model"]["what_if"][index]
 hockney = pd.read_parquet(snakemake.input.hockney)
-options = ModelOptions.from_config(cfg["model"], cfg["mappings"], hockney)
+nbft_fits, nbft_medians = pd.read_csv(snakemake.input.nbft_fits), pd.read_parquet(snakemake.input.nbft_medians)
+options = ModelOptions.from_config(cfg["model"], cfg["mappings"], hockney, nbft_fits)
 machine, P_values = what_if_machine(cfg["machine"], entry, index, cfg["mappings"], options.unpinned_channel,
                                     hockney["channel"])
 collective = read_parquet(snakemake.input.collective, "collective")
 sizes, _, max_receivers = grid_axes(collective, machine, 1, options.extra_sizes)
 calibration = pd.read_csv(snakemake.input.calibration) if "calibration" in snakemake.input.keys() else None
-nbft_fits, nbft_medians = pd.read_csv(snakemake.input.nbft_fits), pd.read_parquet(snakemake.input.nbft_medians)
 nbft_shape = cfg["model"]["calibrated"]["nbft_shape"]  # how the calibrations priced a fan-out
 modes = build_modes(options, cfg["channels"], sizes, max_receivers, hockney, pd.read_parquet(snakemake.input.hockney_study),
                     nbft_fits, nbft_medians, calibration, names=("openmpi", "calibrated"),

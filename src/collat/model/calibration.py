@@ -146,11 +146,11 @@ class CalibrationStart:
         from collat.ingest.tidy import read_parquet
         from collat.model.validation import measured_cells
 
-        fits = pd.read_parquet(hockney)
-        options = ModelOptions.from_config(cfg["model"], hockney=fits)
+        fits, lines = pd.read_parquet(hockney), pd.read_csv(nbft_fits)
+        options = ModelOptions.from_config(cfg["model"], hockney=fits, nbft_fits=lines)
         opts = CalibrationOptions.from_config(cfg["model"]["calibrated"])
         table = read_parquet(collective, "collective")
-        start, receivers = starting_costs(fits, pd.read_csv(nbft_fits), pd.read_parquet(nbft_medians), options,
+        start, receivers = starting_costs(fits, lines, pd.read_parquet(nbft_medians), options,
                                           cfg["channels"], table, cfg["machine"])
         return cls(options, opts, table, start, receivers, Placements(cfg["machine"]),
                    {target: measured_cells(table, target) for target in opts.targets})

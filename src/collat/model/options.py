@@ -60,9 +60,14 @@ class ModelOptions:
     segment_sizes: tuple[int, ...] = ()  # priced beside whole messages (collat.model.segments)
 
     @classmethod
-    def from_config(cls, model: dict, mappings=("core", "socket", "node"), hockney=None) -> "ModelOptions":
+    def from_config(cls, model: dict, mappings=("core", "socket", "node"), hockney=None,
+                    nbft_fits=None) -> "ModelOptions":
         """From config ``model``; ``hockney`` (the pt2pt stage's fits) gives the eager limit where the
-        config leaves it null (:func:`collat.pt2pt.hockney.eager_limit`)."""
+        config leaves it null (:func:`collat.pt2pt.hockney.eager_limit`). Where the small-message
+        limit says auto: the size where the NBFT slopes step below the eager limit
+        (``nbft_fits``, the nbft stage's lines: :func:`collat.nbft.gamma.slope_step`), else the
+        eager limit where the config states it or a point-to-point break shows it (a protocol
+        switch changes what each further receiver costs), else none."""
         p, o = model["paper"], model["openmpi"]
         eager = o.get("eager_limit")
         if eager is None:
@@ -71,6 +76,14 @@ class ModelOptions:
             from collat.pt2pt.hockney import eager_limit
 
             eager = eager_limit(hockney)
+        small = o["small_limit"]
+        if small == "auto":
+            from collat.nbft.gamma import slope_step
+            from collat.pt2pt.hockney import switch_measured
+
+            small = None if nbft_fits is None else slope_step(nbft_fits, str(o["nbft_target"]), float(eager))
+            if small is None and (o.get("eager_limit") is not None or switch_measured(hockney)):
+                small = eager
         contention = o["contention"]
         return cls(
             modes=tuple(model["modes"]), unpinned_channel=str(model["unpinned_channel"]),
@@ -80,7 +93,7 @@ class ModelOptions:
                                tuple(p["max_P"])),
             openmpi=OpenMPIOptions(str(o["nbft_target"]), str(o["link_target"] or o["nbft_target"]),  # null: the same
                                    float(eager), _rendezvous(o["concurrent_rendezvous"]),
-                                   -1.0 if o["small_limit"] is None else float(o["small_limit"]),
+                                   -1.0 if small is None else float(small),
                                    Contention(tuple(contention["links"]), tuple(contention["trees"])),
                                    tuple(o["trees"]), dict(o["default_rules"])),
             segment_sizes=tuple(int(m) for m in model.get("segment_sizes") or ()),

@@ -106,3 +106,31 @@ def assumed_lines(fits: pd.DataFrame, hockney: pd.DataFrame, operations, targets
                              "beta_se": np.nan, "r2": np.nan, "n": 0, "P_min": pd.NA, "P_max": pd.NA,
                              "method": "assumed"})
     return pd.DataFrame(rows, columns=FIT_COLUMNS)
+
+
+def slope_step(fits: pd.DataFrame, target: str, eager_limit: float) -> int | None:
+    """The size where the NBFT slope (what each further receiver costs) steps, as the measurements
+    show it: on each intra-node channel of each operation with NBFT runs (``fits``, :data:`FIT_COLUMNS`;
+    lines ``assumed`` left out), at ``target``, over the sizes up to ``eager_limit`` where the
+    slope is positive at every size, the break of a piecewise line in the size chosen by BIC
+    (:func:`collat.pt2pt.hockney.detect_breaks`: one break at most, three sizes a side); the break
+    most of these series agree on (the smaller on a tie), the largest size of its lower part, where
+    two of them at least show it: on a dozen noisy sizes the criterion finds a break in one series
+    alone now and then, never the same in two. None where no break is shown twice. The calibrated
+    mode fits the gap up to it on its own (``gap_us_small``)."""
+    from collat.pt2pt.hockney import detect_breaks
+
+    f = fits[(fits["target"] == target) & (fits["method"] != "assumed") & (fits["channel"] != "node")
+             & (fits["size"] <= eager_limit)]
+    breaks = []
+    for _, g in f.groupby(["operation", "channel"], sort=True):
+        g = g.sort_values("size")
+        slope = g["beta_us"].to_numpy(float)
+        if len(g) >= 6 and (slope > 0).all():
+            breaks += detect_breaks(g["size"].to_numpy(), slope, 1, 3)
+    if not breaks:
+        return None
+    sizes, counts = np.unique(breaks, return_counts=True)
+    if counts.max() < 2:
+        return None
+    return int(sizes[np.argmax(counts)])  # np.unique sorts: the first of the most counted is the smallest

@@ -150,6 +150,13 @@ def fit_hockney(pt2pt: pd.DataFrame, channels: list[str], breaks: list[int] | No
 VADER_EAGER_LIMIT = 4096  # OpenMPI 4.1's btl_vader_eager_limit: where no measurement shows the switch
 
 
+def switch_measured(fits: pd.DataFrame) -> bool:
+    """Whether the fits show a protocol switch: an intra-node channel with a break (what
+    :func:`eager_limit` reads; without one it falls back to OpenMPI's default)."""
+    intra = fits[fits["channel"] != "node"]
+    return bool((intra.groupby("channel")["regime"].nunique() > 1).any())
+
+
 def eager_limit(fits: pd.DataFrame) -> int:
     """The eager limit the measurements show: the largest size of the first regime of an intra-node
     channel that has a break (a message above it goes by rendezvous, the protocol switch the break
