@@ -23,6 +23,8 @@ SCHEMA = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").r
     (lambda c: c.__setitem__("mappings", ["core", "hwthread"]),
      "mine.yaml: mappings[1]: expected one of 'core', 'socket', 'node', found 'hwthread'"),
     (lambda c: c["machine"].pop("nodes"), "mine.yaml: machine.nodes: missing; expected"),
+    (lambda c: c["model"]["openmpi"].__setitem__("small_limit", "small"),
+     "mine.yaml: model.openmpi.small_limit: expected an integer >= 0 or nothing (null) or 'auto', found 'small'"),
 ])
 def test_the_first_mistake_is_one_line_naming_the_key(mutate, line):
     cfg = copy.deepcopy(load_config())

@@ -13,6 +13,7 @@ from pathlib import Path
 
 TYPE_WORDS = {"integer": "an integer", "number": "a number", "string": "a string", "boolean": "true or false",
               "object": "a mapping of keys", "array": "a list", "null": "nothing (null)"}
+BOUNDS = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}  # in words
 
 
 class ConfigSchemaError(ValueError):
@@ -29,17 +30,14 @@ def _path(parts) -> str:
 def _expected(error) -> str:
     """What the schema asked for at the failing key, in words."""
     v, value = error.validator, error.validator_value
-    bounds = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
     if v == "type":
-        types = [value] if isinstance(value, str) else list(value)
-        limits = [f"{sign} {error.schema[k]}" for k, sign in bounds.items() if k in error.schema]
-        return " or ".join(TYPE_WORDS.get(t, t) for t in types) + "".join(f" {x}" for x in limits)
+        return _type_words(value, error.schema)
     if v == "enum":
         return "one of " + ", ".join(repr(x) for x in value)
     if v == "const":
         return repr(value)
-    if v in bounds:
-        return f"a number {bounds[v]} {value}"
+    if v in BOUNDS:
+        return f"a number {BOUNDS[v]} {value}"
     if v in ("minItems", "maxItems"):
         return f"a list of {'at least' if v == 'minItems' else 'at most'} {value} entries"
     if v == "minLength":
@@ -48,8 +46,30 @@ def _expected(error) -> str:
         return f"a string matching {value}"
     if v == "uniqueItems":
         return "a list without repeated entries"
+    if v in ("anyOf", "oneOf") and all(_plain(s) for s in value):  # e.g. an integer, null or 'auto'
+        return " or ".join(_plain(s) for s in value)
     description = error.schema.get("description") if isinstance(error.schema, dict) else None
     return description or error.message
+
+
+def _plain(schema) -> str | None:
+    """A sub-schema of one type, enum or const in words (:func:`_expected`'s), None for another."""
+    if not isinstance(schema, dict) or not set(schema) <= {"type", *BOUNDS, "enum", "const"}:
+        return None
+    if "const" in schema:
+        return repr(schema["const"])
+    if "enum" in schema:
+        return "one of " + ", ".join(repr(x) for x in schema["enum"])
+    if "type" not in schema:
+        return None
+    return _type_words(schema["type"], schema)
+
+
+def _type_words(value, schema: dict) -> str:
+    """Schema ``type`` ``value`` in words, with the bounds ``schema`` puts on it."""
+    types = [value] if isinstance(value, str) else list(value)
+    limits = [f"{sign} {schema[k]}" for k, sign in BOUNDS.items() if k in schema]
+    return " or ".join(TYPE_WORDS.get(t, t) for t in types) + "".join(f" {x}" for x in limits)
 
 
 def first_mistake(config: dict, schema: dict, source: str) -> str | None:

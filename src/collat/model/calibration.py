@@ -386,9 +386,8 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
         return fits[(kept, concurrent)]
 
     concurrent = rendezvous[0]
-    if len(rendezvous) > 1:
-        large = every.cells["size"].to_numpy(float) > openmpi.eager_limit
-
+    large = every.cells["size"].to_numpy(float) > openmpi.eager_limit if len(rendezvous) > 1 else None
+    if large is not None and large.any():  # none above the limit: the two forms tie, no second fit
         def off(c):
             r = misses(fit_of(forms[0], c), forms[0], c)[large]
             r = r[np.isfinite(r)]
