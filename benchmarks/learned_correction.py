@@ -109,6 +109,33 @@ def features(cells: pd.DataFrame, machine: dict) -> np.ndarray:
     return np.hstack([out, op])
 
 
+def gp_quantiles(X, y, Xt, alphas, cells: int, fitted: dict) -> dict:
+    """Quantiles of a Gaussian process's predictive distribution of the log residual: scikit-learn's
+    GaussianProcessRegressor, a constant times an RBF kernel with one length per feature (standardized)
+    plus white noise, fitted by maximum marginal likelihood on ``cells`` random training cells. The
+    first call's kernel is kept in ``fitted`` and reused with no new fit (the inner folds of one
+    training part)."""
+    from scipy.stats import norm
+    from sklearn.gaussian_process import GaussianProcessRegressor
+    from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
+    from sklearn.preprocessing import StandardScaler
+
+    if "scaler" not in fitted:
+        fitted["scaler"] = StandardScaler().fit(X)
+    scaler = fitted["scaler"]
+    Xs, Xts = scaler.transform(X), scaler.transform(Xt)
+    keep = np.random.default_rng(0).permutation(len(Xs))[:cells]
+    if "kernel" in fitted:
+        gp = GaussianProcessRegressor(kernel=fitted["kernel"], optimizer=None, normalize_y=True)
+    else:
+        kernel = ConstantKernel(1.0) * RBF(np.ones(X.shape[1]), (1e-2, 1e3)) + WhiteKernel(0.1, (1e-4, 10.0))
+        gp = GaussianProcessRegressor(kernel=kernel, normalize_y=True, random_state=0)
+    gp.fit(Xs[keep], y[keep])
+    fitted.setdefault("kernel", gp.kernel_)
+    mean, sd = gp.predict(Xts, return_std=True)
+    return {a: mean + norm.ppf(a) * sd for a in alphas}
+
+
 def curve_errors(d: pd.DataFrame, column: str) -> pd.Series:
     rel = (d[column] - d["measured"]).abs() / d["measured"]
     return rel.groupby([d["operation"], d["algorithm"], d["mapping"]]).median()
@@ -121,6 +148,10 @@ def main() -> int:
     ap.add_argument("--results", type=Path, default=REPO / "results", help="a finished run's results directory")
     ap.add_argument("--config", type=Path, default=REPO / "config" / "config.yaml", help="its config (the machine)")
     ap.add_argument("--target", default="avg")
+    ap.add_argument("--learner", choices=["boosting", "gp"], default="boosting",
+                    help="gradient boosting's quantiles, or a Gaussian process's mean and sd")
+    ap.add_argument("--gp-cells", type=int, default=1000,
+                    help="training cells a Gaussian process is fitted on (a random subset, seed 0)")
     args = ap.parse_args()
     machine = yaml.safe_load(args.config.read_text())["machine"]
     machine = {k: v for k, v in machine.items() if k != "name"}
@@ -136,8 +167,12 @@ def main() -> int:
         Xt = features(test, machine)
 
         def quantiles(Xa, ya, Xb, alphas=(0.1, 0.5, 0.9)):
+            if args.learner == "gp":
+                return gp_quantiles(Xa, ya, Xb, alphas, args.gp_cells, fitted)
             return {a: HistGradientBoostingRegressor(loss="quantile", quantile=a, random_state=0).fit(Xa, ya).predict(Xb)
                     for a in alphas}
+
+        fitted = {}  # the Gaussian process's kernel, fitted once on the whole training part, reused by its inner folds
 
         q = quantiles(X, y, Xt)
         # conformal widening on inner folds of the training part: each training algorithm held out
