@@ -527,3 +527,32 @@ def test_auto_finds_how_the_rendezvous_bytes_moved(shared):
     fit = cal.calibrate(synthetic_cells("reduce", reduce, options=auto), "reduce", "avg", start_from(reduce, 1.3),
                         auto, md.Placements(TINY), opts, 7)
     assert fit.set_index("parameter").loc[cal.CONCURRENT, "value"] == 0.0
+
+
+def test_fit_predict_prices_a_foreign_algorithm_by_the_openmpi_mode():
+    from dataclasses import replace
+
+    # bcast 2 a scatter-allgather (blocks) held out beside the linear tree: the calibrated mode and
+    # every hybrid take the openmpi mode's price, where it has one; a tree beside it is calibrated.
+    # Below P elements and at P = 2 the schedule is the linear tree's run: the hybrids take the
+    # measured twin there
+    trees = tuple(s for s in OPTIONS.openmpi.trees if not (s["operation"] == "bcast" and s["algorithm"] == 2)) + (
+        {"operation": "bcast", "algorithm": 2, "schedule": "scatter_allgather", "count_below": "P",
+         "fallback": "linear"},)
+    options = replace(OPTIONS, openmpi=replace(OPTIONS.openmpi, trees=trees))
+    table = true_table("bcast")
+    cells = synthetic_cells("bcast", table, algorithms=(1, 2, 3), sizes=(1, 8192), options=options)
+    start = {"bcast": start_from(table, 1.3, options)}
+    opts = cal.CalibrationOptions(4, 11, "soft_l1", 0.1, 2.0, 20, 1e-5, ("avg",))
+    train, test = cells[cells["algorithm"] == 1], cells[cells["algorithm"] != 1].reset_index(drop=True)
+    unfitted = np.where(np.arange(len(test)) % 2, np.nan, 7.0)
+    got = cal.fit_predict(train, test, "avg", None, unfitted, start, options, md.Placements(TINY), opts, 7,
+                          hybrid_neighbours=2)
+    blocks = (test["algorithm"] == 2).to_numpy()
+    priced = np.isfinite(unfitted)
+    own_run = ((test["size"] > test["P"]) & (test["P"] > 2)).to_numpy()
+    assert got["calibrated"][blocks & priced] == pytest.approx(7.0)
+    for name in ("calibrated", "hybrid", "hybrid_carried", "hybrid_untwinned"):
+        assert got[name][blocks & priced & own_run] == pytest.approx(7.0)
+        assert (got[name][blocks & ~priced] != 7.0).all() and (got[name][~blocks] != 7.0).all()
+    assert (got["hybrid"][blocks & priced & ~own_run] != 7.0).all()

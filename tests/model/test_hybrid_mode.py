@@ -347,3 +347,18 @@ def test_a_what_if_grid_weighs_an_unmeasured_algorithms_neighbours_with_the_meas
     assert got == pytest.approx(want)
     lacking = co.hybrid_predictions(what_if, measured, 2, at_measured=pd.DataFrame(shared))["predicted"].item()
     assert lacking != pytest.approx(want)
+
+
+def test_hybrid_prices_a_foreign_algorithm_by_the_unfitted_forecast_but_keeps_a_twin():
+    train = frame([("bcast", 1, "core", 4, 1, 2.0), ("bcast", 1, "core", 8, 1, 2.0)])
+    test = frame([("bcast", 8, "core", 4, 1, np.nan), ("bcast", 8, "core", 8, 1, np.nan),
+                  ("bcast", 8, "core", 16, 1, np.nan)])
+    # bcast 8 foreign to the measured linear bcast: the openmpi mode's 5 and 6, nothing borrowed (the
+    # residual log 2 would double the model's 10); at P = 8 the model prices the measured linear
+    # cell as the same run (a twin: its measurement, 2, answers); no unfitted price at P = 16: the
+    # hybrid's price as if the algorithm were not foreign
+    args = (train, np.array([1.0, 10.0]), test, np.array([10.0, 10.0, 30.0]), 2)
+    unfitted = np.array([5.0, 6.0, np.nan])
+    got = co.hybrid(*args, unfitted=unfitted, foreign=np.array([True, True, True]))
+    plain = co.hybrid(*args, unfitted=unfitted)
+    assert got == pytest.approx([5.0, 2.0, plain[2]]) and plain[0] != pytest.approx(5.0)

@@ -67,3 +67,77 @@ def test_held_out_weights_trust_a_calibration_that_prices_unseen_algorithms_well
     # an exact openmpi mode: the weight goes to it
     exact = tr.held_out_weights({"avg": cells}, {"avg": y}, start, OPTIONS, md.Placements(TINY), opts, 7)
     assert exact["weight"].iloc[0] == 0.0 and exact["error_transferred"].iloc[0] == 0.0
+
+
+TREES = [{"operation": "bcast", "algorithm": 1, "tree": "linear"},
+         {"operation": "bcast", "algorithm": 6, "tree": "binomial"},
+         {"operation": "bcast", "algorithm": 8, "schedule": "scatter_allgather"},
+         {"operation": "reduce", "algorithm": 7, "schedule": "rabenseifner"}]
+
+
+def test_an_algorithms_family_is_its_shapes_kind():
+    # a tree shape, and the default (its fixed rules run trees): tree; a schedule of blocks: blocks;
+    # an algorithm without a shape counts as a tree
+    assert [tr.family(TREES, "bcast", a) for a in (0, 1, 6, 8)] == ["tree", "tree", "tree", "blocks"]
+    assert tr.family(TREES, "reduce", 7) == "blocks" and tr.family(TREES, "reduce", 2) == "tree"
+
+
+def test_an_algorithm_is_foreign_where_no_measured_one_of_its_operation_shares_its_family():
+    asked = pd.DataFrame({"operation": ["bcast", "bcast", "bcast", "reduce", "reduce"], "algorithm": [6, 8, 8, 7, 7]})
+    known = pd.DataFrame({"operation": ["bcast", "bcast"], "algorithm": [0, 1]})
+    # bcast 8 beside trees only: foreign; bcast 6 a tree; reduce: nothing measured of it, nothing to be foreign to
+    assert tr.foreign(asked, known, TREES).tolist() == [False, True, True, False, False]
+    with_blocks = pd.concat([known, pd.DataFrame({"operation": ["bcast", "reduce"], "algorithm": [8, 1]})])
+    assert tr.foreign(asked, with_blocks, TREES).tolist() == [False, False, False, True, True]
+
+
+def test_the_grid_prices_a_foreign_algorithm_by_the_openmpi_mode_alone():
+    key = dict(mapping="core", P=4, size=8, target="avg")
+    cal_grid = pd.DataFrame([dict(operation="bcast", algorithm=a, predicted=9.0, **key) for a in (1, 6, 8)])
+    openmpi = cal_grid.assign(predicted=1.0)
+    measured = {"avg": pd.DataFrame({"operation": ["bcast"], "algorithm": [1]})}
+    weights = pd.DataFrame({"operation": ["bcast"], "target": ["avg"], "weight": [0.5]})
+    # bcast 1 measured: as calibrated; bcast 6, a tree nobody measured: sqrt(9 x 1); bcast 8, blocks
+    # beside measured trees: the openmpi mode's 1; without the shapes every algorithm is a tree
+    assert tr.transfer_grid(cal_grid, openmpi, measured, weights, TREES).tolist() == pytest.approx([9.0, 3.0, 1.0])
+    assert tr.transfer_grid(cal_grid, openmpi, measured, weights).tolist() == pytest.approx([9.0, 3.0, 3.0])
+
+
+def test_held_out_weights_leave_out_an_algorithm_foreign_to_the_others():
+    from dataclasses import replace
+
+    # bcast 3 a scatter-allgather (blocks) beside two trees: held out, the calibration of the trees
+    # says nothing of it, so the weight is chosen on the two trees alone
+    trees = tuple(s for s in OPTIONS.openmpi.trees if not (s["operation"] == "bcast" and s["algorithm"] == 3)) + (
+        {"operation": "bcast", "algorithm": 3, "schedule": "scatter_allgather", "count_below": "P",
+         "fallback": "linear"},)
+    options = replace(OPTIONS, openmpi=replace(OPTIONS.openmpi, trees=trees))
+    table = true_table("bcast")
+    cells = synthetic_cells("bcast", table, algorithms=(1, 2, 3), sizes=(1, 8192), options=options)
+    start = {"bcast": start_from(table, 1.3, options)}
+    opts = cal.CalibrationOptions(4, 11, "soft_l1", 0.1, 2.0, 20, 1e-5, ("avg",))
+    y = cells["measured"].to_numpy()
+    got = tr.held_out_weights({"avg": cells}, {"avg": 2 * y}, start, options, md.Placements(TINY), opts, 7)
+    row = got.iloc[0]
+    assert row["algorithms"] == 2 and row["cells"] == int((cells["algorithm"] != 3).sum())
+
+
+def test_a_foreign_algorithms_interval_is_as_wide_as_the_openmpi_modes_error():
+    key = dict(mapping="core", size=8, target="avg")
+    # measured linear bcast at P = 2..6, which the openmpi mode prices e^0.1, e^-0.2, e^0.3, e^-0.4,
+    # e^0.5 off: the 80 % quantile of |log error| is 0.42 (numpy's linear interpolation)
+    measured = {"avg": pd.DataFrame({"operation": "bcast", "algorithm": 1, "P": [2, 3, 4, 5, 6], "measured": 1.0,
+                                     "mapping": "core", "size": 8})}
+    openmpi = pd.DataFrame({"operation": "bcast", "algorithm": 1, "P": [2, 3, 4, 5, 6],
+                            "predicted": np.exp([0.1, -0.2, 0.3, -0.4, 0.5]), **key})
+    grid = pd.DataFrame([dict(mode=m, operation="bcast", algorithm=a, P=4, predicted=2.0, **key)
+                         for m in ("calibrated", "hybrid", "openmpi") for a in (6, 8)])
+    lower, upper = np.full(6, 1.9), np.full(6, 2.1)
+    lo, up = tr.foreign_bounds(grid, openmpi, measured, TREES, lower, upper)
+    width = np.quantile([0.1, 0.2, 0.3, 0.4, 0.5], 0.8)
+    # bcast 8 (blocks) in the fitted modes: widened; bcast 6 (a tree) and the openmpi mode's rows: as they were
+    assert up.tolist() == pytest.approx([2.1, 2 * np.exp(width), 2.1, 2 * np.exp(width), 2.1, 2.1])
+    assert lo.tolist() == pytest.approx([1.9, 2 * np.exp(-width), 1.9, 2 * np.exp(-width), 1.9, 1.9])
+    # a narrower error keeps the wider interval it had
+    lo, up = tr.foreign_bounds(grid, openmpi, measured, TREES, np.full(6, 0.1), np.full(6, 40.0))
+    assert up.tolist() == pytest.approx([40.0] * 6) and lo.tolist() == pytest.approx([0.1] * 6)

@@ -351,6 +351,17 @@ def test_the_choice_sd_is_the_validation_s_width_where_the_cell_stands_without_t
     sd = sel.choice_sd(grid, measured, widths, machine, np.array([1e9]))
     assert sd.tolist() == pytest.approx([0.1 / 1.2815515655446004] * 2 + [0.5 / 1.2815515655446004])
 
+    # bcast 2 a schedule of blocks beside the measured linear tree: the grid's own interval (its
+    # upper end e^0.9 above, wider than 0.5) where the shapes say so; the narrower one (e^0.2) keeps 0.5
+    trees = [{"operation": "bcast", "algorithm": 1, "tree": "linear"},
+             {"operation": "bcast", "algorithm": 2, "schedule": "scatter_allgather"}]
+    up = grid.assign(upper=grid["predicted"] * np.exp([0.0, 0.0, 0.9]))
+    wide = sel.choice_sd(up, measured, widths, machine, np.array([1e9]), trees)
+    assert wide[2] == pytest.approx(0.9 / 1.2815515655446004)
+    narrow = grid.assign(upper=grid["predicted"] * np.exp([0.0, 0.0, 0.2]))
+    assert sel.choice_sd(narrow, measured, widths, machine, np.array([1e9]), trees)[2] == pytest.approx(
+        0.5 / 1.2815515655446004)
+
 
 def test_the_unseen_algorithm_regret_picks_by_the_fold_s_intervals():
     """Fold 'bcast 1' prices linear (left out, interval 0.9 wide) a little below the binary tree:

@@ -6,7 +6,7 @@ import pandas as pd
 
 from collat.model.calibration import grid_shapes
 from collat.model.hybrid_mode import HybridOptions, hybrid_predictions
-from collat.model.transfer import transfer_grid
+from collat.model.transfer import foreign_bounds, transfer_grid
 from collat.model import CalibratedMode, ModelOptions, Placements, grid_axes, predict_all, score
 from collat.runner import setup_log
 from collat.ingest.tidy import atomic_write, read_parquet
@@ -35,7 +35,8 @@ if "calibrated" in options.modes:
     measured = {t: measured_cells(collective, t) for t in raw["target"].unique()}
     if "transfer" in snakemake.input.keys():  # an algorithm nobody measured: as far as the calibration carries
         parts["calibrated"] = raw.assign(predicted=transfer_grid(raw, parts["openmpi"], measured,
-                                                                 pd.read_csv(snakemake.input.transfer)))
+                                                                 pd.read_csv(snakemake.input.transfer),
+                                                                 options.openmpi.trees))
 if "hybrid" in options.modes:  # the calibrated grid corrected by its residuals on the measured cells;
     # not in scores.csv: at a measured cell it returns the measurement (its scores are the validation's)
     k = HybridOptions.from_config(cfg["model"]["hybrid"]).neighbours
@@ -43,7 +44,8 @@ if "hybrid" in options.modes:  # the calibrated grid corrected by its residuals 
                                                              "target", "predicted"],
                             filters=[("run", "==", -1)])  # the regression stage's grid (its grid_cleaning)
     bend = pd.read_csv(snakemake.input.bend) if "bend" in snakemake.input.keys() else None
-    parts["hybrid"] = hybrid_predictions(raw, measured, k, trend, parts.get("openmpi"), bend=bend)
+    parts["hybrid"] = hybrid_predictions(raw, measured, k, trend, parts.get("openmpi"), bend=bend,
+                                         trees=options.openmpi.trees)
 predictions = pd.concat([parts[m] for m in options.modes if m in parts], ignore_index=True)
 measured = {t: measured[t] if t in measured else measured_cells(collective, t) for t in predictions["target"].unique()}
 # the fitted modes' 80 % intervals for a new run: as wide as the validation found their errors where each
@@ -54,6 +56,10 @@ predictions["lower"], predictions["upper"] = grid_bounds(predictions, measured, 
                                                          cfg["machine"], size_bounds(hockney),
                                                          floors[floors["kind"] == "another_run"],
                                                          one_file_curves(collective))
+if "openmpi" in parts:  # an algorithm foreign to the measured ones: as unsure as the openmpi mode it is priced by
+    predictions["lower"], predictions["upper"] = foreign_bounds(predictions, parts["openmpi"], measured,
+                                                                options.openmpi.trees, predictions["lower"],
+                                                                predictions["upper"])
 scores = score(predictions[predictions["mode"] != "hybrid"], collective, options, snakemake.params.paper_cleaning)
 atomic_write(snakemake.output.predictions, lambda tmp: predictions.to_parquet(tmp, index=False))
 atomic_write(snakemake.output.scores, lambda tmp: scores.to_csv(tmp, index=False))

@@ -52,14 +52,16 @@ if "hybrid" in options.modes and "calibrated" in set(predictions["mode"]) and sa
                                                              "predicted"], filters=[("run", "==", -1)])
     openmpi = predictions[predictions["mode"] == "openmpi"]
     bend = pd.read_csv(snakemake.input.bend) if "bend" in snakemake.input.keys() else None
-    hybrid = hybrid_predictions(cal, measured, k, trend, openmpi if len(openmpi) else None, at_measured, bend)
+    hybrid = hybrid_predictions(cal, measured, k, trend, openmpi if len(openmpi) else None, at_measured, bend,
+                                options.openmpi.trees)
     predictions = pd.concat([predictions, hybrid], ignore_index=True)
 # an algorithm nobody measured: the calibrated price as far as the calibration carries (rule model_transfer)
 calibrated = (predictions["mode"] == "calibrated").to_numpy()
 if "transfer" in snakemake.input.keys() and calibrated.any():
     measured = {t: measured_cells(collective, t) for t in predictions.loc[calibrated, "target"].unique()}
     predictions.loc[calibrated, "predicted"] = transfer_grid(predictions[calibrated], predictions[predictions["mode"] == "openmpi"],
-                                                             measured, pd.read_csv(snakemake.input.transfer))
+                                                             measured, pd.read_csv(snakemake.input.transfer),
+                                                             options.openmpi.trees)
 atomic_write(snakemake.output[0], lambda tmp: predictions.to_parquet(tmp, index=False))
 log.info("%s: %d nodes, %d predictions of %s at P = %s; hybrid under %s (placed as on the measured machine)",
          entry["name"], machine["nodes"], len(predictions), sorted(set(predictions["mode"])), P_values, same)

@@ -403,16 +403,18 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "fold (a fan-out priced by a fitted line in its receivers; with `model.calibrated.nbft_shape`, by "
                 "the measured NBFT fan-out with a fitted line under it); an algorithm the training part lacks is priced by the blend of this price and the openmpi "
                 "mode's that prices the training part's own algorithms best, each held out in turn "
-                "(`results/model/transfer.csv` for the fit on all the data);",
+                "(`results/model/transfer.csv` for the fit on all the data); one of a kind none of the training "
+                "part's algorithms is (blocks that ranks exchange beside trees: the scatter-allgathers, the split "
+                "binary tree, Rabenseifner's reduce), by the openmpi mode alone;",
                 "- *hybrid*: the calibrated mode times its own log residuals, interpolated along P, keeping of the "
                 "model's bend between two training P the share that inner folds of the training part find worth "
                 "keeping (`results/model/bend.csv` for the fit on all the data). Beyond the "
                 "training P it is averaged with the segmented fit; where no algorithm was measured at the operation "
                 "and mapping, with the openmpi mode;",
                 "- the hybrid, for an algorithm nobody measured: the other algorithms' residuals, weighted by how "
-                "alike the model prices their runs, times the share the measured algorithms share with each other. "
-                "A training cell the model prices as the same run (OpenMPI's default running that tree) lends its "
-                "measurement;",
+                "alike the model prices their runs, times the share the measured algorithms share with each other "
+                "(none for one of a kind none of theirs is: the openmpi mode's price). A training cell the model "
+                "prices as the same run (OpenMPI's default running that tree) lends its measurement;",
                 "- *hybrid_carried* (extrapolation only): the same without the segmented fit, as a what-if machine "
                 "is priced;",
                 "- *hybrid_untwinned* (unseen_algorithm only): the same without the measurement the model prices as "

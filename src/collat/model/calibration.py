@@ -26,7 +26,7 @@ from collat.model.costs import ChannelCosts
 from collat.model.forest import Placements
 from collat.model.openmpi_mode import plan_shapes, predict_arrays, price_plans
 from collat.model.options import ModelOptions
-from collat.model.transfer import transfer_weight, transferred
+from collat.model.transfer import foreign, transfer_weight, transferred
 
 CALIBRATION_COLUMNS = ["operation", "target", "channel", "parameter", "value", "start", "fitted", "se_log", "low",
                        "high", "cells", "rms_log_residual"]
@@ -531,10 +531,13 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
         regime_folds = fold_prices(inner.regime)
     # an algorithm the calibration never saw: its price blended with the openmpi mode's, as far as the
     # inner folds that hold out algorithms find the calibration carries (collat.model.transfer)
+    # (not for an algorithm of a kind none of theirs is, collat.model.transfer.foreign)
+    trees = options.openmpi.trees
     weight = 1.0
     if inner is not None and inner.split == "unseen_algorithm" and unfitted_r is not None:
         pooled = [(train["measured"].to_numpy(float)[b], prices[b], o, train["algorithm"].to_numpy()[b])
-                  for a, b, prices, _, o, _ in folds if o is not None]
+                  for a, b, prices, _, o, _ in folds
+                  if o is not None and not foreign(train[b], train[a], trees).any()]
         if pooled:
             weight = transfer_weight(*(np.concatenate(column) for column in zip(*pooled)))
     # between two training P of a curve, the hybrid keeps as much of the model's bend as the inner
@@ -547,25 +550,28 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
             test[rows]["operation"].astype(str).map(weights).fillna(1.0).to_numpy(float))
     out[rows] = p[:n]
     unseen = ~_measured_algorithms(test[rows], train)
-    if unfitted_r is not None and weight < 1.0:
-        out[np.flatnonzero(rows)[unseen]] = transferred(p[:n][unseen], unfitted_r[unseen], weight)
+    alien = foreign(test[rows], train, trees)
+    if unfitted_r is not None and (weight < 1.0 or alien.any()):
+        out[np.flatnonzero(rows)[unseen]] = transferred(p[:n][unseen], unfitted_r[unseen],
+                                                        np.where(alien, 0.0, weight)[unseen])
     # the hybrid corrects the calibrated prices themselves: its residuals, and the twins it finds,
     # are the calibration's
     if hybrid_neighbours is not None:
         trend_r = None if trend is None else np.asarray(trend, float)[rows]
         result["hybrid"][rows] = hybrid(train, p[n:], test[rows], p[:n], hybrid_neighbours, trend_r, unfitted_r,
-                                        bend=share)
+                                        bend=share, foreign=alien)
         # without the trend: what a what-if machine's P beyond the measured machine's get
         result[CARRIED] = np.full(len(test), np.nan)
         result[CARRIED][rows] = hybrid(train, p[n:], test[rows], p[:n], hybrid_neighbours, None, unfitted_r,
-                                       bend=share)
+                                       bend=share, foreign=alien)
         result[UNTWINNED] = np.full(len(test), np.nan)
         result[UNTWINNED][rows] = hybrid(train, p[n:], test[rows], p[:n], hybrid_neighbours, trend_r, unfitted_r,
-                                         twins=np.full(n, np.nan), bend=share)
+                                         twins=np.full(n, np.nan), bend=share, foreign=alien)
     if inner is not None:
-        result["interval"] = _inner_widths(train, folds, inner.models, hybrid_neighbours, weight, weights)
+        result["interval"] = _inner_widths(train, folds, inner.models, hybrid_neighbours, weight, weights, trees)
         if regime_folds:  # a test cell in a regime its curve was never measured in: as a mapping held out
-            result["interval_regime"] = _inner_widths(train, regime_folds, inner.models, hybrid_neighbours, 1.0)
+            result["interval_regime"] = _inner_widths(train, regime_folds, inner.models, hybrid_neighbours, 1.0,
+                                                      trees=trees)
     return result
 
 
@@ -576,14 +582,16 @@ def _measured_algorithms(cells: pd.DataFrame, train: pd.DataFrame) -> np.ndarray
 
 
 def _inner_widths(train: pd.DataFrame, folds: list, models: tuple[str, ...], hybrid_neighbours: int | None,
-                  weight: float, bends: dict | None = None) -> dict:
+                  weight: float, bends: dict | None = None, trees=()) -> dict:
     """{model: :class:`collat.model.validation.Width`} of :func:`fit_predict` from its inner folds: (train rows, test
     rows, the train cells priced by a calibration of the fold's train rows alone, the fold's trend,
     openmpi prices and distances of its test cells) each, so that its test cells are out of sample
     for the calibration too, not only for the hybrid's correction; the calibrated mode prices an
     algorithm the fold's calibration never saw with the transfer ``weight``, as :func:`fit_predict`
-    does, and the hybrid corrects the calibration's own prices, keeping the share ``bends``
-    (operation -> weight, :mod:`collat.model.bend`) of the model's bend between training P."""
+    does (the openmpi mode's price for one :func:`collat.model.transfer.foreign` to the fold's
+    training algorithms, ``trees`` their shapes), and the hybrid corrects the calibration's own
+    prices, keeping the share ``bends`` (operation -> weight, :mod:`collat.model.bend`) of the
+    model's bend between training P."""
     from collat.model.hybrid_mode import CARRIED, UNTWINNED, hybrid
     from collat.model.validation import NO_WIDTH, interval_width
 
@@ -594,9 +602,10 @@ def _inner_widths(train: pd.DataFrame, folds: list, models: tuple[str, ...], hyb
     for a, b, priced, trend, unfitted, far in folds:
         tr, te = train[a].reset_index(drop=True), train[b].reset_index(drop=True)
         priced_b = priced[b].copy()
-        if unfitted is not None and weight < 1.0:
+        alien = foreign(te, tr, trees)
+        if unfitted is not None and (weight < 1.0 or alien.any()):
             unseen = ~_measured_algorithms(te, tr)
-            priced_b[unseen] = transferred(priced_b[unseen], unfitted[unseen], weight)
+            priced_b[unseen] = transferred(priced_b[unseen], unfitted[unseen], np.where(alien, 0.0, weight)[unseen])
         for model in pooled:
             if model == "calibrated":
                 pooled[model].append((measured[b], priced_b, far))
@@ -606,6 +615,6 @@ def _inner_widths(train: pd.DataFrame, folds: list, models: tuple[str, ...], hyb
             bend = 1.0 if bends is None else te["operation"].astype(str).map(bends).fillna(1.0).to_numpy(float)
             pooled[model].append((measured[b], hybrid(tr, priced[a], te, priced[b], hybrid_neighbours,
                                                       trend if how.get("trend", True) else None, unfitted,
-                                                      twins=twins, bend=bend), far))
+                                                      twins=twins, bend=bend, foreign=alien), far))
     return {model: interval_width(*(np.concatenate(column) for column in zip(*pairs))) if pairs else NO_WIDTH
             for model, pairs in pooled.items()}

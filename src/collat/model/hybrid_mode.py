@@ -208,7 +208,8 @@ def curve_residuals(train: pd.DataFrame, values: np.ndarray, test: pd.DataFrame)
 def hybrid(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame, test_predicted: np.ndarray,
            k: int, trend: np.ndarray | None = None, unfitted: np.ndarray | None = None,
            turned: np.ndarray | None = None, twins: np.ndarray | None = None,
-           grid: pd.DataFrame | None = None, bend=1.0, bent: np.ndarray | None = None) -> np.ndarray:
+           grid: pd.DataFrame | None = None, bend=1.0, bent: np.ndarray | None = None,
+           foreign: np.ndarray | None = None) -> np.ndarray:
     """The hybrid mode: ``test_predicted`` x exp(residual), the residual being log(measured /
     train_predicted) interpolated along the test cell's curve (:func:`curve_residuals`), or the k
     nearest of other curves' (:func:`knn_log`) where its curve has no train cell; for an algorithm
@@ -233,7 +234,11 @@ def hybrid(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame,
     weight, or one per test cell): how much of the model's bend between two train P of a curve the
     prediction keeps (:mod:`collat.model.bend`; 1, all of it), the bend of the prices ``bent`` (one
     per test cell; ``test_predicted`` without: on a what-if machine's grid, the measured machine's
-    prices of the same cells, so that what the what-if machine changes is kept whole). Train cells
+    prices of the same cells, so that what the what-if machine changes is kept whole). ``foreign``
+    (one per test cell): an algorithm of a kind no train algorithm of its operation is
+    (:func:`collat.model.transfer.foreign`), whose prediction is ``unfitted`` where it has one:
+    neither the calibration nor the other algorithms' residuals were fitted on its messages (a
+    twin's measurement still answers). Train cells
     the model could not price are left out; a test cell the model could not price stays NaN."""
     residual = np.log(train["measured"].to_numpy(float)) - np.log(np.asarray(train_predicted, float))
     ok = np.isfinite(residual)
@@ -256,6 +261,10 @@ def hybrid(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame,
                 train, residual, np.asarray(train_predicted, float)[ok], test, np.asarray(test_predicted, float),
                 rows[unseen], k, grid)
     out = out * np.exp(along)
+    if foreign is not None and unfitted is not None:  # messages nothing was fitted on: the openmpi mode
+        price = np.asarray(unfitted, float)
+        use = np.asarray(foreign, dtype=bool) & np.isfinite(price) & (price > 0)
+        out[use] = price[use]
     if (where == 0).any():  # a curve with no train cell: where the model prices a train cell of another
         # algorithm as the same run, that cell's measurement is one of this cell's, and between two
         # such P its residual is interpolated as a measured curve's (default_twins)
@@ -560,7 +569,8 @@ def against(test: pd.DataFrame, trend: np.ndarray, model: np.ndarray, cells: np.
 
 def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFrame], k: int,
                        trend: pd.DataFrame | None = None, unfitted: pd.DataFrame | None = None,
-                       at_measured: pd.DataFrame | None = None, bend: pd.DataFrame | None = None) -> pd.DataFrame:
+                       at_measured: pd.DataFrame | None = None, bend: pd.DataFrame | None = None,
+                       trees=()) -> pd.DataFrame:
     """The hybrid mode's rows of the model stage's grid: ``calibrated`` (its rows of mode
     ``calibrated``) corrected, per target, by the residuals at the cells of ``measured[target]``
     (:func:`collat.model.validation.measured_cells`) that lie on the grid, or, with ``at_measured`` (the
@@ -570,7 +580,10 @@ def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFram
     columns operation, algorithm, mapping, P, size, target, predicted: :func:`hybrid`'s other forecasts.
     ``bend`` (:func:`collat.model.bend.bend_weights`' table): how much of the model's bend between
     two measured P each (operation, target) keeps (all of it without); on another grid, of the
-    measured machine's bend, at the cells that grid shares with it."""
+    measured machine's bend, at the cells that grid shares with it. ``trees`` (config
+    ``model.openmpi.trees``): the shapes that tell an algorithm foreign to the measured ones
+    (:func:`collat.model.transfer.foreign`)."""
+    from collat.model.transfer import foreign
     parts = []
     for target, g in calibrated.groupby("target", sort=True):
         cells = measured.get(target)
@@ -601,7 +614,8 @@ def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFram
         parts.append(g.assign(mode="hybrid", predicted=hybrid(train, train["predicted"].to_numpy(), g,
                                                                 g["predicted"].to_numpy(), k, line, free, turned,
                                                                 twins, None if at_measured is None else priced,
-                                                                bend=kept, bent=bent)))
+                                                                bend=kept, bent=bent,
+                                                                foreign=foreign(g, cells, trees))))
     if not parts:
         return calibrated.iloc[:0].assign(mode="hybrid")
     out = pd.concat(parts, ignore_index=True)

@@ -9,6 +9,12 @@ c^w o^(1-w) of the calibrated price c and the openmpi mode's o, with the weight 
 measured algorithms themselves: each held out in turn, the others calibrated, and w the value
 whose worst held-out algorithm is priced best (:func:`transfer_weight`). w = 1 trusts the calibration
 fully, w = 0 not at all.
+
+The held-out algorithms can only say how far the calibration carries to algorithms of their own
+kind. An algorithm of a :func:`family` that no measured algorithm of its operation belongs to
+(:func:`foreign`: Rabenseifner's reduce beside measured trees) sends messages the calibration was
+never fitted on, and nothing measured says how far it carries there: it gets the openmpi mode's
+price (w = 0), and the hybrid borrows no residual for it (:func:`collat.model.hybrid_mode.hybrid`).
 """
 
 from __future__ import annotations
@@ -20,10 +26,73 @@ import pandas as pd
 WEIGHTS = np.round(np.linspace(0.0, 1.0, 11), 1)
 
 
-def transferred(calibrated, openmpi, weight: float) -> np.ndarray:
-    """The blend calibrated^weight x openmpi^(1 - weight), cell by cell; the calibrated price
-    where the openmpi mode has none (NaN)."""
-    c, o = np.asarray(calibrated, float), np.asarray(openmpi, float)
+#: the families of :func:`family`
+TREE, BLOCKS = "tree", "blocks"
+
+
+def family(trees, operation: str, algorithm: int) -> str:
+    """The kind of messages an algorithm sends, from its shape in ``trees`` (config
+    ``model.openmpi.trees``): :data:`TREE`, the whole message (or its segments) along a tree, every
+    ``tree`` shape, and the default (0), whose fixed rules run trees at all but a few sizes and P;
+    :data:`BLOCKS`, the message cut into blocks that ranks exchange, every ``schedule`` shape (the
+    split binary tree, the scatter-allgathers, Rabenseifner's reduce)."""
+    for shape in trees:
+        if shape["operation"] == operation and int(shape["algorithm"]) == int(algorithm):
+            return TREE if "tree" in shape else BLOCKS
+    return TREE
+
+
+def foreign(cells: pd.DataFrame, known: pd.DataFrame, trees) -> np.ndarray:
+    """True for each of ``cells`` (columns operation, algorithm) whose algorithm's :func:`family` no
+    algorithm of its operation in ``known`` (the same columns) belongs to, where ``known`` holds
+    some of that operation."""
+    pair = ["operation", "algorithm"]
+    have = {(op, family(trees, op, a)) for op, a in known[pair].drop_duplicates().itertuples(index=False)}
+    ops = {op for op, _ in have}
+    asked = cells[pair].drop_duplicates()
+    alone = [op in ops and (op, family(trees, op, a)) not in have for op, a in asked.itertuples(index=False)]
+    if not any(alone):
+        return np.zeros(len(cells), dtype=bool)
+    return pd.MultiIndex.from_frame(cells[pair]).isin(pd.MultiIndex.from_frame(asked[alone]))
+
+
+def foreign_bounds(grid: pd.DataFrame, openmpi: pd.DataFrame, measured: dict, trees, lower, upper,
+                   level: float = 0.8) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) of the fitted modes' rows of the model stage's ``grid`` (mode, operation,
+    algorithm, mapping, P, size, target, predicted) with, for an algorithm :func:`foreign` to
+    ``measured`` (target -> measured cells), an interval as wide as the openmpi mode's error on what
+    was measured: the ``level`` quantile of |log(measured / openmpi)| over the measured cells of its
+    operation and target (every one out of sample for a mode fitted on none), where that is wider
+    than the one it has. Its price is the openmpi mode's, and nothing measured says how it errs on
+    this kind of messages but how it errs on the others."""
+    lower, upper = np.asarray(lower, float).copy(), np.asarray(upper, float).copy()
+    key = ["operation", "algorithm", "mapping", "P", "size"]
+    predicted = grid["predicted"].to_numpy(float)
+    for target, rows in grid.groupby("target", sort=False).indices.items():
+        cells = measured.get(target)
+        if cells is None or cells.empty:
+            continue
+        here = grid.iloc[rows]
+        alien = foreign(here, cells, trees) & here["mode"].isin(["calibrated", "hybrid"]).to_numpy()
+        if not alien.any():
+            continue
+        o = openmpi[openmpi["target"] == target][key + ["predicted"]]
+        at = cells.merge(o, on=key, how="inner")
+        error = np.abs(np.log(at["measured"].to_numpy(float) / at["predicted"].to_numpy(float)))
+        ok = np.isfinite(error)
+        widths = pd.Series(error[ok]).groupby(at["operation"].to_numpy()[ok]).quantile(level)
+        width = here["operation"].map(widths).to_numpy(float)
+        use = rows[alien & np.isfinite(width)]
+        half = width[alien & np.isfinite(width)]
+        lower[use] = np.fmin(lower[use], predicted[use] * np.exp(-half))
+        upper[use] = np.fmax(upper[use], predicted[use] * np.exp(half))
+    return lower, upper
+
+
+def transferred(calibrated, openmpi, weight) -> np.ndarray:
+    """The blend calibrated^weight x openmpi^(1 - weight), cell by cell (``weight``: one, or one per
+    cell); the calibrated price where the openmpi mode has none (NaN)."""
+    c, o, weight = np.asarray(calibrated, float), np.asarray(openmpi, float), np.asarray(weight, float)
     blend = np.exp(weight * np.log(c) + (1.0 - weight) * np.log(np.where(o > 0, o, np.nan)))
     return np.where(np.isfinite(blend), blend, c)
 
@@ -56,7 +125,8 @@ def held_out_weights(cells_of: dict, openmpi_of: dict, start: dict, options, pla
     """The transfer weight of each (operation, target) with two measured algorithms or more: every
     algorithm held out in turn, the others calibrated (:func:`collat.model.calibration.calibrate`),
     the held-out cells priced by that calibration and by the openmpi mode, and :func:`transfer_weight`
-    over all of them. ``cells_of``: target -> measured cells; ``openmpi_of``: target -> the openmpi
+    over all of them but the held-out algorithms :func:`foreign` to the others (the weight is not
+    theirs). ``cells_of``: target -> measured cells; ``openmpi_of``: target -> the openmpi
     mode's price of each of those cells (NaN where it has none). Columns :data:`TRANSFER_COLUMNS`,
     with each price's median |log error| on the held-out cells."""
     from dataclasses import replace
@@ -66,9 +136,14 @@ def held_out_weights(cells_of: dict, openmpi_of: dict, start: dict, options, pla
 
     channels = list(next(iter(start.values())).channels)
     shapes = fanout_shapes(start, opts.nbft_shape, options.openmpi.small_limit)
+    trees = options.openmpi.trees
+
+    def alike(g, alg) -> bool:  # the held-out algorithm's family among the others'
+        return not foreign(pd.DataFrame({"operation": [g["operation"].iat[0]], "algorithm": [alg]}),
+                           g[g["algorithm"] != alg], trees)[0]
     jobs = [(target, op, alg) for target, cells in cells_of.items()
             for op, g in cells.groupby("operation", sort=True) if op in start and g["algorithm"].nunique() > 1
-            for alg in sorted(g["algorithm"].unique())]
+            for alg in sorted(g["algorithm"].unique()) if alike(g, alg)]
 
     def one(i):  # the held-out algorithm's cells priced by a calibration of the operation's others
         target, op, alg = jobs[i]
@@ -99,16 +174,19 @@ def held_out_weights(cells_of: dict, openmpi_of: dict, start: dict, options, pla
     return pd.DataFrame(rows, columns=TRANSFER_COLUMNS)
 
 
-def transfer_grid(calibrated: pd.DataFrame, openmpi: pd.DataFrame, measured: dict, weights: pd.DataFrame) -> np.ndarray:
+def transfer_grid(calibrated: pd.DataFrame, openmpi: pd.DataFrame, measured: dict, weights: pd.DataFrame,
+                  trees=()) -> np.ndarray:
     """The calibrated mode's grid (rows: operation, algorithm, mapping, P, size, target,
     predicted) with each algorithm that ``measured`` (target -> measured cells) holds no cell of,
     at its operation, priced by :func:`transferred` with its (operation, target) weight and the
-    openmpi mode's grid ``openmpi`` at the same cell; the other rows as they are."""
+    openmpi mode's grid ``openmpi`` at the same cell, or by the openmpi mode alone where it is
+    :func:`foreign` to the measured ones (``trees``: their shapes); the other rows as they are."""
     key = ["operation", "algorithm", "mapping", "P", "size", "target"]
     out = calibrated["predicted"].to_numpy(float).copy()
     o = calibrated[key].merge(openmpi[key + ["predicted"]], on=key, how="left")["predicted"].to_numpy(float)
     w = calibrated[["operation", "target"]].merge(weights[["operation", "target", "weight"]],
                                                   on=["operation", "target"], how="left")["weight"].to_numpy(float)
+    w = w.copy()  # writable: a foreign algorithm's weight is set to 0 below
     pair = ["operation", "algorithm"]
     unseen = np.zeros(len(calibrated), dtype=bool)
     for target, rows in calibrated.groupby("target", sort=False).indices.items():
@@ -116,6 +194,8 @@ def transfer_grid(calibrated: pd.DataFrame, openmpi: pd.DataFrame, measured: dic
         known = (pd.MultiIndex.from_frame(calibrated.iloc[rows][pair]).isin(
             pd.MultiIndex.from_frame(have[pair].drop_duplicates())) if have is not None else np.zeros(len(rows), bool))
         unseen[rows] = ~known
+        if have is not None:
+            w[rows[~known & foreign(calibrated.iloc[rows], have, trees)]] = 0.0
     blend = unseen & np.isfinite(w) & (w < 1.0)
     for weight in np.unique(w[blend]):
         rows = blend & (w == weight)

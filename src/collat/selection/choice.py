@@ -52,18 +52,29 @@ def expected_latency(predicted, sd) -> np.ndarray:
 
 
 def choice_sd(predictions: pd.DataFrame, measured: dict, widths: pd.DataFrame, machine: dict,
-              bounds: np.ndarray) -> np.ndarray:
+              bounds: np.ndarray, trees=()) -> np.ndarray:
     """The sd of each price's own error (:func:`price_sd`), rows of the model stage's grid: the 80 %
     interval the validation found where the cell stands (:func:`collat.model.validation.grid_bounds`
     with ``measured``, target -> measured cells, ``widths``, results/model/intervals.csv, the
     ``machine`` and the size ``bounds``), without the spread between two runs of one configuration
     that the grid's intervals add for a new run: that spread is every candidate's, and what tells
     candidates apart is how well each is priced (an algorithm nobody measured: the unseen_algorithm
-    split's width). NaN for a mode without intervals."""
+    split's width; one :func:`collat.model.transfer.foreign` to the measured ones, ``trees`` their
+    shapes: the grid's own interval, as wide as the openmpi mode's error where that is wider). NaN for
+    a mode without intervals."""
+    from collat.model.transfer import foreign
     from collat.model.validation import grid_bounds
 
     _, upper = grid_bounds(predictions, measured, widths, machine, bounds)
-    return price_sd(predictions["predicted"], upper)
+    sd = price_sd(predictions["predicted"], upper)
+    if trees and "upper" in predictions:
+        alien = np.zeros(len(predictions), dtype=bool)
+        for target, rows in predictions.groupby("target", sort=False).indices.items():
+            if target in measured:
+                alien[rows] = foreign(predictions.iloc[rows], measured[target], trees)
+        own = price_sd(predictions["predicted"], predictions["upper"])
+        sd = np.where(alien, np.fmax(sd, own), sd)
+    return sd
 
 
 def _ranked(p: pd.DataFrame) -> pd.DataFrame:
