@@ -529,17 +529,20 @@ def test_auto_finds_how_the_rendezvous_bytes_moved(shared):
     assert fit.set_index("parameter").loc[cal.CONCURRENT, "value"] == 0.0
 
 
-def test_fit_predict_prices_a_foreign_algorithm_by_the_openmpi_mode():
-    from dataclasses import replace
+def blocks_options(algorithm: int):
+    """:data:`OPTIONS` with bcast ``algorithm`` a scatter-allgather (blocks that ranks exchange)."""
+    trees = tuple(s for s in OPTIONS.openmpi.trees if not (s["operation"] == "bcast" and s["algorithm"] == algorithm))
+    trees += ({"operation": "bcast", "algorithm": algorithm, "schedule": "scatter_allgather", "count_below": "P",
+               "fallback": "linear"},)
+    return replace(OPTIONS, openmpi=replace(OPTIONS.openmpi, trees=trees))
 
+
+def test_fit_predict_prices_a_foreign_algorithm_by_the_openmpi_mode():
     # bcast 2 a scatter-allgather (blocks) held out beside the linear tree: the calibrated mode and
     # every hybrid take the openmpi mode's price, where it has one; a tree beside it is calibrated.
     # Below P elements and at P = 2 the schedule is the linear tree's run: the hybrids take the
     # measured twin there
-    trees = tuple(s for s in OPTIONS.openmpi.trees if not (s["operation"] == "bcast" and s["algorithm"] == 2)) + (
-        {"operation": "bcast", "algorithm": 2, "schedule": "scatter_allgather", "count_below": "P",
-         "fallback": "linear"},)
-    options = replace(OPTIONS, openmpi=replace(OPTIONS.openmpi, trees=trees))
+    options = blocks_options(2)
     table = true_table("bcast")
     cells = synthetic_cells("bcast", table, algorithms=(1, 2, 3), sizes=(1, 8192), options=options)
     start = {"bcast": start_from(table, 1.3, options)}

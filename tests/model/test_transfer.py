@@ -7,7 +7,7 @@ import pytest
 from collat import model as md
 from collat.model import calibration as cal
 from collat.model import transfer as tr
-from test_calibration import OPTIONS, TINY, start_from, synthetic_cells, true_table
+from test_calibration import OPTIONS, TINY, blocks_options, start_from, synthetic_cells, true_table
 
 
 def test_the_blend_is_geometric_and_keeps_the_calibrated_price_without_an_openmpi_one():
@@ -104,14 +104,9 @@ def test_the_grid_prices_a_foreign_algorithm_by_the_openmpi_mode_alone():
 
 
 def test_held_out_weights_leave_out_an_algorithm_foreign_to_the_others():
-    from dataclasses import replace
-
     # bcast 3 a scatter-allgather (blocks) beside two trees: held out, the calibration of the trees
     # says nothing of it, so the weight is chosen on the two trees alone
-    trees = tuple(s for s in OPTIONS.openmpi.trees if not (s["operation"] == "bcast" and s["algorithm"] == 3)) + (
-        {"operation": "bcast", "algorithm": 3, "schedule": "scatter_allgather", "count_below": "P",
-         "fallback": "linear"},)
-    options = replace(OPTIONS, openmpi=replace(OPTIONS.openmpi, trees=trees))
+    options = blocks_options(3)
     table = true_table("bcast")
     cells = synthetic_cells("bcast", table, algorithms=(1, 2, 3), sizes=(1, 8192), options=options)
     start = {"bcast": start_from(table, 1.3, options)}
