@@ -37,7 +37,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from collat.config.defaults import openmpi_facts  # noqa: E402
+from collat.config.defaults import complete  # noqa: E402
 from collat.model.validation import measured_cells, size_bounds  # noqa: E402
 from collat.selection.choice import CELL, choice_sd, measured_table, regret  # noqa: E402
 
@@ -130,7 +130,7 @@ def split_raw(raw: Path, held: Path, give: dict[str, set[int]], base: Path) -> t
         rel = path.relative_to(raw)
         parts = rel.parts
         kept = not (len(parts) >= 3 and parts[0] in give and parts[2].startswith("alg")
-                    and int(parts[2][3:]) not in give[parts[0]])
+                    and parts[2][3:].isdigit() and int(parts[2][3:]) not in give[parts[0]])
         out = (rounds if kept else heldout) / rel
         out.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, out)
@@ -187,7 +187,7 @@ def score(args: argparse.Namespace, base: Path) -> None:
     pred = pred.assign(sd=choice_sd(pred, {target: measured_cells(ran, target)},
                                     pd.read_csv(rounds_dir / "model/intervals.csv"), mine["machine"],
                                     size_bounds(pd.read_parquet(rounds_dir / "pt2pt/hockney.parquet")),
-                                    openmpi_facts("4.1")["trees"]))
+                                    complete(dict(mine))["model"]["openmpi"]["trees"]))
     rows = []
     for mode in ("calibrated", "hybrid"):
         cells, _ = regret(pred, both, target, mode, default=True)
