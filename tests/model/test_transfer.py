@@ -128,11 +128,32 @@ def test_a_foreign_algorithms_interval_is_as_wide_as_the_openmpi_modes_error():
     grid = pd.DataFrame([dict(mode=m, operation="bcast", algorithm=a, P=4, predicted=2.0, **key)
                          for m in ("calibrated", "hybrid", "openmpi") for a in (6, 8)])
     lower, upper = np.full(6, 1.9), np.full(6, 2.1)
-    lo, up = tr.foreign_bounds(grid, openmpi, measured, TREES, lower, upper)
+    lo, up = tr.unmeasured_bounds(grid, openmpi, measured, TREES, lower, upper)
     width = np.quantile([0.1, 0.2, 0.3, 0.4, 0.5], 0.8)
     # bcast 8 (blocks) in the fitted modes: widened; bcast 6 (a tree) and the openmpi mode's rows: as they were
     assert up.tolist() == pytest.approx([2.1, 2 * np.exp(width), 2.1, 2 * np.exp(width), 2.1, 2.1])
     assert lo.tolist() == pytest.approx([1.9, 2 * np.exp(-width), 1.9, 2 * np.exp(-width), 1.9, 1.9])
     # a narrower error keeps the wider interval it had
-    lo, up = tr.foreign_bounds(grid, openmpi, measured, TREES, np.full(6, 0.1), np.full(6, 40.0))
+    lo, up = tr.unmeasured_bounds(grid, openmpi, measured, TREES, np.full(6, 0.1), np.full(6, 40.0))
     assert up.tolist() == pytest.approx([40.0] * 6) and lo.tolist() == pytest.approx([0.1] * 6)
+
+
+def test_physics_width_is_the_openmpi_modes_80th_percentile_error():
+    # |log error| 0.1 .. 0.5 and a cell without a price: numpy's linear quantile, 0.42
+    assert tr.physics_width(np.ones(6), np.exp([0.1, -0.2, 0.3, -0.4, 0.5, np.nan])) == pytest.approx(0.42)
+    assert np.isnan(tr.physics_width([1.0], [np.nan]))
+
+
+def test_an_unmeasured_tree_without_an_interval_gets_the_openmpi_modes_error():
+    key = dict(mapping="core", size=8, target="avg")
+    measured = {"avg": pd.DataFrame({"operation": "bcast", "algorithm": 1, "P": [2, 3, 4, 5, 6], "measured": 1.0,
+                                     "mapping": "core", "size": 8})}
+    openmpi = pd.DataFrame({"operation": "bcast", "algorithm": 1, "P": [2, 3, 4, 5, 6],
+                            "predicted": np.exp([0.1, -0.2, 0.3, -0.4, 0.5]), **key})
+    # bcast 6 (a tree nobody measured) without an interval, bcast 1 (measured) without one either
+    grid = pd.DataFrame([dict(mode="calibrated", operation="bcast", algorithm=a, P=4, predicted=2.0, **key)
+                         for a in (6, 1)])
+    lo, up = tr.unmeasured_bounds(grid, openmpi, measured, TREES, np.full(2, np.nan), np.full(2, np.nan))
+    width = np.quantile([0.1, 0.2, 0.3, 0.4, 0.5], 0.8)
+    assert up[0] == pytest.approx(2 * np.exp(width)) and lo[0] == pytest.approx(2 * np.exp(-width))
+    assert np.isnan(up[1]) and np.isnan(lo[1])  # a measured algorithm's interval is the validation's alone

@@ -496,3 +496,34 @@ def test_the_regime_folds_keep_the_cells_on_a_node_the_others_never_reach():
     one = {**machine, "nodes": 1}
     assert [b.tolist() for _, b in va.regime_folds(cells, OPTIONS, one)] == [[True, True, False, False],
                                                                              [False, False, True, True]]
+
+
+def test_an_unseen_algorithm_without_inner_folds_or_foreign_is_as_unsure_as_the_openmpi_mode():
+    c = cells()
+    # the openmpi mode prices bcast 1 at twice its measurement and bcast 2 at three times
+    openmpi = c.assign(mode="openmpi", target="avg", predicted=c["measured"] * np.where(c["algorithm"] == 1, 2.0, 3.0))
+    stage = pd.concat([openmpi, c.assign(mode="calibrated", target="avg", predicted=np.nan)], ignore_index=True)
+
+    def fitted(width):
+        def fit(train, test, target, trend, unfitted, inner):
+            got = {"calibrated": test["measured"].to_numpy() * 1.1}
+            if inner.folds or width is not None:  # two algorithms: an unseen_algorithm fold has no inner fold
+                got["interval"] = {"calibrated": va.Width(np.log(width or 1.05))}
+            return got
+        return fit
+
+    def halves(table):
+        t = table[(table["model"] == "calibrated") & (table["split"] == "unseen_algorithm") & table["scored"]]
+        return t.groupby("algorithm").apply(lambda g: np.log(g["upper"] / g["predicted"]).unique().tolist()).to_dict()
+    # no inner fold: bcast 1 held out takes the openmpi mode's error on bcast 2 (log 3), and the other way
+    _, table = va.validate(collective_of(c), stage, MACHINE, [], OPTIONS, {"calibrated": fitted(None)})
+    assert halves(table) == {1: [pytest.approx(np.log(3.0))], 2: [pytest.approx(np.log(2.0))]}
+    # a width from inner folds (x 1.05) stands for an algorithm of the training ones' kind
+    _, table = va.validate(collective_of(c), stage, MACHINE, [], OPTIONS, {"calibrated": fitted(1.05)})
+    assert halves(table) == {1: [pytest.approx(np.log(1.05))], 2: [pytest.approx(np.log(1.05))]}
+    # bcast 2 cuts the message into blocks: each is foreign to the other, the wider width wins
+    trees = [{"operation": "bcast", "algorithm": 2, "schedule": "scatter_allgather"}]
+    for width, want in ((1.05, {1: np.log(3.0), 2: np.log(2.0)}), (5.0, {1: np.log(5.0), 2: np.log(5.0)})):
+        _, table = va.validate(collective_of(c), stage, MACHINE, [], OPTIONS, {"calibrated": fitted(width)},
+                               trees=trees)
+        assert halves(table) == {a: [pytest.approx(w)] for a, w in want.items()}

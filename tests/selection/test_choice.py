@@ -361,6 +361,12 @@ def test_the_choice_sd_is_the_validation_s_width_where_the_cell_stands_without_t
     narrow = grid.assign(upper=grid["predicted"] * np.exp([0.0, 0.0, 0.2]))
     assert sel.choice_sd(narrow, measured, widths, machine, np.array([1e9]), trees)[2] == pytest.approx(
         0.5 / 1.2815515655446004)
+    # no unseen_algorithm width (one algorithm measured): bcast 2 takes the grid's own interval,
+    # with the shapes or without
+    alone = widths[widths["split"] != "unseen_algorithm"]
+    for shapes in (trees, ()):
+        got = sel.choice_sd(narrow, measured, alone, machine, np.array([1e9]), shapes)
+        assert got.tolist() == pytest.approx([0.1 / 1.2815515655446004] * 2 + [0.2 / 1.2815515655446004])
 
 
 def test_the_unseen_algorithm_regret_picks_by_the_fold_s_intervals():

@@ -6,7 +6,7 @@ import pandas as pd
 
 from collat.model.calibration import grid_shapes
 from collat.model.hybrid_mode import HybridOptions, hybrid_predictions
-from collat.model.transfer import foreign_bounds, transfer_grid
+from collat.model.transfer import transfer_grid, unmeasured_bounds
 from collat.model import CalibratedMode, ModelOptions, Placements, grid_axes, predict_all, score
 from collat.runner import setup_log
 from collat.ingest.tidy import atomic_write, read_parquet
@@ -56,10 +56,11 @@ predictions["lower"], predictions["upper"] = grid_bounds(predictions, measured, 
                                                          cfg["machine"], size_bounds(hockney),
                                                          floors[floors["kind"] == "another_run"],
                                                          one_file_curves(collective))
-if "openmpi" in parts:  # an algorithm foreign to the measured ones: as unsure as the openmpi mode it is priced by
-    predictions["lower"], predictions["upper"] = foreign_bounds(predictions, parts["openmpi"], measured,
-                                                                options.openmpi.trees, predictions["lower"],
-                                                                predictions["upper"])
+if "openmpi" in parts:  # an algorithm nobody measured, foreign to the measured ones or without a validated
+    # width: at least as unsure as the openmpi mode is on what was measured
+    predictions["lower"], predictions["upper"] = unmeasured_bounds(predictions, parts["openmpi"], measured,
+                                                                   options.openmpi.trees, predictions["lower"],
+                                                                   predictions["upper"])
 scores = score(predictions[predictions["mode"] != "hybrid"], collective, options, snakemake.params.paper_cleaning)
 atomic_write(snakemake.output.predictions, lambda tmp: predictions.to_parquet(tmp, index=False))
 atomic_write(snakemake.output.scores, lambda tmp: scores.to_csv(tmp, index=False))

@@ -56,36 +56,48 @@ def foreign(cells: pd.DataFrame, known: pd.DataFrame, trees) -> np.ndarray:
     return pd.MultiIndex.from_frame(cells[pair]).isin(pd.MultiIndex.from_frame(asked[alone]))
 
 
-def foreign_bounds(grid: pd.DataFrame, openmpi: pd.DataFrame, measured: dict, trees, lower, upper,
-                   level: float = 0.8) -> tuple[np.ndarray, np.ndarray]:
+def physics_width(measured, openmpi, level: float = 0.8) -> float:
+    """The ``level`` quantile of |log(measured / openmpi)| over the cells both hold: how far the openmpi
+    mode, fitted on no collective measurement, errs on what was measured (every cell out of sample
+    for it). NaN where no cell has both."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        error = np.abs(np.log(np.asarray(measured, float) / np.asarray(openmpi, float)))
+    error = error[np.isfinite(error)]
+    return float(np.quantile(error, level)) if len(error) else float("nan")
+
+
+def unmeasured_bounds(grid: pd.DataFrame, openmpi: pd.DataFrame, measured: dict, trees, lower, upper,
+                      level: float = 0.8) -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) of the fitted modes' rows of the model stage's ``grid`` (mode, operation,
-    algorithm, mapping, P, size, target, predicted) with, for an algorithm :func:`foreign` to
-    ``measured`` (target -> measured cells), an interval as wide as the openmpi mode's error on what
-    was measured: the ``level`` quantile of |log(measured / openmpi)| over the measured cells of its
-    operation and target (every one out of sample for a mode fitted on none), where that is wider
-    than the one it has. Its price is the openmpi mode's, and nothing measured says how it errs on
-    this kind of messages but how it errs on the others."""
+    algorithm, mapping, P, size, target, predicted) with, for an algorithm nobody measured at its
+    operation (``measured``: target -> measured cells) that is :func:`foreign` to the measured ones or
+    has no interval (the validation found no width for it: one algorithm of its operation measured),
+    an interval at least as wide as the openmpi mode's error on what was measured
+    (:func:`physics_width` over the measured cells of its operation and target). Nothing measured
+    says how far the calibration carries to it but how far the physics alone misses the rest."""
     lower, upper = np.asarray(lower, float).copy(), np.asarray(upper, float).copy()
     key = ["operation", "algorithm", "mapping", "P", "size"]
+    pair = ["operation", "algorithm"]
     predicted = grid["predicted"].to_numpy(float)
     for target, rows in grid.groupby("target", sort=False).indices.items():
         cells = measured.get(target)
         if cells is None or cells.empty:
             continue
         here = grid.iloc[rows]
-        alien = foreign(here, cells, trees) & here["mode"].isin(["calibrated", "hybrid"]).to_numpy()
-        if not alien.any():
+        fitted = here["mode"].isin(["calibrated", "hybrid"]).to_numpy()
+        unseen = ~pd.MultiIndex.from_frame(here[pair]).isin(pd.MultiIndex.from_frame(cells[pair].drop_duplicates()))
+        bare = ~(np.isfinite(lower[rows]) & np.isfinite(upper[rows]))
+        wide = fitted & (foreign(here, cells, trees) | (unseen & bare))
+        if not wide.any():
             continue
-        o = openmpi[openmpi["target"] == target][key + ["predicted"]]
-        at = cells.merge(o, on=key, how="inner")
-        error = np.abs(np.log(at["measured"].to_numpy(float) / at["predicted"].to_numpy(float)))
-        ok = np.isfinite(error)
-        widths = pd.Series(error[ok]).groupby(at["operation"].to_numpy()[ok]).quantile(level)
+        at = cells.merge(openmpi[openmpi["target"] == target][key + ["predicted"]], on=key, how="inner")
+        widths = {op: physics_width(g["measured"], g["predicted"], level)
+                  for op, g in at.groupby("operation", sort=False)}
         width = here["operation"].map(widths).to_numpy(float)
-        use = rows[alien & np.isfinite(width)]
-        half = width[alien & np.isfinite(width)]
-        lower[use] = np.fmin(lower[use], predicted[use] * np.exp(-half))
-        upper[use] = np.fmax(upper[use], predicted[use] * np.exp(half))
+        use = wide & np.isfinite(width)
+        idx, half = rows[use], width[use]
+        lower[idx] = np.fmin(lower[idx], predicted[idx] * np.exp(-half))
+        upper[idx] = np.fmax(upper[idx], predicted[idx] * np.exp(half))
     return lower, upper
 
 

@@ -530,7 +530,7 @@ def _priced(tr: pd.DataFrame, te: pd.DataFrame, split: str) -> pd.DataFrame:
 def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict, forms: list[dict],
              options: ValidationOptions, fitted: dict | None = None, processes: int = 1,
              outliers: dict | None = None,
-             bounds: np.ndarray | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+             bounds: np.ndarray | None = None, trees=()) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(scores per model x split x operation x algorithm x mapping x target, test-part predictions:
     ``scored`` False marks a fitted model's predictions of its own training cells in the
     unseen_algorithm split, kept for :func:`collat.selection.choice.regret_unseen_algorithm`).
@@ -549,8 +549,15 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
     sizes where a channel changes regime (:func:`size_bounds`); with them, a test cell of a split
     along an axis in a regime no training cell of its curve is in adds the interval width of a
     mapping held out of the training part (:func:`regime_folds`, :func:`unseen_regime`,
-    :func:`regime_half_width`).
+    :func:`regime_half_width`). In the unseen_algorithm split, a fitted model's interval is at least as
+    wide as the openmpi mode's error on the training cells (:func:`collat.model.transfer.physics_width`)
+    where the held-out algorithm is :func:`collat.model.transfer.foreign` to the training ones
+    (``trees``: config ``model.openmpi.trees``) or the training part has no inner fold (one algorithm),
+    as the model stage's grid gives an algorithm nobody measured
+    (:func:`collat.model.transfer.unmeasured_bounds`).
     """
+    from collat.model.transfer import foreign, physics_width
+
     fitted = fitted or {}
     folds = []  # (target, cells, fixed predictions, split, fold, train mask, test mask)
     floors = {target: noise_floor(collective, target) for target in options.targets}
@@ -617,6 +624,14 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
         widths, regime_widths = out.get("interval", {}), out.get("interval_regime", {})
         fits = {m: p for m, p in out.items()
                 if m not in preds and not m.startswith("interval") and SCORED_ON.get(m, split) == split}
+        if fits and split == "unseen_algorithm" and "openmpi" in fixed:
+            # nothing in the training part says how far the calibration carries to the held-out
+            # algorithm: as unsure as the physics alone is on what the part measured
+            floor = physics_width(tr["measured"], fixed["openmpi"][train], INTERVAL)
+            alien = bool(foreign(te.head(1), tr, trees).any())
+            widths = {m: Width(np.fmax(w.base, floor), w.per_octave if np.isfinite(w.per_octave) else 0.0)
+                      if alien or not np.isfinite(w.base) else w
+                      for m, w in ((m, widths.get(m, NO_WIDTH)) for m in fits)}
         if fits:
             priced = _priced(tr, te, split)
             # the training cells priced after the test cells (unseen_algorithm) are measured: no interval

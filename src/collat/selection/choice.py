@@ -60,20 +60,20 @@ def choice_sd(predictions: pd.DataFrame, measured: dict, widths: pd.DataFrame, m
     that the grid's intervals add for a new run: that spread is every candidate's, and what tells
     candidates apart is how well each is priced (an algorithm nobody measured: the unseen_algorithm
     split's width; one :func:`collat.model.transfer.foreign` to the measured ones, ``trees`` their
-    shapes: the grid's own interval, as wide as the openmpi mode's error where that is wider). NaN for
-    a mode without intervals."""
+    shapes, or one the validation found no width for: the grid's own interval,
+    :func:`collat.model.transfer.unmeasured_bounds`). NaN for a mode without intervals."""
     from collat.model.transfer import foreign
     from collat.model.validation import grid_bounds
 
     _, upper = grid_bounds(predictions, measured, widths, machine, bounds)
     sd = price_sd(predictions["predicted"], upper)
-    if trees and "upper" in predictions:
+    if "upper" in predictions:
         alien = np.zeros(len(predictions), dtype=bool)
         for target, rows in predictions.groupby("target", sort=False).indices.items():
-            if target in measured:
+            if target in measured and trees:
                 alien[rows] = foreign(predictions.iloc[rows], measured[target], trees)
         own = price_sd(predictions["predicted"], predictions["upper"])
-        sd = np.where(alien, np.fmax(sd, own), sd)
+        sd = np.where(alien | ~np.isfinite(sd), np.fmax(sd, own), sd)
     return sd
 
 
