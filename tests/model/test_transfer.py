@@ -157,3 +157,7 @@ def test_an_unmeasured_tree_without_an_interval_gets_the_openmpi_modes_error():
     width = np.quantile([0.1, 0.2, 0.3, 0.4, 0.5], 0.8)
     assert up[0] == pytest.approx(2 * np.exp(width)) and lo[0] == pytest.approx(2 * np.exp(-width))
     assert np.isnan(up[1]) and np.isnan(lo[1])  # a measured algorithm's interval is the validation's alone
+    # bcast 1 under map-by node, a mapping nobody measured, without an interval: widened too
+    other = grid.assign(mapping="node")
+    lo, up = tr.unmeasured_bounds(other, openmpi, measured, TREES, np.full(2, np.nan), np.full(2, np.nan))
+    assert up.tolist() == pytest.approx([2 * np.exp(width)] * 2)

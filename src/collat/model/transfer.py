@@ -70,14 +70,15 @@ def unmeasured_bounds(grid: pd.DataFrame, openmpi: pd.DataFrame, measured: dict,
                       level: float = 0.8) -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) of the fitted modes' rows of the model stage's ``grid`` (mode, operation,
     algorithm, mapping, P, size, target, predicted) with, for an algorithm nobody measured at its
-    operation (``measured``: target -> measured cells) that is :func:`foreign` to the measured ones or
-    has no interval (the validation found no width for it: one algorithm of its operation measured),
-    an interval at least as wide as the openmpi mode's error on what was measured
-    (:func:`physics_width` over the measured cells of its operation and target). Nothing measured
-    says how far the calibration carries to it but how far the physics alone misses the rest."""
+    operation (``measured``: target -> measured cells) that is :func:`foreign` to the measured ones,
+    or for a curve (operation, algorithm, mapping) nobody measured that has no interval (the
+    validation found no width for it: one algorithm of its operation measured, or one mapping), an
+    interval at least as wide as the openmpi mode's error on what was measured (:func:`physics_width`
+    over the measured cells of its operation and target). Nothing measured says how far the
+    calibration carries there but how far the physics alone misses the rest."""
     lower, upper = np.asarray(lower, float).copy(), np.asarray(upper, float).copy()
     key = ["operation", "algorithm", "mapping", "P", "size"]
-    pair = ["operation", "algorithm"]
+    curve = ["operation", "algorithm", "mapping"]
     predicted = grid["predicted"].to_numpy(float)
     for target, rows in grid.groupby("target", sort=False).indices.items():
         cells = measured.get(target)
@@ -85,7 +86,7 @@ def unmeasured_bounds(grid: pd.DataFrame, openmpi: pd.DataFrame, measured: dict,
             continue
         here = grid.iloc[rows]
         fitted = here["mode"].isin(["calibrated", "hybrid"]).to_numpy()
-        unseen = ~pd.MultiIndex.from_frame(here[pair]).isin(pd.MultiIndex.from_frame(cells[pair].drop_duplicates()))
+        unseen = ~pd.MultiIndex.from_frame(here[curve]).isin(pd.MultiIndex.from_frame(cells[curve].drop_duplicates()))
         bare = ~(np.isfinite(lower[rows]) & np.isfinite(upper[rows]))
         wide = fitted & (foreign(here, cells, trees) | (unseen & bare))
         if not wide.any():
