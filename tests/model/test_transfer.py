@@ -117,14 +117,22 @@ def test_held_out_weights_leave_out_an_algorithm_foreign_to_the_others():
     assert row["algorithms"] == 2 and row["cells"] == int((cells["algorithm"] != 3).sum())
 
 
-def test_a_foreign_algorithms_interval_is_as_wide_as_the_openmpi_modes_error():
-    key = dict(mapping="core", size=8, target="avg")
-    # measured linear bcast at P = 2..6, which the openmpi mode prices e^0.1, e^-0.2, e^0.3, e^-0.4,
-    # e^0.5 off: the 80 % quantile of |log error| is 0.42 (numpy's linear interpolation)
+CELL_KEY = dict(mapping="core", size=8, target="avg")
+
+
+def one_measured_curve():
+    """Measured linear bcast at P = 2..6, which the openmpi mode prices e^0.1, e^-0.2, e^0.3, e^-0.4,
+    e^0.5 off: the 80 % quantile of |log error| is 0.42 (numpy's linear interpolation)."""
     measured = {"avg": pd.DataFrame({"operation": "bcast", "algorithm": 1, "P": [2, 3, 4, 5, 6], "measured": 1.0,
                                      "mapping": "core", "size": 8})}
     openmpi = pd.DataFrame({"operation": "bcast", "algorithm": 1, "P": [2, 3, 4, 5, 6],
-                            "predicted": np.exp([0.1, -0.2, 0.3, -0.4, 0.5]), **key})
+                            "predicted": np.exp([0.1, -0.2, 0.3, -0.4, 0.5]), **CELL_KEY})
+    return measured, openmpi
+
+
+def test_a_foreign_algorithms_interval_is_as_wide_as_the_openmpi_modes_error():
+    key = CELL_KEY
+    measured, openmpi = one_measured_curve()
     grid = pd.DataFrame([dict(mode=m, operation="bcast", algorithm=a, P=4, predicted=2.0, **key)
                          for m in ("calibrated", "hybrid", "openmpi") for a in (6, 8)])
     lower, upper = np.full(6, 1.9), np.full(6, 2.1)
@@ -145,11 +153,8 @@ def test_physics_width_is_the_openmpi_modes_80th_percentile_error():
 
 
 def test_an_unmeasured_tree_without_an_interval_gets_the_openmpi_modes_error():
-    key = dict(mapping="core", size=8, target="avg")
-    measured = {"avg": pd.DataFrame({"operation": "bcast", "algorithm": 1, "P": [2, 3, 4, 5, 6], "measured": 1.0,
-                                     "mapping": "core", "size": 8})}
-    openmpi = pd.DataFrame({"operation": "bcast", "algorithm": 1, "P": [2, 3, 4, 5, 6],
-                            "predicted": np.exp([0.1, -0.2, 0.3, -0.4, 0.5]), **key})
+    key = CELL_KEY
+    measured, openmpi = one_measured_curve()
     # bcast 6 (a tree nobody measured) without an interval, bcast 1 (measured) without one either
     grid = pd.DataFrame([dict(mode="calibrated", operation="bcast", algorithm=a, P=4, predicted=2.0, **key)
                          for a in (6, 1)])

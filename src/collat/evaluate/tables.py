@@ -395,10 +395,10 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "own training cells; it grows along a line in a point's octaves from them. A test point in a regime "
                 "that no training cell of its curve is in (a socket or node its mapping had not filled; sizes "
                 "past a channel's protocol switch or its half-performance length) adds in quadrature the width of a mapping held out of "
-                "the training part, or of its cells on a node the others never reach where some are. An algorithm "
-                "held out with no inner fold to show how it is priced (one algorithm of its operation in the "
-                "training part, or one of a kind none of theirs is) has an interval at least as wide as the openmpi "
-                "mode's error on the training cells (its 80th percentile).", "",
+                "the training part, or of its cells on a node the others never reach where some are.", "",
+                "An algorithm held out with no inner fold to show how it is priced (one algorithm of its operation "
+                "in the training part, or one of a kind none of theirs is) has an interval at least as wide as the "
+                "openmpi mode's error on the training cells (its 80th percentile).", "",
                 "These rules were chosen on these splits (the larger of the two widths was seen first; the "
                 "node's cells alone after the extrapolation split's coverage was seen under 0.75).", "",
                 "Models:", "",
