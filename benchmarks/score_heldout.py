@@ -37,7 +37,6 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from collat.config.defaults import complete  # noqa: E402
 from collat.model.validation import measured_cells, size_bounds  # noqa: E402
 from collat.selection.choice import CELL, choice_sd, measured_table, regret  # noqa: E402
 
@@ -186,8 +185,7 @@ def score(args: argparse.Namespace, base: Path) -> None:
     rounds_dir = base / "rounds/results"
     pred = pred.assign(sd=choice_sd(pred, {target: measured_cells(ran, target)},
                                     pd.read_csv(rounds_dir / "model/intervals.csv"), mine["machine"],
-                                    size_bounds(pd.read_parquet(rounds_dir / "pt2pt/hockney.parquet")),
-                                    complete(dict(mine))["model"]["openmpi"]["trees"]))
+                                    size_bounds(pd.read_parquet(rounds_dir / "pt2pt/hockney.parquet"))))
     rows = []
     for mode in ("calibrated", "hybrid"):
         cells, _ = regret(pred, both, target, mode, default=True)

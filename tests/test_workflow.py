@@ -192,8 +192,7 @@ def test_selection_outputs(study_run):
     collective = pd.read_parquet(wd / "results/tidy/collective.parquet")
     grid["sd"] = choice_sd(grid, {t: measured_cells(collective, t) for t in grid["target"].unique()},
                            pd.read_csv(wd / "results/model/intervals.csv"), load_config()["machine"],
-                           size_bounds(pd.read_parquet(wd / "results/pt2pt/hockney.parquet")),
-                           load_config()["model"]["openmpi"]["trees"])
+                           size_bounds(pd.read_parquet(wd / "results/pt2pt/hockney.parquet")))
     assert grid["sd"].notna().all() and (grid["sd"] > 0).all()
     best = predicted_best(grid, None, cfg["mode"], cfg["targets"][0], cfg["default_candidate"])
     # an algorithm nobody measured must be predicted faster to win: the file bets on fewer of them

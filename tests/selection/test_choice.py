@@ -351,22 +351,22 @@ def test_the_choice_sd_is_the_validation_s_width_where_the_cell_stands_without_t
     sd = sel.choice_sd(grid, measured, widths, machine, np.array([1e9]))
     assert sd.tolist() == pytest.approx([0.1 / 1.2815515655446004] * 2 + [0.5 / 1.2815515655446004])
 
-    # bcast 2 a schedule of blocks beside the measured linear tree: the grid's own interval (its
-    # upper end e^0.9 above, wider than 0.5) where the shapes say so; the narrower one (e^0.2) keeps 0.5
-    trees = [{"operation": "bcast", "algorithm": 1, "tree": "linear"},
-             {"operation": "bcast", "algorithm": 2, "schedule": "scatter_allgather"}]
+    # bcast 2, a curve nobody measured (blocks beside the measured linear tree, in the model stage):
+    # the grid's own interval where it is wider (its upper end e^0.9 above, wider than 0.5); the
+    # narrower one (e^0.2) keeps 0.5
     up = grid.assign(upper=grid["predicted"] * np.exp([0.0, 0.0, 0.9]))
-    wide = sel.choice_sd(up, measured, widths, machine, np.array([1e9]), trees)
+    wide = sel.choice_sd(up, measured, widths, machine, np.array([1e9]))
     assert wide[2] == pytest.approx(0.9 / 1.2815515655446004)
     narrow = grid.assign(upper=grid["predicted"] * np.exp([0.0, 0.0, 0.2]))
-    assert sel.choice_sd(narrow, measured, widths, machine, np.array([1e9]), trees)[2] == pytest.approx(
+    assert sel.choice_sd(narrow, measured, widths, machine, np.array([1e9]))[2] == pytest.approx(
         0.5 / 1.2815515655446004)
-    # no unseen_algorithm width (one algorithm measured): bcast 2 takes the grid's own interval,
-    # with the shapes or without
+    # no unseen_algorithm width (one algorithm measured): bcast 2 takes the grid's own interval
     alone = widths[widths["split"] != "unseen_algorithm"]
-    for shapes in (trees, ()):
-        got = sel.choice_sd(narrow, measured, alone, machine, np.array([1e9]), shapes)
-        assert got.tolist() == pytest.approx([0.1 / 1.2815515655446004] * 2 + [0.2 / 1.2815515655446004])
+    got = sel.choice_sd(narrow, measured, alone, machine, np.array([1e9]))
+    assert got.tolist() == pytest.approx([0.1 / 1.2815515655446004] * 2 + [0.2 / 1.2815515655446004])
+    # a measured curve's row keeps the validation's width, not the grid's (which adds the new-run spread)
+    assert sel.choice_sd(up.assign(upper=up["predicted"] * 9.0), measured, widths, machine,
+                         np.array([1e9]))[:2].tolist() == pytest.approx([0.1 / 1.2815515655446004] * 2)
 
 
 def test_the_unseen_algorithm_regret_picks_by_the_fold_s_intervals():

@@ -38,7 +38,6 @@ rule selection:
         pick=config["selection"]["pick"],
         algorithms=config["selection"]["algorithms"],
         machine=config["machine"],
-        trees=config["model"]["openmpi"]["trees"],  # the algorithms foreign to the measured ones (their sd)
         mappings=config["mappings"],
     priority: 10  # on the way to the model's validation and the selection (the longest path)
     log:

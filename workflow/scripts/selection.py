@@ -24,7 +24,7 @@ expected = p.pick == "expected"
 if expected:  # how surely each price is known: an algorithm priced less surely must be predicted faster to win
     measured = {t: measured_cells(collective, t) for t in predictions["target"].unique()}
     predictions["sd"] = choice_sd(predictions, measured, pd.read_csv(snakemake.input.intervals), p.machine,
-                                  size_bounds(pd.read_parquet(snakemake.input.hockney)), p.trees)
+                                  size_bounds(pd.read_parquet(snakemake.input.hockney)))
 summaries, cells = [], None
 for target in p.targets:
     c, s = regret(predictions, collective, target, mode, p.default_candidate, p.algorithms)

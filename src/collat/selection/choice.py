@@ -52,28 +52,28 @@ def expected_latency(predicted, sd) -> np.ndarray:
 
 
 def choice_sd(predictions: pd.DataFrame, measured: dict, widths: pd.DataFrame, machine: dict,
-              bounds: np.ndarray, trees=()) -> np.ndarray:
+              bounds: np.ndarray) -> np.ndarray:
     """The sd of each price's own error (:func:`price_sd`), rows of the model stage's grid: the 80 %
     interval the validation found where the cell stands (:func:`collat.model.validation.grid_bounds`
     with ``measured``, target -> measured cells, ``widths``, results/model/intervals.csv, the
     ``machine`` and the size ``bounds``), without the spread between two runs of one configuration
     that the grid's intervals add for a new run: that spread is every candidate's, and what tells
-    candidates apart is how well each is priced (an algorithm nobody measured: the unseen_algorithm
-    split's width; one :func:`collat.model.transfer.foreign` to the measured ones, ``trees`` their
-    shapes, or one the validation found no width for: the grid's own interval,
-    :func:`collat.model.transfer.unmeasured_bounds`). NaN for a mode without intervals."""
-    from collat.model.transfer import foreign
-    from collat.model.validation import grid_bounds
+    candidates apart is how well each is priced. On a curve nobody measured (no spread there) the
+    grid's own interval where it is wider (column ``upper``: an algorithm of a kind none measured, or
+    one the validation found no width for, :func:`collat.model.transfer.unmeasured_bounds`). NaN for
+    a mode without intervals."""
+    from collat.model.validation import MEASURED_CURVE, grid_bounds
 
     _, upper = grid_bounds(predictions, measured, widths, machine, bounds)
     sd = price_sd(predictions["predicted"], upper)
     if "upper" in predictions:
-        alien = np.zeros(len(predictions), dtype=bool)
+        unseen = np.zeros(len(predictions), dtype=bool)
         for target, rows in predictions.groupby("target", sort=False).indices.items():
-            if target in measured and trees:
-                alien[rows] = foreign(predictions.iloc[rows], measured[target], trees)
+            known = measured.get(target)
+            unseen[rows] = True if known is None else ~pd.MultiIndex.from_frame(
+                predictions.iloc[rows][MEASURED_CURVE]).isin(pd.MultiIndex.from_frame(known[MEASURED_CURVE]))
         own = price_sd(predictions["predicted"], predictions["upper"])
-        sd = np.where(alien | ~np.isfinite(sd), np.fmax(sd, own), sd)
+        sd = np.where(unseen, np.fmax(sd, own), sd)
     return sd
 
 
