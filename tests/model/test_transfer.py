@@ -57,10 +57,12 @@ def test_held_out_weights_trust_a_calibration_that_prices_unseen_algorithms_well
     opts = cal.CalibrationOptions(4, 11, "soft_l1", 0.1, 2.0, 20, 1e-5, ("avg",))
     y = cells["measured"].to_numpy()
     # an openmpi mode twice too slow everywhere: the calibration, which recovers the machine from
-    # any two algorithms, prices the third better, and the weight trusts it
+    # any two algorithms, prices the third better, and the weight trusts it. The linear tree held
+    # out is foreign to the other two (no parent of theirs has P - 1 children): not among them
     got = tr.held_out_weights({"avg": cells}, {"avg": 2 * y}, start, OPTIONS, md.Placements(TINY), opts, 7)
     row = got.iloc[0]
-    assert (row["operation"], row["target"], row["algorithms"], row["cells"]) == ("bcast", "avg", 3, len(cells))
+    assert (row["operation"], row["target"], row["algorithms"], row["cells"]) == \
+        ("bcast", "avg", 2, int((cells["algorithm"] != 1).sum()))
     assert row["error_openmpi"] == pytest.approx(np.log(2))
     assert row["error_calibrated"] < 0.1 and row["weight"] >= 0.8
     assert row["error_transferred"] <= row["error_calibrated"] + 1e-12
@@ -78,8 +80,20 @@ TREES = [{"operation": "bcast", "algorithm": 1, "tree": "linear"},
 def test_an_algorithms_family_is_its_shapes_kind():
     # a tree shape, and the default (its fixed rules run trees): tree; a schedule of blocks: blocks;
     # an algorithm without a shape counts as a tree
-    assert [tr.family(TREES, "bcast", a) for a in (0, 1, 6, 8)] == ["tree", "tree", "tree", "blocks"]
+    # the linear tree (the root and P - 1 others): flat
+    assert [tr.family(TREES, "bcast", a) for a in (0, 1, 6, 8)] == ["tree", "flat", "tree", "blocks"]
     assert tr.family(TREES, "reduce", 7) == "blocks" and tr.family(TREES, "reduce", 2) == "tree"
+
+
+def test_a_flat_tree_is_foreign_to_trees_but_covers_them():
+    # the linear bcast beside the default and the binomial tree: no measured parent had P - 1
+    # children, so it is foreign; the binomial tree beside the linear one alone is not (the linear
+    # root's receivers take every count of children up to P - 1)
+    asked = pd.DataFrame({"operation": ["bcast", "bcast"], "algorithm": [1, 6]})
+    trees_only = pd.DataFrame({"operation": ["bcast", "bcast"], "algorithm": [0, 6]})
+    flat_only = pd.DataFrame({"operation": ["bcast"], "algorithm": [1]})
+    assert tr.foreign(asked, trees_only, TREES).tolist() == [True, False]
+    assert tr.foreign(asked, flat_only, TREES).tolist() == [False, False]
 
 
 def test_an_algorithm_is_foreign_where_no_measured_one_of_its_operation_shares_its_family():
@@ -108,7 +122,7 @@ def test_held_out_weights_leave_out_an_algorithm_foreign_to_the_others():
     # says nothing of it, so the weight is chosen on the two trees alone
     options = blocks_options(3)
     table = true_table("bcast")
-    cells = synthetic_cells("bcast", table, algorithms=(1, 2, 3), sizes=(1, 8192), options=options)
+    cells = synthetic_cells("bcast", table, algorithms=(2, 5, 3), sizes=(1, 8192), options=options)
     start = {"bcast": start_from(table, 1.3, options)}
     opts = cal.CalibrationOptions(4, 11, "soft_l1", 0.1, 2.0, 20, 1e-5, ("avg",))
     y = cells["measured"].to_numpy()

@@ -11,10 +11,11 @@ whose worst held-out algorithm is priced best (:func:`transfer_weight`). w = 1 t
 fully, w = 0 not at all.
 
 The held-out algorithms can only say how far the calibration carries to algorithms of their own
-kind. An algorithm of a :func:`family` that no measured algorithm of its operation belongs to
-(:func:`foreign`: Rabenseifner's reduce beside measured trees) sends messages the calibration was
-never fitted on, and nothing measured says how far it carries there: it gets the openmpi mode's
-price (w = 0), and the hybrid borrows no residual for it (:func:`collat.model.hybrid_mode.hybrid`).
+kind. An algorithm of a :func:`family` that no measured algorithm of its operation covers
+(:func:`foreign`: Rabenseifner's reduce beside measured trees, the linear algorithm's P - 1
+receivers beside trees of a few children each) sends messages the calibration was never fitted
+on, and nothing measured says how far it carries there: it gets the openmpi mode's price (w = 0),
+and the hybrid borrows no residual for it (:func:`collat.model.hybrid_mode.hybrid`).
 """
 
 from __future__ import annotations
@@ -27,30 +28,39 @@ WEIGHTS = np.round(np.linspace(0.0, 1.0, 11), 1)
 
 
 #: the families of :func:`family`
-TREE, BLOCKS = "tree", "blocks"
+TREE, FLAT, BLOCKS = "tree", "flat", "blocks"
+#: the families whose measurements the calibration of a family carries from: a tree's parents
+#: have a few children, which a flat tree's root has too (its P - 1 receivers take every count up
+#: to P - 1); a flat tree's root has P - 1, which no other tree's parent has
+COVERED_BY = {TREE: {TREE, FLAT}, FLAT: {FLAT}, BLOCKS: {BLOCKS}}
 
 
 def family(trees, operation: str, algorithm: int) -> str:
     """The kind of messages an algorithm sends, from its shape in ``trees`` (config
-    ``model.openmpi.trees``): :data:`TREE`, the whole message (or its segments) along a tree, every
-    ``tree`` shape, and the default (0), whose fixed rules run trees at all but a few sizes and P;
-    :data:`BLOCKS`, the message cut into blocks that ranks exchange, every ``schedule`` shape (the
-    split binary tree, the scatter-allgathers, Rabenseifner's reduce)."""
+    ``model.openmpi.trees``): :data:`FLAT`, the whole message between the root and each other rank
+    (the ``linear`` tree: a fan-out, or fan-in, of P - 1); :data:`TREE`, the whole message (or its
+    segments) along a tree of a few children per parent, every other ``tree`` shape, and the
+    default (0), whose fixed rules run such trees at most sizes and P; :data:`BLOCKS`, the message
+    cut into blocks that ranks exchange, every ``schedule`` shape (the split binary tree, the
+    scatter-allgathers, Rabenseifner's reduce)."""
     for shape in trees:
         if shape["operation"] == operation and int(shape["algorithm"]) == int(algorithm):
-            return TREE if "tree" in shape else BLOCKS
+            if "tree" not in shape:
+                return BLOCKS
+            return FLAT if shape["tree"] == "linear" else TREE
     return TREE
 
 
 def foreign(cells: pd.DataFrame, known: pd.DataFrame, trees) -> np.ndarray:
-    """True for each of ``cells`` (columns operation, algorithm) whose algorithm's :func:`family` no
-    algorithm of its operation in ``known`` (the same columns) belongs to, where ``known`` holds
-    some of that operation."""
+    """True for each of ``cells`` (columns operation, algorithm) whose algorithm's :func:`family`
+    no algorithm of its operation in ``known`` (the same columns) covers (:data:`COVERED_BY`),
+    where ``known`` holds some of that operation."""
     pair = ["operation", "algorithm"]
     have = {(op, family(trees, op, a)) for op, a in known[pair].drop_duplicates().itertuples(index=False)}
     ops = {op for op, _ in have}
     asked = cells[pair].drop_duplicates()
-    alone = [op in ops and (op, family(trees, op, a)) not in have for op, a in asked.itertuples(index=False)]
+    alone = [op in ops and not any((op, f) in have for f in COVERED_BY[family(trees, op, a)])
+             for op, a in asked.itertuples(index=False)]
     if not any(alone):
         return np.zeros(len(cells), dtype=bool)
     return pd.MultiIndex.from_frame(cells[pair]).isin(pd.MultiIndex.from_frame(asked[alone]))
