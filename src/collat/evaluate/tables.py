@@ -407,9 +407,8 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "the measured NBFT fan-out with a fitted line under it); an algorithm the training part lacks is priced by the blend of this price and the openmpi "
                 "mode's that prices the training part's own algorithms best, each held out in turn "
                 "(`results/model/transfer.csv` for the fit on all the data); one of a kind none of the training "
-                "part's algorithms is (blocks that ranks exchange beside trees: the scatter-allgathers, the split "
-                "binary tree, Rabenseifner's reduce; the linear algorithm, a root with P - 1 children, beside trees "
-                "of a few), by the openmpi mode alone;",
+                "part's algorithms is (blocks beside trees: the scatter-allgathers, the split binary tree, "
+                "Rabenseifner's reduce; a root of P - 1 children beside trees of a few), by the openmpi mode alone;",
                 "- *hybrid*: the calibrated mode times its own log residuals, interpolated along P, keeping of the "
                 "model's bend between two training P the share that inner folds of the training part find worth "
                 "keeping (`results/model/bend.csv` for the fit on all the data). Beyond the "
