@@ -78,9 +78,8 @@ TREES = [{"operation": "bcast", "algorithm": 1, "tree": "linear"},
 
 
 def test_an_algorithms_family_is_its_shapes_kind():
-    # a tree shape, and the default (its fixed rules run trees): tree; a schedule of blocks: blocks;
-    # an algorithm without a shape counts as a tree
-    # the linear tree (the root and P - 1 others): flat
+    # the linear tree (the root and P - 1 others): flat; any other tree shape, and the default (its
+    # fixed rules run trees): tree; a schedule of blocks: blocks; an algorithm without a shape: tree
     assert [tr.family(TREES, "bcast", a) for a in (0, 1, 6, 8)] == ["tree", "flat", "tree", "blocks"]
     assert tr.family(TREES, "reduce", 7) == "blocks" and tr.family(TREES, "reduce", 2) == "tree"
 

@@ -29,9 +29,9 @@ WEIGHTS = np.round(np.linspace(0.0, 1.0, 11), 1)
 
 #: the families of :func:`family`
 TREE, FLAT, BLOCKS = "tree", "flat", "blocks"
-#: the families whose measurements the calibration of a family carries from: a tree's parents
-#: have a few children, which a flat tree's root has too (its P - 1 receivers take every count up
-#: to P - 1); a flat tree's root has P - 1, which no other tree's parent has
+#: for each family, those whose measured algorithms tell how far the calibration carries to it: a
+#: tree's parents have a few children, as a flat tree's root has at small P; a flat tree's root has
+#: P - 1, which no other tree's parent has
 COVERED_BY = {TREE: {TREE, FLAT}, FLAT: {FLAT}, BLOCKS: {BLOCKS}}
 
 
