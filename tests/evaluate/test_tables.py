@@ -241,3 +241,30 @@ def test_the_summary_says_so_when_no_choice_can_be_scored():
     text = "\n".join(selection_markdown(empty, pd.DataFrame(), {"regret": "results/selection/regret.csv"}))
     assert text.startswith("## Choosing the algorithm — `results/selection/regret.csv`")
     assert "No (P, size) cell has two forced algorithms measured" in text
+
+
+def unseen_scores(calibrated_node: float):
+    """The unseen_algorithm split of two algorithms under two mappings: the calibrated mode's error
+    0.1 / 0.3 under map-by core, ``calibrated_node`` on both under map-by node; the openmpi mode's 0.4."""
+    rows = []
+    for mapping in ("core", "node"):
+        for alg, e in ((1, 0.1), (2, 0.3)):
+            for model, mape, cover in (("calibrated", e if mapping == "core" else calibrated_node, 0.8),
+                                       ("hybrid", e / 2, 0.9), ("openmpi", 0.4, np.nan)):
+                rows.append({"model": model, "split": "unseen_algorithm", "operation": "reduce", "algorithm": alg,
+                             "mapping": mapping, "target": "avg", "n": 10, "mape": mape, "coverage": cover})
+    return pd.DataFrame(rows)
+
+
+def test_the_unseen_algorithm_split_per_mapping_names_where_the_calibration_carried_worse():
+    from collat.evaluate.tables import unseen_algorithm_markdown
+
+    text = "\n".join(unseen_algorithm_markdown(unseen_scores(0.5), {"validation": "v.csv"}))
+    assert "— `v.csv`" in text
+    assert "| operation | mapping | target | held out | calibrated | hybrid | openmpi | in 80 %: calibrated |" in text
+    assert "| reduce | core | avg | 2 | 0.200 | 0.100 | 0.400 | 0.80 | 0.90 |" in text  # medians of 0.1, 0.3
+    assert "| reduce | node | avg | 2 | 0.500 | 0.100 | 0.400 | 0.80 | 0.90 |" in text
+    assert "held out of reduce under map-by node, avg (0.500 against 0.400)" in text
+    better = "\n".join(unseen_algorithm_markdown(unseen_scores(0.35), {"validation": "v.csv"}))
+    assert "no worse than the openmpi mode on every operation and mapping" in better
+    assert unseen_algorithm_markdown(unseen_scores(0.5).assign(split="sparse_P"), {"validation": "v.csv"}) == []

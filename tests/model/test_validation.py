@@ -527,3 +527,18 @@ def test_an_unseen_algorithm_without_inner_folds_or_foreign_is_as_unsure_as_the_
         _, table = va.validate(collective_of(c), stage, MACHINE, [], OPTIONS, {"calibrated": fitted(width)},
                                trees=trees)
         assert halves(table) == {a: [pytest.approx(w)] for a, w in want.items()}
+
+
+def test_one_split_per_operation_and_mapping_takes_the_median_over_held_out_algorithms():
+    rows = [  # (model, algorithm, mape, n, coverage): three bcast algorithms held out under map-by core
+        ("calibrated", 1, 0.1, 10, 0.5), ("calibrated", 2, 0.3, 30, 1.0), ("calibrated", 5, 0.2, 0, np.nan),
+        ("openmpi", 1, 0.4, 10, np.nan), ("openmpi", 2, 0.2, 30, np.nan), ("openmpi", 5, 0.6, 20, np.nan)]
+    scores = pd.DataFrame([{"model": m, "split": "unseen_algorithm", "operation": "bcast", "algorithm": a,
+                            "mapping": "core", "target": "avg", "n": n, "mape": e, "coverage": c}
+                           for m, a, e, n, c in rows])
+    other = scores.assign(split="sparse_P", mape=9.0)  # another split: not counted
+    t = va.by_operation_mapping(pd.concat([scores, other])).set_index("model")
+    assert t.loc["calibrated", "curves"] == 2  # algorithm 5 unpriced (n = 0): left out
+    assert t.loc["calibrated", "median_mape"] == pytest.approx(0.2)  # median of 0.1, 0.3
+    assert t.loc["calibrated", "coverage"] == pytest.approx((0.5 * 10 + 1.0 * 30) / 40)
+    assert t.loc["openmpi", "median_mape"] == pytest.approx(0.4) and np.isnan(t.loc["openmpi", "coverage"])

@@ -842,3 +842,19 @@ def leaderboard(scores: pd.DataFrame) -> pd.DataFrame:
     board["mape_over_floor"] = board["median_mape"] / board["floor"]
     board["coverage"] = board.pop("_inside") / board.pop("_with").where(lambda w: w > 0)
     return board.reset_index()
+
+
+def by_operation_mapping(scores: pd.DataFrame, split: str = "unseen_algorithm") -> pd.DataFrame:
+    """One ``split`` of the validation per (operation, mapping, target, model): ``curves``, its held-out
+    (operation, algorithm, mapping) cells a model predicts; ``median_mape``, the median over them of
+    each one's median relative error (as :func:`leaderboard`, within one operation and mapping); and
+    ``coverage``, the share of their test points inside the model's 80 % interval (NaN without one)."""
+    s = scores[(scores["split"] == split) & (scores["n"] > 0)]
+    cover = s["coverage"] if "coverage" in s else pd.Series(np.nan, index=s.index)
+    s = s.assign(_inside=cover * s["n"], _with=s["n"].where(cover.notna(), 0))
+    out = s.groupby(["operation", "mapping", "target", "model"]).agg(curves=("n", "size"),
+                                                                     median_mape=("mape", "median"),
+                                                                     _inside=("_inside", "sum"),
+                                                                     _with=("_with", "sum"))
+    out["coverage"] = out.pop("_inside") / out.pop("_with").where(lambda w: w > 0)
+    return out.reset_index()
