@@ -70,3 +70,27 @@ def test_batch_scripts_one_per_node_count_and_the_manifest():
     assert list(m["file"]) == ["reduce/core/alg5/np6.txt", "reduce/core/alg5/np9.txt", "pt2pt/node/recv8.txt"]
     assert m["P"].isna().tolist() == [False, False, True] and m["receiver"].iloc[2] == 8
 
+
+
+def test_a_batch_script_without_measure_osu_takes_the_directory_from_its_environment(tmp_path):
+    import os
+    import stat
+    import subprocess
+
+    stub = tmp_path / "bin" / "mpirun"  # records its words, one per line, as the real launcher would get them
+    stub.parent.mkdir()
+    stub.write_text('#!/bin/bash\nprintf "%s\\n" "$@" >> "$CALLS"\n')
+    stub.chmod(stub.stat().st_mode | stat.S_IEXEC)
+    script = tmp_path / "nodes1.sbatch"
+    script.write_text(jobs.batch_scripts(pd.DataFrame([launch()]), SMALL,
+                                         jobs.MeasureOptions(**{**OPTS.__dict__, "osu": None}), "raw")["nodes1.sbatch"])
+    env = {**os.environ, "PATH": f"{stub.parent}:{os.environ['PATH']}", "CALLS": str(tmp_path / "calls.txt"),
+           "OSU": str(tmp_path / "osu 7.3")}
+    subprocess.run(["bash", str(script)], cwd=tmp_path, env=env, check=True)
+    words = (tmp_path / "calls.txt").read_text().splitlines()
+    assert words[words.index("0") + 1] == f"{tmp_path}/osu 7.3/c/mpi/collective/blocking/osu_reduce"  # one word
+    assert (tmp_path / "raw/reduce/core/alg5/np6.txt").exists()
+    env.pop("OSU")
+    run = subprocess.run(["bash", str(script)], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert run.returncode != 0 and "set OSU to your OSU micro-benchmarks 7 build" in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1  # one line, before any launch

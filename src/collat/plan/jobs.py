@@ -159,6 +159,16 @@ def manifest(launches: pd.DataFrame) -> pd.DataFrame:
     return m
 
 
+def _shell_word(word: str) -> str:
+    """``word`` quoted for bash, but the rankfile's variable and the ``$OSU`` of :func:`binary` (no
+    ``measure.osu``: the directory the batch script's environment names) left for bash to expand."""
+    if word == "$rf":
+        return '"$rf"'
+    if word.startswith("$OSU/"):
+        return '"$OSU"/' + shlex.quote(word[len("$OSU/"):])
+    return shlex.quote(word)
+
+
 def batch_scripts(launches: pd.DataFrame, machine: dict, opts: MeasureOptions, raw_dir: str,
                   trees: list | None = None) -> dict[str, str]:
     """One SLURM batch script per node count: {file name: text}. Each runs its launches one after
@@ -173,7 +183,10 @@ def batch_scripts(launches: pd.DataFrame, machine: dict, opts: MeasureOptions, r
         lines += [f"#SBATCH --partition={opts.partition}"] if opts.partition else []
         lines += [f"#SBATCH --account={opts.account}"] if opts.account else []
         lines += [f"# {len(rows)} launches of the plan (results/plan/launches.csv) on {n} node(s)", "set -u",
-                  f"raw={shlex.quote(raw_dir)}", ""]
+                  f"raw={shlex.quote(raw_dir)}"]
+        lines += [] if opts.osu else [': "${OSU:?set OSU to your OSU micro-benchmarks 7 build or install directory '
+                                      '(or measure.osu in the config)}"']
+        lines += [""]
         for _, r in rows.iterrows():
             log = log_path(r)
             lines.append(f'mkdir -p "$raw/{Path(log).parent}"')
@@ -181,7 +194,7 @@ def batch_scripts(launches: pd.DataFrame, machine: dict, opts: MeasureOptions, r
             if pinned:
                 lines.append(f"rf=$(mktemp); printf '%s' {shlex.quote(rankfile(machine, r))} > \"$rf\"")
             words = command(r, machine, opts, "$rf" if pinned else None, trees)
-            cmd = " ".join('"$rf"' if w == "$rf" else shlex.quote(w) for w in words)
+            cmd = " ".join(_shell_word(w) for w in words)
             lines.append(f'{cmd} > "$raw/{log}.part" 2>&1 && mv "$raw/{log}.part" "$raw/{log}"')
         out[f"nodes{n}.sbatch"] = "\n".join(lines) + "\n"
     return out
