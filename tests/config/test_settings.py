@@ -173,3 +173,19 @@ def test_a_null_link_target_is_the_nbft_target():
     cfg["nbft"]["targets"] = ["avg"]
     with pytest.raises(ConfigError, match=r"^config key model.openmpi.nbft_target: found 'max'"):
         check(cfg)
+
+
+@pytest.mark.parametrize("raw,ok", [("logs", False), ("logs/osu", False), (".", False), ("results/osu", False),
+                                    ("benchmarks/rules", False), ("osu_logs", True), ("benchmarks/data/osu", True),
+                                    ("resources/osu_raw", True)])
+def test_a_raw_log_folder_apart_from_what_the_workflow_writes(raw, ok, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the working directory's folders: logs/, results/, benchmarks/rules/
+    cfg = copy.deepcopy(load_config())
+    cfg["data"]["raw"]["dir"] = raw
+    if ok:
+        check(cfg)
+        return
+    with pytest.raises(ConfigError) as err:
+        check(cfg)
+    assert str(err.value).startswith(f"config key data.raw.dir: found {raw!r}, expected a folder apart from")
+    assert "osu_logs, say" in str(err.value)

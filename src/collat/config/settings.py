@@ -7,6 +7,8 @@ parsed, and names the first key that is wrong, the value found and what it must 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class ConfigError(ValueError):
     """A config key that contradicts another; the message starts with the key's path."""
@@ -64,8 +66,27 @@ FITTED_MODES = ("calibrated", "hybrid")  # model.modes fitted on the collective 
 NOT_OUT_OF_SAMPLE = ("paper",)  # model.modes tuned on the study's data: never the best validated one
 
 
+#: the folders of its working directory the workflow writes (job logs, outputs, rule timings, state)
+WRITTEN = ("logs", "results", "benchmarks/rules", ".snakemake")
+
+
+def _raw_dir(config: dict) -> None:
+    """data.raw.dir apart from every folder in :data:`WRITTEN`: one inside the other, the ingest would
+    read the workflow's own job logs as OSU logs (``logs/ingest/raw/...``), and each run would
+    add to the next one's inputs."""
+    given = config["data"]["raw"]["dir"]
+    raw = Path(given).resolve()
+    for folder in WRITTEN:
+        own = Path(folder).resolve()
+        if raw == own or own in raw.parents or raw in own.parents:
+            raise ConfigError("data.raw.dir", given, f"a folder apart from {folder}/, where the workflow writes its "
+                              "own files (they would be read as OSU logs): osu_logs, say")
+
+
 def check(config: dict) -> None:
-    """Raise :class:`ConfigError` for the first key that names something no other key defines."""
+    """Raise :class:`ConfigError` for the first key that names something no other key defines, or a
+    raw-log folder the workflow writes into (:func:`_raw_dir`)."""
+    _raw_dir(config)
     channels = list(config["channels"])
     stages = set(config.get("stages", []))
     model = config["model"]
