@@ -63,6 +63,7 @@ def test_batch_scripts_one_per_node_count_and_the_manifest():
     scripts = jobs.batch_scripts(rows, SMALL, OPTS, "resources/osu_raw")
     assert sorted(scripts) == ["nodes1.sbatch", "nodes2.sbatch"]
     two = scripts["nodes2.sbatch"]
+    assert two.count('rf=$(mktemp)') == two.count('rm -f "$rf"') == 1  # a rankfile removed after its launch
     assert "#SBATCH --nodes=2" in two and "#SBATCH --partition=batch" in two and "#SBATCH --account=hpc" in two
     assert two.count("mpirun") == 2 and '--rankfile "$rf"' in two and "rank 1=+n1 slot=0" in two
     assert '> "$raw/reduce/core/alg5/np9.txt.part" 2>&1 && mv' in two  # no half-written log

@@ -196,5 +196,7 @@ def batch_scripts(launches: pd.DataFrame, machine: dict, opts: MeasureOptions, r
             words = command(r, machine, opts, "$rf" if pinned else None, trees)
             cmd = " ".join(_shell_word(w) for w in words)
             lines.append(f'{cmd} > "$raw/{log}.part" 2>&1 && mv "$raw/{log}.part" "$raw/{log}"')
+            if pinned:
+                lines.append('rm -f "$rf"')
         out[f"nodes{n}.sbatch"] = "\n".join(lines) + "\n"
     return out
