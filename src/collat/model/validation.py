@@ -827,20 +827,26 @@ def gather(scores: list[pd.DataFrame], tables: list[pd.DataFrame]) -> tuple[pd.D
     return out[COLUMNS], pd.concat(tables, ignore_index=True)
 
 
+def _pooled(scores: pd.DataFrame, keys: list[str], **columns) -> pd.DataFrame:
+    """``scores`` of the cells a model predicts (n > 0) grouped by ``keys``: the aggregations
+    ``columns`` (pandas named aggregation) and ``coverage``, the share of the test points inside a
+    fitted model's prediction interval (each cell's coverage weighted by its n; NaN without one)."""
+    s = scores[scores["n"] > 0]
+    cover = s["coverage"] if "coverage" in s else pd.Series(np.nan, index=s.index)
+    s = s.assign(_inside=cover * s["n"], _with=s["n"].where(cover.notna(), 0))
+    out = s.groupby(keys).agg(**columns, _inside=("_inside", "sum"), _with=("_with", "sum"))
+    out["coverage"] = out.pop("_inside") / out.pop("_with").where(lambda w: w > 0)
+    return out
+
+
 def leaderboard(scores: pd.DataFrame) -> pd.DataFrame:
     """Median over (operation, algorithm, mapping) cells of the relative error and R², per model,
     split and target, beside the noise floor, and the share of the test cells inside a fitted
     model's prediction interval (``coverage``; NaN for a model without one); cells a model cannot
     predict (n = 0) left out."""
-    s = scores[scores["n"] > 0]
-    cover = s["coverage"] if "coverage" in s else pd.Series(np.nan, index=s.index)
-    s = s.assign(_inside=cover * s["n"], _with=s["n"].where(cover.notna(), 0))
-    board = s.groupby(["split", "target", "model"]).agg(cells=("n", "size"), points=("n", "sum"),
-                                                         median_mape=("mape", "median"),
-                                                         median_r2=("r2", "median"), floor=("floor", "first"),
-                                                         _inside=("_inside", "sum"), _with=("_with", "sum"))
-    board["mape_over_floor"] = board["median_mape"] / board["floor"]
-    board["coverage"] = board.pop("_inside") / board.pop("_with").where(lambda w: w > 0)
+    board = _pooled(scores, ["split", "target", "model"], cells=("n", "size"), points=("n", "sum"),
+                    median_mape=("mape", "median"), median_r2=("r2", "median"), floor=("floor", "first"))
+    board.insert(len(board.columns) - 1, "mape_over_floor", board["median_mape"] / board["floor"])
     return board.reset_index()
 
 
@@ -849,12 +855,5 @@ def by_operation_mapping(scores: pd.DataFrame, split: str = "unseen_algorithm") 
     (operation, algorithm, mapping) cells a model predicts; ``median_mape``, the median over them of
     each one's median relative error (as :func:`leaderboard`, within one operation and mapping); and
     ``coverage``, the share of their test points inside the model's 80 % interval (NaN without one)."""
-    s = scores[(scores["split"] == split) & (scores["n"] > 0)]
-    cover = s["coverage"] if "coverage" in s else pd.Series(np.nan, index=s.index)
-    s = s.assign(_inside=cover * s["n"], _with=s["n"].where(cover.notna(), 0))
-    out = s.groupby(["operation", "mapping", "target", "model"]).agg(curves=("n", "size"),
-                                                                     median_mape=("mape", "median"),
-                                                                     _inside=("_inside", "sum"),
-                                                                     _with=("_with", "sum"))
-    out["coverage"] = out.pop("_inside") / out.pop("_with").where(lambda w: w > 0)
-    return out.reset_index()
+    return _pooled(scores[scores["split"] == split], ["operation", "mapping", "target", "model"],
+                   curves=("n", "size"), median_mape=("mape", "median")).reset_index()
