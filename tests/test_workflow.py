@@ -937,18 +937,23 @@ def test_a_16_core_machine_from_a_short_config(tmp_path):
     """A machine the project never saw (one node, one socket of 16 cores, two L3s), real OSU logs of
     every kind named as the default patterns want them: a config of three lines (the machine, where
     the logs are) runs the whole DAG through the selection's rules file; the mapping (map-by core
-    only) comes from the logs' paths. The partitioned stage, which needs a delay model the config
-    does not name, is left out with a line."""
+    only) comes from the logs' paths, whatever else lies beside them (notes, a backup copy of a log:
+    passed over and listed under on_bad_run: skip). The partitioned stage, which needs a delay model
+    the config does not name, is left out with a line."""
+    raw = tmp_path / "raw"
+    shutil.copytree(SIXTEEN_CORES, raw)
+    (raw / "NOTES.txt").write_text("map-by core only, one node\n")
+    shutil.copy(raw / "bcast/core/alg6/np8.txt", raw / "bcast/core/alg6/np8.txt.bak")
     config = ("machine: {name: a 16-core node, nodes: 1, sockets_per_node: 1, cores_per_socket: 16, cores_per_l3: 8}\n"
               "data:\n"
-              f"  raw: {{dir: {SIXTEEN_CORES}}}\n"
+              f"  raw: {{dir: {raw}, on_bad_run: skip}}\n"
               "model: {segment_sizes: [8192]}\n")  # segmented trees compete in the rules file
     assert len(config.splitlines()) <= 10
     (tmp_path / "mine.yaml").write_text(config)
     wd = tmp_path / "wd"
     wd.mkdir()
-    res = run_snakemake(wd, "results/selection/rules_map-by-core.txt", "results/summary.md", "--cores", "2",
-                        "--configfile", str(tmp_path / "mine.yaml"))
+    res = run_snakemake(wd, "results/selection/rules_map-by-core.txt", "results/summary.md",
+                        "results/tidy/quality.csv", "--cores", "2", "--configfile", str(tmp_path / "mine.yaml"))
     assert "stage partitioned left out: partitioned.workloads names no delay model" in res.stderr
     hockney = pd.read_csv(wd / "results/pt2pt/hockney.csv")
     assert set(hockney["channel"]) == {"cache", "core"}  # the machine's channels, derived
@@ -959,6 +964,9 @@ def test_a_16_core_machine_from_a_short_config(tmp_path):
 
     validate((wd / "results/selection/rules_map-by-core.txt").read_text(), "rules_map-by-core.txt")
     assert not list((wd / "results/selection").glob("rules_map-by-socket*"))  # no mapping the logs lack
+    skipped = pd.read_csv(wd / "results/tidy/quality.csv").set_index("source")["skipped_file"].dropna()
+    assert sorted(skipped.index) == ["NOTES.txt", "bcast/core/alg6/np8.txt.bak"]
+    assert skipped.str.contains("expected a path matching one of the patterns").all()
     assert "## Choosing the algorithm" in (wd / "results/summary.md").read_text()
     segments = pd.read_parquet(wd / "results/model/segments.parquet")
     assert set(segments["segsize"]) == {8192} and set(segments["mode"]) == {"openmpi", "calibrated"}

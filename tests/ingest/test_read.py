@@ -1,5 +1,7 @@
 """Metadata, routing of raw logs, the published-CSV adapter and the tidy tables on the study's data."""
 
+import shutil
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -458,6 +460,16 @@ def test_a_log_without_the_max_column_stops_the_tidy_stage_naming_the_keys_that_
     assert check_measured_targets([avg_only, full], asks) == [
         "bcast.out: no max column (run without -f?): its collective cells are left out of validation.targets, "
         "selection.targets"]
+    # a file passed over (on_bad_run: skip) measures nothing: neither named nor counted
+    from collat.ingest.read import skipped_file
+    from collat.ingest.tidy import write_part as write
+
+    table, df, quality = skipped_file("np7.txt", {"benchmark": "osu_bcast", "mapping": "core"}, "an empty file")
+    write(df, tmp_path / "np7.arrows", table)
+    skipped = (table, str(tmp_path / "np7.arrows"), quality)
+    assert check_measured_targets([skipped, full], asks) == []
+    with pytest.raises(InputError, match="^bcast.out: expected a 'Max Latency"):
+        check_measured_targets([skipped, avg_only], asks)
 
 
 def test_a_channel_the_trees_use_without_a_point_to_point_log_is_one_line(vocab, tmp_path):
@@ -540,6 +552,31 @@ def test_with_skip_a_file_without_a_readable_run_is_passed_over_with_its_reason(
     table, _, _ = ingest_raw_log(tmp_path / "bcast-core-0-8.txt", "bcast-core-0-8.txt",
                                  ["{operation}-{mapping}-{algorithm}-{P}.txt"], None, vocab, on_bad_run="skip")
     assert table == "collective"
+
+
+def test_with_skip_a_file_nothing_describes_is_passed_over_never_labelled(tmp_path):
+    """A readable run that no path pattern, manifest or data.raw.metadata describes (a backup copy
+    named np8.txt.bak, notes): under skip no rows and the reason; under error the same one line."""
+    from collat.ingest.read import Vocabulary
+
+    vocab = Vocabulary(("core", "node"), ("core",), {"bcast": {0: "default"}})
+    (tmp_path / "np8.txt.bak").write_text("# OSU MPI Broadcast Latency Test v7.3\n# Size  Avg Latency(us)\n1  1.5\n")
+    args = (tmp_path / "np8.txt.bak", "np8.txt.bak", ["np{P}.txt"], None, vocab)
+    table, df, quality = ingest_raw_log(*args, on_bad_run="skip")
+    assert len(df) == 0 and quality["rows"] == 0 and quality["benchmark"] is None
+    want = (f"{tmp_path / 'np8.txt.bak'}: expected a path matching one of the patterns ['np{{P}}.txt'], a manifest "
+            "entry or a data.raw.metadata glob, found 'np8.txt.bak'")
+    assert quality["skipped_file"] == want
+    with pytest.raises(InputError) as err:
+        ingest_raw_log(*args, on_bad_run="error")
+    assert str(err.value) == want
+    # metadata that contradict each other are a labelling mistake: refused under skip too
+    (tmp_path / "manifest.csv").write_text("file,benchmark,operation,algorithm,mapping,P\n"
+                                           "np8.txt,osu_bcast,bcast,0,core,16\n")
+    shutil.copy(tmp_path / "np8.txt.bak", tmp_path / "np8.txt")
+    with pytest.raises(InputError, match="metadata that agree: path says P=8, manifest says P=16"):
+        ingest_raw_log(tmp_path / "np8.txt", "np8.txt", ["np{P}.txt"], tmp_path / "manifest.csv", vocab,
+                       on_bad_run="skip")
 
 
 TABS = REPO / "tests" / "fixtures" / "tables" / "collectives_tabs.tsv"

@@ -186,6 +186,15 @@ def predicted_metadata(relpath):
     return meta
 
 
+def described(relpath):
+    """Whether a path pattern, a manifest row or data.raw.metadata describes a raw log (else the
+    ingest passes over it or stops with its line: collat.ingest.metadata.resolve)."""
+    from collat.ingest.metadata import constant_metadata, from_path
+
+    return (from_path(relpath, RAW["patterns"]) is not None or relpath in MANIFEST_ROWS["files"]
+            or constant_metadata(relpath, RAW["metadata"]) is not None)
+
+
 def predicted_table(relpath):
     """The tidy table a raw log goes to (collat.ingest.read.table_of of :func:`predicted_metadata`);
     None where the metadata do not say, or where marker lines or per-run manifest rows may say
@@ -207,6 +216,8 @@ def mappings_of_inputs():
         meta = predicted_metadata(log)
         if meta is None:
             return None
+        if not described(log):  # never read as a run: skipped (on_bad_run: skip) or refused
+            continue
         if "mapping" in meta:
             found.add(meta["mapping"])
         elif "channel" not in meta and predicted_table(log) != "pt2pt":  # a channel: never a collective log
@@ -234,6 +245,8 @@ def tables_with_input():
     tables |= {config["data"]["tables"][i]["table"] for i, _ in table_files()}
     for log in raw_logs():
         table = predicted_table(log)
+        if table is None and predicted_metadata(log) is not None and not described(log):
+            continue  # never read as a run: skipped (on_bad_run: skip) or refused
         if table is None:
             return None
         tables.add(table)

@@ -29,7 +29,7 @@ with measuring(exclusive=False):  # never beside an OSU launch of stage measure 
     write_part(df, snakemake.output.table, table)
     write_json(quality, snakemake.output.quality)
 log.info("%s", quality)
-if quality.get("skipped_file"):  # on_bad_run: skip, and the file holds no readable run
-    log.warning("skipped, no readable run: %s", quality["skipped_file"])
+if quality.get("skipped_file"):  # on_bad_run: skip, and the file holds no readable run or nothing describes it
+    log.warning("skipped: %s", quality["skipped_file"])
 if quality["pooled_runs"]:
     log.warning("%s: %s", snakemake.wildcards.log, quality["pooled_runs"])

@@ -149,6 +149,10 @@ def constant_metadata(relpath: str, entries: list[dict] | None) -> dict | None:
     return out
 
 
+class UnlabelledLog(InputError):
+    """A log no path pattern, manifest entry or data.raw.metadata glob describes."""
+
+
 def resolve(relpath: str, patterns: list[str], manifest: dict[str, dict] | None, where: str,
             allow_partial: bool = False, constant: dict | None = None) -> dict:
     """Combine pattern, manifest and constant (config ``data.raw.metadata``) metadata for one log;
@@ -157,8 +161,8 @@ def resolve(relpath: str, patterns: list[str], manifest: dict[str, dict] | None,
     from_pattern = from_path(relpath, patterns)
     from_manifest = (manifest or {}).get(relpath)
     if from_pattern is None and from_manifest is None and constant is None and not allow_partial:
-        raise InputError(where, None, f"a path matching one of the patterns {patterns}, a manifest entry or a "
-                         "data.raw.metadata glob", relpath)
+        raise UnlabelledLog(where, None, f"a path matching one of the patterns {patterns}, a manifest entry or "
+                            "a data.raw.metadata glob", relpath)
     meta, said = dict(from_pattern or {}), {k: "path" for k in (from_pattern or {})}
     for source, values in (("manifest", from_manifest), ("data.raw.metadata", constant)):
         for k, v in (values or {}).items():

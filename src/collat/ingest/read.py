@@ -468,14 +468,19 @@ def ingest_raw_log(path, relpath: str, patterns: list[str], manifest_path, vocab
     matches, config ``data.raw.marker_carry_over``; ``constant``: config ``data.raw.metadata``, the
     metadata of every log under a glob), tidy it."""
     from collat.ingest.markers import compile_rules
-    from collat.ingest.metadata import constant_metadata, read_manifest_rows, resolve
+    from collat.ingest.metadata import UnlabelledLog, constant_metadata, read_manifest_rows, resolve
     from collat.ingest.osu import read_osu
 
     manifest, runs = read_manifest_rows(manifest_path) if manifest_path else (None, {})
     per_run = runs.get(relpath)
     rules = compile_rules(markers or [])
-    meta = resolve(relpath, patterns, manifest, str(path), allow_partial=bool(rules) or bool(per_run),
-                   constant=constant_metadata(relpath, constant))
+    try:
+        meta = resolve(relpath, patterns, manifest, str(path), allow_partial=bool(rules) or bool(per_run),
+                       constant=constant_metadata(relpath, constant))
+    except UnlabelledLog as err:  # notes, a copy named np4.txt.bak: passed over under skip, never labelled
+        if on_bad_run != "skip":
+            raise
+        return skipped_file(relpath, {}, str(err))
     try:
         hint = meta.get("benchmark") or (f"osu_{meta['operation']}" if "operation" in meta else None)
         log = read_osu(path, on_bad_run=on_bad_run, markers=rules, machine=machine, carry_over=carry_over,
@@ -697,6 +702,8 @@ def check_measured_targets(parts: list[tuple[str, str, dict]], asks: dict[str, d
     lacking: dict[tuple[str, str], list[dict]] = {}
     counts: dict[str, int] = {}
     for table, path, quality in parts:
+        if quality.get("skipped_file"):  # passed over (on_bad_run: skip): it measures nothing
+            continue
         counts[table] = counts.get(table, 0) + 1
         null = _null_columns(path)
         for target in asks.get(table, {}):
