@@ -975,6 +975,36 @@ def test_a_16_core_machine_from_a_short_config(tmp_path):
     assert "**Segment sizes in the rules files**" in (wd / "results/summary.md").read_text()
 
 
+def test_forced_runs_that_ran_the_default_stop_the_model_with_one_line(tmp_path):
+    """Logs named alg1 and alg6 that hold what the default measured (OpenMPI ignores
+    coll_tuned_bcast_algorithm without coll_tuned_use_dynamic_rules 1): the model stage stops with
+    one line naming two of the logs, and writes no predictions; quality.forced_check: false lets
+    the run go on."""
+    raw = tmp_path / "raw"
+    for kind in ("pt2pt", "nbft"):
+        shutil.copytree(SIXTEEN_CORES / kind, raw / kind)
+    for alg in (0, 1, 6):
+        for P in (8, 16):
+            shutil.copy(SIXTEEN_CORES / f"bcast/core/alg0/np{P}.txt", (raw / f"bcast/core/alg{alg}").mkdir(
+                parents=True, exist_ok=True) or raw / f"bcast/core/alg{alg}/np{P}.txt")
+    config = ("machine: {name: a 16-core node, nodes: 1, sockets_per_node: 1, cores_per_socket: 16, cores_per_l3: 8}\n"
+              f"data:\n  raw: {{dir: {raw}}}\n")
+    (tmp_path / "mine.yaml").write_text(config)
+    wd = tmp_path / "wd"
+    wd.mkdir()
+    target = "results/model/unfitted_predictions.parquet"
+    res = run_snakemake(wd, target, "--cores", "2", "--configfile", str(tmp_path / "mine.yaml"), check=False)
+    tail = [ln for ln in res.stderr.splitlines() if ln.strip()][-5:]  # Snakemake's own tail after the line
+    said = [ln for ln in tail if ln.startswith(f"{raw}/bcast/core/alg")]
+    assert res.returncode != 0 and len(said) == 1, res.stderr[-3000:]
+    assert "expected bcast runs under map-by core that ran the algorithms they name" in said[0]
+    assert "found 'within 1.00x of each other there (median): without --mca coll_tuned_use_dynamic_rules 1" in said[0]
+    assert "Traceback" not in res.stderr and not (wd / target).exists()
+    (tmp_path / "mine.yaml").write_text(config + "quality: {forced_check: false}\n")
+    run_snakemake(wd, target, "--cores", "2", "--configfile", str(tmp_path / "mine.yaml"))
+    assert "measure as one algorithm" in (wd / "logs/model/predict_unfitted.log").read_text()
+
+
 def test_without_flat_tree_runs_the_model_runs_on_assumed_fan_outs(tmp_path):
     """Most people have osu_latency and collective logs but no flat-tree (NBFT) runs: with
     nbft.unmeasured_slope set (the default) the model, the selection and the summary are still
