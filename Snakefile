@@ -29,6 +29,10 @@ try:
                     ", ".join(map(str, workflow.overwrite_configfiles or ["config/config.yaml"])))
 except ConfigSchemaError as exc:
     sys.exit(f"{exc}")  # the one line, last: no traceback for a user's mistake
+# the OpenMPI version whose facts (trees, fixed rules) the model applies; None where the config states both
+OPENMPI = config["model"]["openmpi"]
+FACTS_VERSION = None if OPENMPI.get("trees") is not None and OPENMPI.get("default_rules") is not None else str(
+    OPENMPI["version"])
 # what the config left out and the package (the MPI version's facts) or the machine knows
 try:
     complete(config)

@@ -1008,6 +1008,31 @@ def test_forced_runs_that_ran_the_default_stop_the_model_with_one_line(tmp_path)
     assert "measure as one algorithm" in (wd / "logs/model/predict_unfitted.log").read_text()
 
 
+def test_logs_another_openmpi_made_stop_the_model_with_one_line(tmp_path):
+    """Collective logs whose job printed `mpirun (Open MPI) 5.0.3` before OSU ran: the model, which
+    applies OpenMPI 4.1's trees and fixed rules, stops with one line naming a log and the version."""
+    raw = tmp_path / "raw"
+    for kind in ("pt2pt", "nbft"):
+        shutil.copytree(SIXTEEN_CORES / kind, raw / kind)
+    for alg in (0, 6):
+        (raw / f"bcast/core/alg{alg}").mkdir(parents=True)
+        text = (SIXTEEN_CORES / f"bcast/core/alg{alg}/np8.txt").read_text()
+        (raw / f"bcast/core/alg{alg}/np8.txt").write_text("mpirun (Open MPI) 5.0.3\n" + text)
+    (tmp_path / "mine.yaml").write_text(
+        "machine: {name: a 16-core node, nodes: 1, sockets_per_node: 1, cores_per_socket: 16, cores_per_l3: 8}\n"
+        f"data:\n  raw: {{dir: {raw}}}\n")
+    wd = tmp_path / "wd"
+    wd.mkdir()
+    target = "results/model/unfitted_predictions.parquet"
+    res = run_snakemake(wd, target, "--cores", "2", "--configfile", str(tmp_path / "mine.yaml"), check=False)
+    tail = [ln for ln in res.stderr.splitlines() if ln.strip()][-5:]  # Snakemake's own tail after the line
+    said = [ln for ln in tail if ln.startswith(f"{raw}/bcast/core/alg")]
+    assert res.returncode != 0 and len(said) == 1, res.stderr[-3000:]
+    assert said[0].endswith("found 'openmpi-5.0.3'") and "expected runs of OpenMPI 4.1" in said[0]
+    assert "Traceback" not in res.stderr and not (wd / target).exists()
+    assert set(pd.read_parquet(wd / "results/tidy/collective.parquet")["mpi"]) == {"openmpi-5.0.3"}
+
+
 def test_without_flat_tree_runs_the_model_runs_on_assumed_fan_outs(tmp_path):
     """Most people have osu_latency and collective logs but no flat-tree (NBFT) runs: with
     nbft.unmeasured_slope set (the default) the model, the selection and the summary are still

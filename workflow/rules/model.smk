@@ -98,6 +98,7 @@ rule model_predict_unfitted:
     params:
         config={key: config[key] for key in ("machine", "channels", "mappings", "algorithms", "model")},
         forced_check=config["quality"]["forced_check"],  # forced runs that measure as one algorithm stop here
+        facts_version=FACTS_VERSION,  # runs the logs say another MPI made stop here
         raw_dir=RAW["dir"],  # where a raw log the check names lies
     # one worker: two took as long on 2 cores (5.6 s against 5.9 s), and with two it waited for both
     # cores to be free, 19 s of the longest path in a cold run; on SLURM the profile sets 4 (set-threads)

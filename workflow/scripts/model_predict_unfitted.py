@@ -1,6 +1,7 @@
 """The modes fitted on no collective measurement (paper, openmpi) on the dense (P, size) grid, from
 the pt2pt and nbft stages alone: what the validation scores as they are and the calibrated grid joins.
-Forced runs that measure as one algorithm where the openmpi mode prices them apart stop the run here."""
+Runs another MPI made, and forced runs that measure as one algorithm where the openmpi mode prices
+them apart, stop the run here."""
 
 from pathlib import Path
 
@@ -8,6 +9,7 @@ import pandas as pd
 
 from collat.model import ModelOptions, Placements, build_modes, grid_axes, predict_all
 from collat.model.forcing import check_forced_runs, one_algorithm_ran
+from collat.model.shapes.openmpi import check_mpi_version
 from collat.runner import setup_log
 from collat.config.settings import FITTED_MODES
 from collat.ingest.tidy import atomic_write, read_parquet
@@ -16,17 +18,25 @@ log = setup_log(snakemake.log)
 cfg = snakemake.params.config
 options = ModelOptions.from_config(cfg["model"], cfg["mappings"], pd.read_parquet(snakemake.input.hockney),
                                    pd.read_csv(snakemake.input.nbft_fits))
+raw = Path(snakemake.params.raw_dir)
+
+
+def named(source: str) -> str:
+    """A raw log by its path, a published file by its name."""
+    return str(raw / source) if (raw / source).is_file() else source
+
+
 collective = read_parquet(snakemake.input.collective, "collective")
+check_mpi_version(collective, snakemake.params.facts_version, named)
 sizes, P_values, max_receivers = grid_axes(collective, cfg["machine"], options.grid_step, options.extra_sizes)
 modes = build_modes(options, cfg["channels"], sizes, max_receivers, pd.read_parquet(snakemake.input.hockney),
                     pd.read_parquet(snakemake.input.hockney_study), pd.read_csv(snakemake.input.nbft_fits),
                     pd.read_parquet(snakemake.input.nbft_medians),
                     names=tuple(m for m in options.modes if m not in FITTED_MODES))
 predictions = predict_all(modes, Placements(cfg["machine"]), cfg["algorithms"], P_values, snakemake.threads)
-raw = Path(snakemake.params.raw_dir)
-separation = check_forced_runs(  # a raw log by its path, a published file by its name
-    collective, predictions.loc[(predictions["mode"] == "openmpi") & (predictions["target"] == "avg")],
-    lambda source: str(raw / source) if (raw / source).is_file() else source, snakemake.params.forced_check)
+separation = check_forced_runs(
+    collective, predictions.loc[(predictions["mode"] == "openmpi") & (predictions["target"] == "avg")], named,
+    snakemake.params.forced_check)
 for row in one_algorithm_ran(separation).itertuples(index=False):  # quality.forced_check: false
     log.warning("%s under map-by %s: the forced runs measure as one algorithm (%.2fx apart, median of %d cells "
                 "the openmpi mode prices 2x apart): %s, %s", row.operation, row.mapping, row.median_ratio, row.cells,

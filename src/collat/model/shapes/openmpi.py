@@ -9,7 +9,13 @@ in ``tests/test_openmpi.py``); this module only reads them the way OpenMPI does.
 
 from __future__ import annotations
 
+import re
+from typing import Callable
+
 import numpy as np
+import pandas as pd
+
+from collat import InputError
 
 COLLECTIVE_IDS = {"bcast": 7, "reduce": 11}  # BCAST, REDUCE in coll_base_functions.h
 ALGORITHM_COUNT = {7: 10, 11: 8}  # ids 0 .. n - 1 exist (openmpi-and-osu-facts.md)
@@ -91,3 +97,26 @@ def runs_fallback(spec: dict, P_values, sizes) -> np.ndarray:
     else:
         limit = np.full(len(P), int(below))
     return np.asarray(sizes)[None, :] < limit[:, None]
+
+
+# an implementation and version as the ingest names them (collat.ingest.osu.mpi_version, a pattern's
+# or manifest's mpi field): openmpi-4.1.5, mpich-4.0.2, mvapich2-2.3.7, intelmpi-2021.6
+_NAMED_MPI = re.compile(r"^(openmpi|mpich|mvapich2|intelmpi)-(\d+)\.(\d+)", re.I)
+
+
+def check_mpi_version(collective: pd.DataFrame, version: str | None, name: Callable[[str], str] = str) -> None:
+    """The collective runs whose ``mpi`` names an implementation and version (``openmpi-4.1.5``) ran
+    the OpenMPI ``version`` (major.minor; config ``model.openmpi.version``) whose algorithms, trees
+    and fixed decision rules the model applies; else one line naming a log. ``version`` None: the
+    config states the trees and rules itself. A label of another form says nothing and passes.
+    ``name``: a log's source as the user knows it."""
+    if version is None or "mpi" not in collective or collective["mpi"].isna().all():
+        return
+    named = collective.dropna(subset=["mpi"]).drop_duplicates("mpi")
+    for mpi, source in zip(named["mpi"].astype(str), named["source"].astype(str)):
+        m = _NAMED_MPI.match(mpi)
+        if m is None or (m[1].lower() == "openmpi" and f"{m[2]}.{m[3]}" == str(version)):
+            continue
+        raise InputError(name(source), None, f"runs of OpenMPI {version}, whose trees and fixed decision rules the model "
+                         "applies (config model.openmpi.version), or config model.openmpi.trees and "
+                         "model.openmpi.default_rules stated for the MPI that ran them", mpi)
