@@ -5,6 +5,7 @@ import concurrent.futures
 import copy
 import re
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -978,33 +979,52 @@ def test_a_16_core_machine_from_a_short_config(tmp_path):
     assert "**Segment sizes in the rules files**" in (wd / "results/summary.md").read_text()
 
 
+def sixteen_core_logs(raw: Path, collective: dict[str, str]) -> None:
+    """The 16-core fixture's point-to-point and NBFT logs under ``raw``, and ``collective``: {path
+    under raw: its text}."""
+    for kind in ("pt2pt", "nbft"):
+        shutil.copytree(SIXTEEN_CORES / kind, raw / kind)
+    for path, text in collective.items():
+        (raw / path).parent.mkdir(parents=True, exist_ok=True)
+        (raw / path).write_text(text)
+
+
+UNFITTED = "results/model/unfitted_predictions.parquet"
+
+
+def refused_by_the_model(tmp_path: Path, raw: Path, config: str) -> tuple[Path, str]:
+    """Run to the model's first output with ``config``: it must stop with one line naming a log
+    under ``raw`` among the last five (Snakemake's own tail after it), no traceback, nothing
+    written. Returns the working directory and the line."""
+    (tmp_path / "mine.yaml").write_text(config)
+    wd = tmp_path / "wd"
+    wd.mkdir(exist_ok=True)
+    res = run_snakemake(wd, UNFITTED, "--cores", "2", "--configfile", str(tmp_path / "mine.yaml"), check=False)
+    tail = [ln for ln in res.stderr.splitlines() if ln.strip()][-5:]
+    said = [ln for ln in tail if ln.startswith(f"{raw}/bcast/core/alg")]
+    assert res.returncode != 0 and len(said) == 1, res.stderr[-3000:]
+    assert "Traceback" not in res.stderr and not (wd / UNFITTED).exists()
+    return wd, said[0]
+
+
+SIXTEEN_CORE_MACHINE = ("machine: {name: a 16-core node, nodes: 1, sockets_per_node: 1, cores_per_socket: 16, "
+                        "cores_per_l3: 8}\n")
+
+
 def test_forced_runs_that_ran_the_default_stop_the_model_with_one_line(tmp_path):
     """Logs named alg1 and alg6 that hold what the default measured (OpenMPI ignores
     coll_tuned_bcast_algorithm without coll_tuned_use_dynamic_rules 1): the model stage stops with
     one line naming two of the logs, and writes no predictions; quality.forced_check: false lets
     the run go on."""
     raw = tmp_path / "raw"
-    for kind in ("pt2pt", "nbft"):
-        shutil.copytree(SIXTEEN_CORES / kind, raw / kind)
-    for alg in (0, 1, 6):
-        for P in (8, 16):
-            shutil.copy(SIXTEEN_CORES / f"bcast/core/alg0/np{P}.txt", (raw / f"bcast/core/alg{alg}").mkdir(
-                parents=True, exist_ok=True) or raw / f"bcast/core/alg{alg}/np{P}.txt")
-    config = ("machine: {name: a 16-core node, nodes: 1, sockets_per_node: 1, cores_per_socket: 16, cores_per_l3: 8}\n"
-              f"data:\n  raw: {{dir: {raw}}}\n")
-    (tmp_path / "mine.yaml").write_text(config)
-    wd = tmp_path / "wd"
-    wd.mkdir()
-    target = "results/model/unfitted_predictions.parquet"
-    res = run_snakemake(wd, target, "--cores", "2", "--configfile", str(tmp_path / "mine.yaml"), check=False)
-    tail = [ln for ln in res.stderr.splitlines() if ln.strip()][-5:]  # Snakemake's own tail after the line
-    said = [ln for ln in tail if ln.startswith(f"{raw}/bcast/core/alg")]
-    assert res.returncode != 0 and len(said) == 1, res.stderr[-3000:]
-    assert "expected bcast runs under map-by core that ran the algorithms they name" in said[0]
-    assert "found 'within 1.00x of each other there (median): without --mca coll_tuned_use_dynamic_rules 1" in said[0]
-    assert "Traceback" not in res.stderr and not (wd / target).exists()
+    sixteen_core_logs(raw, {f"bcast/core/alg{alg}/np{P}.txt": (SIXTEEN_CORES / f"bcast/core/alg0/np{P}.txt").read_text()
+                            for alg in (0, 1, 6) for P in (8, 16)})
+    config = SIXTEEN_CORE_MACHINE + f"data:\n  raw: {{dir: {raw}}}\n"
+    wd, said = refused_by_the_model(tmp_path, raw, config)
+    assert "expected bcast runs under map-by core that ran the algorithms they name" in said
+    assert "found 'within 1.00x of each other there (median): without --mca coll_tuned_use_dynamic_rules 1" in said
     (tmp_path / "mine.yaml").write_text(config + "quality: {forced_check: false}\n")
-    run_snakemake(wd, target, "--cores", "2", "--configfile", str(tmp_path / "mine.yaml"))
+    run_snakemake(wd, UNFITTED, "--cores", "2", "--configfile", str(tmp_path / "mine.yaml"))
     assert "measure as one algorithm" in (wd / "logs/model/predict_unfitted.log").read_text()
 
 
@@ -1012,24 +1032,10 @@ def test_logs_another_openmpi_made_stop_the_model_with_one_line(tmp_path):
     """Collective logs whose job printed `mpirun (Open MPI) 5.0.3` before OSU ran: the model, which
     applies OpenMPI 4.1's trees and fixed rules, stops with one line naming a log and the version."""
     raw = tmp_path / "raw"
-    for kind in ("pt2pt", "nbft"):
-        shutil.copytree(SIXTEEN_CORES / kind, raw / kind)
-    for alg in (0, 6):
-        (raw / f"bcast/core/alg{alg}").mkdir(parents=True)
-        text = (SIXTEEN_CORES / f"bcast/core/alg{alg}/np8.txt").read_text()
-        (raw / f"bcast/core/alg{alg}/np8.txt").write_text("mpirun (Open MPI) 5.0.3\n" + text)
-    (tmp_path / "mine.yaml").write_text(
-        "machine: {name: a 16-core node, nodes: 1, sockets_per_node: 1, cores_per_socket: 16, cores_per_l3: 8}\n"
-        f"data:\n  raw: {{dir: {raw}}}\n")
-    wd = tmp_path / "wd"
-    wd.mkdir()
-    target = "results/model/unfitted_predictions.parquet"
-    res = run_snakemake(wd, target, "--cores", "2", "--configfile", str(tmp_path / "mine.yaml"), check=False)
-    tail = [ln for ln in res.stderr.splitlines() if ln.strip()][-5:]  # Snakemake's own tail after the line
-    said = [ln for ln in tail if ln.startswith(f"{raw}/bcast/core/alg")]
-    assert res.returncode != 0 and len(said) == 1, res.stderr[-3000:]
-    assert said[0].endswith("found 'openmpi-5.0.3'") and "expected runs of OpenMPI 4.1" in said[0]
-    assert "Traceback" not in res.stderr and not (wd / target).exists()
+    sixteen_core_logs(raw, {f"bcast/core/alg{alg}/np8.txt": "mpirun (Open MPI) 5.0.3\n" + (
+        SIXTEEN_CORES / f"bcast/core/alg{alg}/np8.txt").read_text() for alg in (0, 6)})
+    wd, said = refused_by_the_model(tmp_path, raw, SIXTEEN_CORE_MACHINE + f"data:\n  raw: {{dir: {raw}}}\n")
+    assert said.endswith("found 'openmpi-5.0.3'") and "expected runs of OpenMPI 4.1" in said
     assert set(pd.read_parquet(wd / "results/tidy/collective.parquet")["mpi"]) == {"openmpi-5.0.3"}
 
 
