@@ -308,12 +308,15 @@ def test_a_machine_from_nothing_plan_measure_model_rules_file(tmp_path):
     assert set(zip(nbft["operation"], nbft["channel"])) == {(o, c) for o in ("bcast", "reduce") for c in ("cache", "core")}
     coll = plan[plan["kind"] == "collective"]
     assert len(coll) == 18 and set(coll["P"]) == {2, 3, 4} and coll["reason"].str.startswith("first design").all()
-    assert (wd / "results/plan/jobs/nodes1.sbatch").read_text().count("mpirun") == len(plan)
+    assert (wd / "results/plan/jobs/nodes1.sbatch").read_text().count("mpirun") == len(plan) + 1  # and --version
     assert not (wd / "osu_raw").exists()  # planning runs nothing
     (wd / "accepted.csv").write_text((wd / "results/plan/launches.csv").read_text())
     run_snakemake(wd, "--cores", "2", "--configfile", str(mine), timeout=1500)
     for f in plan["file"]:
         assert "# OSU MPI" in (wd / "osu_raw" / f).read_text(), f  # every planned log, written by OSU
+    # each log names the MPI that ran it (mpirun --version above OSU's output): the model checks it
+    named = pd.read_parquet(wd / "results/tidy/collective.parquet")["mpi"]
+    assert named.notna().all() and named.str.startswith("openmpi-4.1.").all(), set(named)
     rules = (wd / "results/selection/rules_map-by-core.txt").read_text()
     validate(rules, "rules_map-by-core.txt")
     assert pd.read_csv(wd / "results/selection/regret.csv")["cells"].gt(0).all()

@@ -57,6 +57,13 @@ def test_point_to_point_and_nbft_are_pinned_by_a_rankfile():
     assert jobs.log_path(launch()) == "reduce/core/alg5/np6.txt"
 
 
+def test_version_line_names_the_mpi_or_nothing():
+    assert jobs.version_line("mpirun (Open MPI) 4.1.6\n\nReport bugs to https://www.open-mpi.org/\n") == \
+        "mpirun (Open MPI) 4.1.6"
+    assert jobs.version_line("HYDRA build details:\n    Version: 4.0.2\n") is None  # no name on its first line
+    assert jobs.version_line("") is None
+
+
 def test_batch_scripts_one_per_node_count_and_the_manifest():
     rows = pd.DataFrame([launch(), launch(P=9), launch(kind="pt2pt", benchmark="osu_latency", operation=None,
                                                         algorithm=None, mapping=None, channel="node", P=2, receiver=8)])
@@ -65,7 +72,7 @@ def test_batch_scripts_one_per_node_count_and_the_manifest():
     two = scripts["nodes2.sbatch"]
     assert two.count('rf=$(mktemp)') == two.count('rm -f "$rf"') == 1  # a rankfile removed after its launch
     assert "#SBATCH --nodes=2" in two and "#SBATCH --partition=batch" in two and "#SBATCH --account=hpc" in two
-    assert two.count("mpirun") == 2 and '--rankfile "$rf"' in two and "rank 1=+n1 slot=0" in two
+    assert two.count("mpirun -np") == 2 and '--rankfile "$rf"' in two and "rank 1=+n1 slot=0" in two
     assert '> "$raw/reduce/core/alg5/np9.txt.part" 2>&1 && mv' in two  # no half-written log
     m = jobs.manifest(rows)
     assert list(m["file"]) == ["reduce/core/alg5/np6.txt", "reduce/core/alg5/np9.txt", "pt2pt/node/recv8.txt"]
@@ -80,7 +87,8 @@ def test_a_batch_script_without_measure_osu_takes_the_directory_from_its_environ
 
     stub = tmp_path / "bin" / "mpirun"  # records its words, one per line, as the real launcher would get them
     stub.parent.mkdir()
-    stub.write_text('#!/bin/bash\nprintf "%s\\n" "$@" >> "$CALLS"\n')
+    stub.write_text('#!/bin/bash\nif [ "$1" = --version ]; then printf "mpirun (Open MPI) 4.1.4\\n\\nReport bugs\\n"; '
+                    'exit; fi\nprintf "%s\\n" "$@" >> "$CALLS"\n')
     stub.chmod(stub.stat().st_mode | stat.S_IEXEC)
     script = tmp_path / "nodes1.sbatch"
     script.write_text(jobs.batch_scripts(pd.DataFrame([launch()]), SMALL,
@@ -90,7 +98,8 @@ def test_a_batch_script_without_measure_osu_takes_the_directory_from_its_environ
     subprocess.run(["bash", str(script)], cwd=tmp_path, env=env, check=True)
     words = (tmp_path / "calls.txt").read_text().splitlines()
     assert words[words.index("0") + 1] == f"{tmp_path}/osu 7.3/c/mpi/collective/blocking/osu_reduce"  # one word
-    assert (tmp_path / "raw/reduce/core/alg5/np6.txt").exists()
+    # the log names the MPI that ran it (its first line), which the ingest records
+    assert (tmp_path / "raw/reduce/core/alg5/np6.txt").read_text().splitlines() == ["mpirun (Open MPI) 4.1.4"]
     env.pop("OSU")
     run = subprocess.run(["bash", str(script)], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert run.returncode != 0 and "set OSU to your OSU micro-benchmarks 7 build" in run.stderr

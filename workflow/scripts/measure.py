@@ -1,5 +1,6 @@
-"""Run one accepted launch with OSU and write its raw log (stdout and stderr) into data.raw.dir;
-nothing is written when the run fails (the log's last lines say why)."""
+"""Run one accepted launch with OSU and write its raw log (the launcher's version line, then OSU's
+stdout and stderr) into data.raw.dir; nothing is written when the run fails (the log's last lines
+say why)."""
 
 import os
 import shutil
@@ -8,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from collat import UserError
-from collat.plan.jobs import MeasureOptions, command, in_allocation, rankfile
+from collat.plan.jobs import MeasureOptions, command, in_allocation, rankfile, version_line
 from collat.runner import measuring, setup_log
 
 log = setup_log(snakemake.log)
@@ -29,7 +30,11 @@ with tempfile.TemporaryDirectory() as tmp:
     if shutil.which(words[0]) is None:
         raise UserError(f"config key measure.launcher: {words[0]} not found on PATH for {out}")
     part = Path(tmp) / "log"
+    version = subprocess.run([words[0], "--version"], capture_output=True, text=True, timeout=120)
     with open(part, "w") as fh, measuring(exclusive=True):  # alone on this host: no launch, no ingest beside
+        named = version_line(version.stdout + version.stderr)  # which MPI ran it, above OSU's output
+        fh.write(f"{named}\n" if named else "")
+        fh.flush()
         done = subprocess.run(words, stdout=fh, stderr=subprocess.STDOUT)
     text = part.read_text(errors="replace")
     if done.returncode != 0:

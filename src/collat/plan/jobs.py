@@ -149,6 +149,16 @@ def command(launch, machine: dict, opts: MeasureOptions, rankfile_path: str | No
     return words + osu
 
 
+def version_line(output: str) -> str | None:
+    """The first line of ``mpirun --version`` where it names an MPI and its version (``mpirun (Open
+    MPI) 4.1.6``), which a log carries above OSU's output so that the ingest records which MPI ran
+    it (the ``mpi`` column); None where it does not."""
+    from collat.ingest.osu import mpi_version
+
+    first = (output.strip().splitlines() or [""])[0]
+    return first if mpi_version(first) else None
+
+
 def manifest(launches: pd.DataFrame) -> pd.DataFrame:
     """The ingest's manifest rows of the launches' logs (data.raw.manifest format)."""
     m = launches.assign(file=[log_path(r) for _, r in launches.iterrows()])
@@ -186,7 +196,7 @@ def batch_scripts(launches: pd.DataFrame, machine: dict, opts: MeasureOptions, r
                   f"raw={shlex.quote(raw_dir)}"]
         lines += [] if opts.osu else [': "${OSU:?set OSU to your OSU micro-benchmarks 7 build or install directory '
                                       '(or measure.osu in the config)}"']
-        lines += [""]
+        lines += ['mpi=$(mpirun --version 2>&1 | head -n 1)  # each log says which MPI ran it', ""]
         for _, r in rows.iterrows():
             log = log_path(r)
             lines.append(f'mkdir -p "$raw/{Path(log).parent}"')
@@ -195,7 +205,7 @@ def batch_scripts(launches: pd.DataFrame, machine: dict, opts: MeasureOptions, r
                 lines.append(f"rf=$(mktemp); printf '%s' {shlex.quote(rankfile(machine, r))} > \"$rf\"")
             words = command(r, machine, opts, "$rf" if pinned else None, trees)
             cmd = " ".join(_shell_word(w) for w in words)
-            lines.append(f'{cmd} > "$raw/{log}.part" 2>&1 && mv "$raw/{log}.part" "$raw/{log}"')
+            lines.append(f'{{ printf \'%s\\n\' "$mpi"; {cmd}; }} > "$raw/{log}.part" 2>&1 && mv "$raw/{log}.part" "$raw/{log}"')
             if pinned:
                 lines.append('rm -f "$rf"')
         out[f"nodes{n}.sbatch"] = "\n".join(lines) + "\n"
