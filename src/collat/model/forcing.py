@@ -3,11 +3,11 @@
 OpenMPI reads ``coll_tuned_<op>_algorithm`` only beside ``coll_tuned_use_dynamic_rules 1``. Without
 it every "forced" run measures the fixed rules' choice, and logs named alg1, alg5, ... say nothing
 of it. Where the openmpi mode prices two algorithms at least :data:`APART` times apart, real runs
-differ too: the median |log ratio| of such measured pairs, per operation and mapping, is 0.83-1.6 on
-the study's data and 0.83 / 1.03 on a 16-core node (benchmarks/README.md, "Runs that ran one
-algorithm"). Two runs of one algorithm differ by their run-to-run noise: 0.03-0.19 on the study
-(the default against the forced run of its tree, ``noise_floor.csv`` kind ``another_run``). An
-operation and mapping whose algorithms measure within :data:`WITHIN` of each other there ran as one.
+differ too: the median measured ratio of such pairs, per operation and mapping, is 2.9-4.9x on the
+study's data and 2.3x / 2.8x on a 16-core node; the same data forged as one algorithm with a
+run-to-run noise of sd 0.1-0.3 per run measure 1.1-1.3x (benchmarks/README.md, "forced_runs.py").
+An operation and mapping whose algorithms measure within :data:`WITHIN` of each other there ran as
+one.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pandas as pd
 from collat import InputError
 
 APART = 2.0  # the openmpi mode's ratio from which two algorithms count as different
-WITHIN = 1.4  # a median measured ratio below this: one algorithm ran (log 0.34, between 0.19 and 0.83)
+WITHIN = 1.4  # a median measured ratio below this: one algorithm ran (between the forged 1.34x and the real 2.3x)
 MIN_CELLS = 20  # fewer such cells: no verdict
 
 SEPARATION_COLUMNS = ["operation", "mapping", "pairs", "cells", "median_ratio", "source_a", "source_b"]
