@@ -59,11 +59,10 @@ STARTED = time.time()
 
 
 onerror:
-    # a user's mistake, said last: the one line each failed job logged (collat.runner.setup_log)
-    from collat.runner import user_errors
+    # a user's mistake, said last (after Snakemake's own tail): the one line each failed job logged
+    from collat.runner import say_last, user_errors
 
-    for line in user_errors("logs", STARTED - 1):
-        print(line, file=sys.stderr)
+    say_last(user_errors("logs", STARTED - 1))
 
 
 rule all:

@@ -171,6 +171,12 @@ def snakemake_call(workdir: Path, *args, env_extra=None) -> tuple[list[str], dic
     return [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(workdir), *args], env
 
 
+def said_last(res: subprocess.CompletedProcess) -> str:
+    """The last line a user reads of a run that stopped: the last non-blank line of its stderr."""
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
+
+
 def run_snakemake(workdir: Path, *args, check=True, env_extra=None, timeout=900):
     cmd, env = snakemake_call(workdir, *args, env_extra=env_extra)
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)

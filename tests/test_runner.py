@@ -21,6 +21,18 @@ def test_user_errors_are_the_one_lines_of_logs_written_since_the_run_began(tmp_p
     assert user_errors(tmp_path / "absent", 0) == []
 
 
+def test_the_lines_said_last_come_after_everything_else_the_process_prints():
+    """Snakemake prints its own tail after the workflow's onerror hook: lines handed to say_last are
+    printed at exit, after it, and the exit status is kept."""
+    import subprocess
+
+    code = ("import sys; from collat.runner import say_last\n"
+            "say_last(['a.txt, line 3: expected y']); say_last([])\n"
+            "print('WorkflowError:', file=sys.stderr); sys.exit(1)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 1 and res.stderr.splitlines() == ["WorkflowError:", "a.txt, line 3: expected y"]
+
+
 PROBE = ("import fcntl, sys; fh = open(sys.argv[1], 'a')\n"
          "try:\n    fcntl.flock(fh, (fcntl.LOCK_EX if sys.argv[2] == 'x' else fcntl.LOCK_SH) | fcntl.LOCK_NB); print('got')\n"
          "except BlockingIOError:\n    print('waits')")

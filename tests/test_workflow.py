@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from conftest import (HAVE_STUDY, RAW_SAMPLES, REPO, STUDY_CUT, SYNTHETIC_RAW, cut_config, load_config, make_workdir,
-                      needs_samples, needs_study, run_snakemake, study_config)
+                      needs_samples, needs_study, run_snakemake, said_last, study_config)
 
 pytestmark = pytest.mark.workflow
 
@@ -353,7 +353,7 @@ def test_bad_raw_log_stops_with_file_and_line(tmp_path):
     res = run_snakemake(wd, "--cores", "1", check=False)
     assert res.returncode != 0
     message = "thin-osu_latency-node.txt, line 4: expected a number in column 'avg', found 'oops'"
-    assert message in res.stdout + res.stderr
+    assert message in said_last(res), res.stderr[-2000:]  # the last line the user reads
     assert message in (wd / "logs/ingest/raw/thin-osu_latency-node.txt.log").read_text()  # and in the rule's log
     assert not (wd / "results/tidy/pt2pt.parquet").exists()
     assert not (wd / "results/ingest/raw/thin-osu_latency-node.txt.arrows").exists()
@@ -364,7 +364,7 @@ def test_bad_config_stops_before_any_job(tmp_path):
     cfg["mappings"] = ["core", "numa"]
     wd = make_workdir(tmp_path, cfg)
     res = run_snakemake(wd, "-n", check=False)
-    assert res.returncode != 0 and "numa" in res.stderr + res.stdout
+    assert res.returncode != 0 and "numa" in said_last(res)
     assert "Job stats" not in res.stdout + res.stderr
 
 
@@ -373,7 +373,7 @@ def test_checksum_mismatch_leaves_nothing(tmp_path):
     cfg["data"]["published"]["files"]["p2p.csv"]["sha256"] = "0" * 64
     wd = make_workdir(tmp_path, cfg)
     res = run_snakemake(wd, "--cores", "1", "resources/study/p2p.csv", check=False)
-    assert res.returncode != 0 and "SHA-256 mismatch" in res.stdout + res.stderr
+    assert res.returncode != 0 and "SHA-256 mismatch" in said_last(res), res.stderr[-2000:]
     assert not (wd / "resources/study/p2p.csv").exists()
 
 
@@ -620,7 +620,7 @@ def test_no_log_matched_is_one_line(tmp_path):
     wd = make_workdir(tmp_path / "wd", cfg)
     res = run_snakemake(wd, "--cores", "1", check=False)
     out = res.stdout + res.stderr
-    assert res.returncode != 0 and "expected at least one OSU log matching data.raw.glob '*.txt'" in out
+    assert res.returncode != 0 and "expected at least one OSU log matching data.raw.glob '*.txt'" in said_last(res)
     assert "Traceback" not in out and "KeyError" not in out
 
 
@@ -644,7 +644,7 @@ def test_slurm_out_files_and_a_manifest_row_for_a_missing_log(tmp_path):
         fh.write("latency_socket.out,osu_latency,socket\n")
     res = run_snakemake(wd, "--cores", "2", "results/pt2pt/hockney.csv", check=False)
     out = res.stdout + res.stderr
-    assert res.returncode != 0 and "manifest.csv, line 4: expected a log under data.raw.dir" in out
+    assert res.returncode != 0 and "manifest.csv, line 4: expected a log under data.raw.dir" in said_last(res)
     assert "found 'latency_socket.out'" in out and "Traceback" not in out
 
 
@@ -685,7 +685,7 @@ def test_marker_lines_split_one_slurm_log_into_its_placements(tmp_path):
     wd = make_workdir(tmp_path / "wd2", cfg)
     res = run_snakemake(wd, "--cores", "1", "results/pt2pt/hockney.csv", check=False)
     out = res.stdout + res.stderr
-    assert res.returncode != 0 and "data.raw.markers[0].regex: named groups must be metadata fields" in out
+    assert res.returncode != 0 and "data.raw.markers[0].regex: named groups must be metadata fields" in said_last(res)
     assert "found placement" in out and "Traceback" not in out
 
 
@@ -698,7 +698,7 @@ def test_a_key_naming_an_undefined_channel_is_one_line(tmp_path):
     res = run_snakemake(wd, "-n", check=False)
     out = res.stdout + res.stderr
     assert res.returncode != 0
-    assert "config key partitioned.channels[1]: found 'cache', expected one of channels ['core', 'socket', 'node']" in out
+    assert "config key partitioned.channels[1]: found 'cache', expected one of channels ['core', 'socket', 'node']" in said_last(res)
     assert "Traceback" not in out
 
 
@@ -727,7 +727,7 @@ def test_processed_csvs_through_data_tables(tmp_path):
     wd = make_workdir(tmp_path / "wd2", cfg)
     res = run_snakemake(wd, "--cores", "1", "results/tidy/collective.parquet", check=False)
     out = res.stdout + res.stderr
-    assert res.returncode != 0 and "bcast_awk.csv, line 14: expected a value of data.tables[0].values.algorithm" in out
+    assert res.returncode != 0 and "bcast_awk.csv, line 14: expected a value of data.tables[0].values.algorithm" in said_last(res)
     assert "found 'bintree'" in out and "Traceback" not in out
 
 
@@ -779,7 +779,7 @@ def test_logs_of_two_mpi_implementations_stop_the_ingest_until_one_is_chosen(tmp
     assert res.returncode != 0 and "Traceback" not in out
     assert ("data.mpi: expected logs of one MPI implementation, or data.mpi naming the one to read (another "
             "implementation needs its own config), found 'mpich-4.0.2 (slurm-5102.out); openmpi-4.1.5 "
-            "(slurm-5101.out)'") in out
+            "(slurm-5101.out)'") in said_last(res)
     cfg["data"]["mpi"] = "openmpi-4.1.5"
     wd = make_workdir(tmp_path / "wd", cfg)
     run_snakemake(wd, "--cores", "2", "results/tidy/pt2pt.parquet", "results/tidy/quality.csv")
@@ -856,9 +856,9 @@ def test_logs_without_the_max_column_stop_at_tidy_until_the_config_asks_for_avg_
     res = run_snakemake(wd, "--cores", "2", check=False)
     out = res.stdout + res.stderr
     assert res.returncode != 0 and "Traceback" not in out
-    line = next(x for x in out.splitlines() if x.startswith("error: "))
+    line = said_last(res)
     # the log named: a collective one (bcast-core-alg0.out) or an NBFT one (nbft-bcast-cache.out)
-    assert re.fullmatch(r"error: [a-z]+-(core-alg\d|[a-z]+-cache)\.out: expected a 'Max Latency\(us\)' column in its runs, "
+    assert re.fullmatch(r"[a-z]+-(core-alg\d|[a-z]+-cache)\.out: expected a 'Max Latency\(us\)' column in its runs, "
                         r"which config .*targets.* ask for \(OSU prints it with -f: rerun with -f, or leave max out "
                         r"of those keys\), found 'no max value in \d+ rows of (nbft|collective), nor in any other "
                         r"(nbft|collective) log'", line), line
@@ -890,7 +890,7 @@ def test_skip_passes_over_junk_files_and_an_error_is_said_last(tmp_path):
     """A log directory as a cluster leaves it: good logs beside an empty file, a launcher's error, a
     cancelled job, a log whose header lines were cut away and a file that is no log at all. With on_bad_run: skip and data.raw.exclude the
     Hockney fits come out and quality.csv names each skipped file; with on_bad_run: error the run
-    stops, and the file's one line is among the last five printed (Snakemake's own tail after it)."""
+    stops, and the file's one line is the last line printed."""
     import yaml
 
     raw = tmp_path / "raw"
@@ -930,8 +930,7 @@ def test_skip_passes_over_junk_files_and_an_error_is_said_last(tmp_path):
     res = run_snakemake(wd, "results/pt2pt/hockney.csv", "--cores", "1", check=False)
     lines = (res.stdout + res.stderr).strip().splitlines()
     assert res.returncode != 0
-    said = [line for line in lines[-5:] if line.startswith(str(raw))]
-    assert len(said) == 1 and "expected" in said[0], lines[-8:]
+    assert said_last(res).startswith(str(raw)) and "expected" in said_last(res), lines[-8:]
 
 
 SIXTEEN_CORES = REPO / "tests" / "data" / "osu_16core"
@@ -994,17 +993,16 @@ UNFITTED = "results/model/unfitted_predictions.parquet"
 
 def refused_by_the_model(tmp_path: Path, raw: Path, config: str) -> tuple[Path, str]:
     """Run to the model's first output with ``config``: it must stop with one line naming a log
-    under ``raw`` among the last five (Snakemake's own tail after it), no traceback, nothing
-    written. Returns the working directory and the line."""
+    under ``raw``, the last line printed, no traceback, nothing written. Returns the working
+    directory and the line."""
     (tmp_path / "mine.yaml").write_text(config)
     wd = tmp_path / "wd"
     wd.mkdir(exist_ok=True)
     res = run_snakemake(wd, UNFITTED, "--cores", "2", "--configfile", str(tmp_path / "mine.yaml"), check=False)
-    tail = [ln for ln in res.stderr.splitlines() if ln.strip()][-5:]
-    said = [ln for ln in tail if ln.startswith(f"{raw}/bcast/core/alg")]
-    assert res.returncode != 0 and len(said) == 1, res.stderr[-3000:]
+    said = said_last(res)
+    assert res.returncode != 0 and said.startswith(f"{raw}/bcast/core/alg"), res.stderr[-3000:]
     assert "Traceback" not in res.stderr and not (wd / UNFITTED).exists()
-    return wd, said[0]
+    return wd, said
 
 
 SIXTEEN_CORE_MACHINE = ("machine: {name: a 16-core node, nodes: 1, sockets_per_node: 1, cores_per_socket: 16, "
@@ -1120,13 +1118,11 @@ def test_plan_from_nothing_and_measure_errors_are_one_line(tmp_path):
     (wd / "accepted.csv").write_text("\n".join((wd / "results/plan/launches.csv").read_text().splitlines()[:2]) + "\n")
     res = run_snakemake(wd, "raw/pt2pt/cache/recv1.txt", "--cores", "1", "--configfile", str(wd / "mine.yaml"),
                         check=False)
-    tail = [ln for ln in res.stderr.splitlines() if ln.strip()][-5:]  # Snakemake's own tail after the line
-    said = [ln for ln in tail if ln.startswith("config key measure.osu:")]
-    assert res.returncode != 0 and len(said) == 1 and "no-osu" in said[0], res.stderr[-2000:]
+    said = said_last(res)
+    assert res.returncode != 0 and said.startswith("config key measure.osu:") and "no-osu" in said, res.stderr[-2000:]
     assert "Traceback" not in res.stdout + res.stderr and not (wd / "raw/pt2pt/cache/recv1.txt").exists()
     (wd / "accepted.csv").write_text("kind,benchmark,operation,algorithm,mapping,channel,P,receiver\n"
                                      "collective,osu_bcast,bcast,six,core,,4,\n")
     res = run_snakemake(wd, "results/plan/launches.csv", "--cores", "1", "--configfile", str(wd / "mine.yaml"),
                         check=False)
-    last = [ln for ln in res.stderr.splitlines() if ln.strip()][-1]  # refused before any job: the last line
-    assert res.returncode != 0 and last.startswith("accepted.csv, line 2: expected a launch"), res.stderr[-2000:]
+    assert res.returncode != 0 and said_last(res).startswith("accepted.csv, line 2: expected a launch"), res.stderr[-2000:]

@@ -3,6 +3,7 @@ measuring lock."""
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import logging
 import os
@@ -51,6 +52,19 @@ def user_errors(log_dir, since: float) -> list[str]:
             if sep and message not in out:
                 out.append(message)
     return out
+
+
+def say_last(lines: list[str]) -> None:
+    """Print ``lines`` to stderr as this process exits. Snakemake ends a failed run with its own
+    tail (the log's path, the run time, "WorkflowError: At least one job did not complete
+    successfully."); printed after it, a user's mistake is the last thing the user reads."""
+    if lines:
+        atexit.register(_print_lines, list(lines))
+
+
+def _print_lines(lines: list[str]) -> None:
+    for line in lines:
+        print(line, file=sys.stderr, flush=True)
 
 
 _TASK = None
