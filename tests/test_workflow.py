@@ -976,6 +976,12 @@ def test_a_16_core_machine_from_a_short_config(tmp_path):
     one = segments.loc[segments["size"] <= 8192, "ratio"].dropna()
     assert len(one) and (one == 1.0).all()  # one segment: the same price
     assert "**Segment sizes in the rules files**" in (wd / "results/summary.md").read_text()
+    # editing the notes reruns their record in quality.csv, no table and nothing that reads one
+    with open(raw / "NOTES.txt", "a") as fh:
+        fh.write("and the default too\n")
+    res = run_snakemake(wd, "-n", "results/selection/rules_map-by-core.txt", "results/summary.md",
+                        "results/tidy/quality.csv", "--configfile", str(tmp_path / "mine.yaml"))
+    assert planned_jobs(res) == {"ingest_raw": 1, "tidy": 1}, res.stdout[-3000:]
 
 
 def sixteen_core_logs(raw: Path, collective: dict[str, str]) -> None:

@@ -195,6 +195,14 @@ def described(relpath):
             or constant_metadata(relpath, RAW["metadata"]) is not None)
 
 
+def passed_over(relpath):
+    """Whether the ingest passes over a raw log unread: under on_bad_run: skip, one that no path
+    pattern, manifest row, data.raw.metadata glob or marker line describes (notes, a backup copy).
+    Its quality record goes to quality.csv alone (rule tidy), so that editing it reruns no table."""
+    return (RAW["on_bad_run"] == "skip" and relpath not in PENDING and not RAW["markers"]
+            and relpath not in MANIFEST_ROWS["per_run"] and not described(relpath))
+
+
 def predicted_table(relpath):
     """The tidy table a raw log goes to (collat.ingest.read.table_of of :func:`predicted_metadata`);
     None where the metadata do not say, or where marker lines or per-run manifest rows may say
@@ -228,11 +236,12 @@ def mappings_of_inputs():
 def tidy_parts(table):
     """The ingested parts one tidy table is built from (rule tidy_table), the published files and
     processed tables of that table, and the raw logs predicted to feed it or whose table is not
-    known before reading."""
+    known before reading (none the ingest passes over unread: :func:`passed_over`)."""
     published = [f for f in published_files() if PUBLISHED["files"][f]["table"] == table]
     return (
         expand("results/ingest/published/{file}.arrows", file=published)
-        + [f"results/ingest/raw/{log}.arrows" for log in raw_logs() if predicted_table(log) in (table, None)]
+        + [f"results/ingest/raw/{log}.arrows" for log in raw_logs()
+           if predicted_table(log) in (table, None) and not passed_over(log)]
         + [f"results/ingest/tables/{i}/{name}.arrows" for i, name in table_files()
            if config["data"]["tables"][i]["table"] == table]
     )

@@ -119,6 +119,7 @@ rule tidy_table:
 rule tidy:
     input:
         quality=expand("results/tidy/{table}.quality.csv", table=["pt2pt", "nbft", "collective"]),
+        passed_over=[f"results/ingest/raw/{log}.quality.json" for log in raw_logs() if passed_over(log)],
     output:
         quality=report("results/tidy/quality.csv", category="1. Ingest", caption="../report/quality.rst"),
     params:
