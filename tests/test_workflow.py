@@ -1032,6 +1032,31 @@ def test_forced_runs_that_ran_the_default_stop_the_model_with_one_line(tmp_path)
     assert "measure as one algorithm" in (wd / "logs/model/predict_unfitted.log").read_text()
 
 
+def test_runs_of_one_placement_under_two_mappings_stop_the_model_with_one_line(tmp_path):
+    """A machine of two 8-core nodes whose map-by node runs were made within one node (mpirun's
+    --map-by node on an allocation of one node): logs under bcast/node that hold what the map-by
+    core runs measured. The model stage, which prices the two placements apart (the node link, a
+    log written here at 4x the core channel's latency plus 1.5 us), stops with one line naming a
+    log of each; quality.placement_check: false lets the run go on."""
+    raw = tmp_path / "raw"
+    sixteen_core_logs(raw, {f"bcast/{mapping}/alg{alg}/np{P}.txt": (SIXTEEN_CORES / f"bcast/core/alg{alg}/np{P}.txt")
+                            .read_text() for mapping in ("core", "node") for alg in (0, 1, 6) for P in (4, 8)})
+    core = (SIXTEEN_CORES / "pt2pt/core/recv8.txt").read_text().splitlines()
+    (raw / "pt2pt/node").mkdir()
+    (raw / "pt2pt/node/recv8.txt").write_text("\n".join(
+        line if line.startswith("#") else f"{line.split()[0]:<24}{4 * float(line.split()[1]) + 1.5:.2f}"
+        for line in core) + "\n")
+    config = ("machine: {name: two 8-core nodes, nodes: 2, sockets_per_node: 1, cores_per_socket: 8, "
+              f"cores_per_l3: 4}}\ndata:\n  raw: {{dir: {raw}}}\n")
+    wd, said = refused_by_the_model(tmp_path, raw, config)
+    assert said.startswith(f"{raw}/bcast/core/alg") and f", {raw}/bcast/node/alg" in said
+    assert "expected bcast runs under map-by core and map-by node placed as they name" in said
+    assert "found 'within 1.00x of each other there (median): one placement ran under both names" in said
+    (tmp_path / "mine.yaml").write_text(config + "quality: {placement_check: false}\n")
+    run_snakemake(wd, UNFITTED, "--cores", "2", "--configfile", str(tmp_path / "mine.yaml"))
+    assert "measure as one placement" in (wd / "logs/model/predict_unfitted.log").read_text()
+
+
 def test_logs_another_openmpi_made_stop_the_model_with_one_line(tmp_path):
     """Collective logs whose job printed `mpirun (Open MPI) 5.0.3` before OSU ran: the model, which
     applies OpenMPI 4.1's trees and fixed rules, stops with one line naming a log and the version."""

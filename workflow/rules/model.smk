@@ -98,6 +98,7 @@ rule model_predict_unfitted:
     params:
         config={key: config[key] for key in ("machine", "channels", "mappings", "algorithms", "model")},
         forced_check=config["quality"]["forced_check"],  # forced runs that measure as one algorithm stop here
+        placement_check=config["quality"]["placement_check"],  # mappings that measure as one placement too
         facts_version=FACTS_VERSION,  # runs the logs say another MPI made stop here
         raw_dir=RAW["dir"],  # where a raw log the check names lies
     # one worker: two took as long on 2 cores (5.6 s against 5.9 s), and with two it waited for both
