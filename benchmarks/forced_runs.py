@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from collat.ingest.tidy import read_parquet
-from collat.model.forcing import WITHIN, forced_separation, one_algorithm_ran, placement_separation
+from collat.model.forcing import WITHIN, forced_separation, measured_as_one, placement_separation
 
 
 def main(workdir: Path) -> None:
@@ -35,7 +35,7 @@ def main(workdir: Path) -> None:
         forged = measured.drop(columns="avg").merge(default, on=cell)
         forged["avg"] *= np.exp(rng.normal(0.0, sd, len(forged)))
         sep = forced_separation(forged, priced)
-        print(f"one algorithm ran, run-to-run noise sd {sd}: {len(one_algorithm_ran(sep))} of {len(sep)} "
+        print(f"one algorithm ran, run-to-run noise sd {sd}: {len(measured_as_one(sep))} of {len(sep)} "
               f"refused (median ratio below {WITHIN})")
         print(sep[show].to_string(index=False, float_format="%.3f"))
     placements(measured, priced)

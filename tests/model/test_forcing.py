@@ -4,8 +4,8 @@ import pandas as pd
 import pytest
 
 from collat import InputError
-from collat.model.forcing import (check_placements, forced_separation, one_algorithm_message, one_algorithm_ran,
-                                  one_placement_message, one_placement_ran, placement_separation)
+from collat.model.forcing import (check_placements, forced_separation, measured_as_one, one_algorithm_message,
+                                  one_placement_message, placement_separation)
 
 SIZES = [2**k for k in range(12)]
 
@@ -32,14 +32,14 @@ def test_runs_that_differ_where_the_model_says_they_should_pass():
     assert sep.to_dict("records") == [{"operation": "bcast", "mapping": "core", "pairs": 2, "cells": 24,
                                        "median_ratio": pytest.approx(3.0), "source_a": "bcast/core/alg0/np8.txt",
                                        "source_b": "bcast/core/alg1/np8.txt"}]
-    assert one_algorithm_ran(sep).empty
+    assert measured_as_one(sep).empty
 
 
 def test_runs_within_their_noise_of_each_other_are_one_algorithm():
     measured, priced = frames({0: 3.0, 1: 3.3, 6: 3.0}, PRICED)  # what a missing use_dynamic_rules records
     sep = forced_separation(measured, priced)
     assert sep["median_ratio"].tolist() == [pytest.approx(1.1)] and sep["cells"].tolist() == [24]
-    flagged = one_algorithm_ran(sep)
+    flagged = measured_as_one(sep)
     assert len(flagged) == 1
     where, expected, found = one_algorithm_message(flagged.iloc[0])
     assert where == "bcast/core/alg0/np8.txt, bcast/core/alg1/np8.txt"
@@ -48,7 +48,7 @@ def test_runs_within_their_noise_of_each_other_are_one_algorithm():
     assert found.startswith("within 1.10x of each other there (median): without --mca coll_tuned_use_dynamic_rules 1 "
                             "OpenMPI runs its default whatever coll_tuned_bcast_algorithm says")
     # too few cells for a verdict
-    assert one_algorithm_ran(sep, min_cells=25).empty
+    assert measured_as_one(sep, min_cells=25).empty
 
 
 def test_outliers_and_alike_pairs_are_left_out():
@@ -81,14 +81,14 @@ def test_mappings_that_differ_where_the_model_says_they_should_pass():
     assert sep[["mapping_a", "mapping_b", "algorithms", "cells"]].values.tolist() == [["core", "node", 2, 24],
                                                                                      ["core", "socket", 2, 24]]
     assert sep["median_ratio"].tolist() == [pytest.approx(3.0)] * 2
-    assert one_placement_ran(sep).empty and check_placements(measured, priced).equals(sep)
+    assert measured_as_one(sep).empty and check_placements(measured, priced).equals(sep)
 
 
 def test_one_placement_under_two_names_is_refused_and_the_other_pair_is_not_pooled_with_it():
     # the node runs made within one node: they measure as the core runs, 1.1x, while socket stays 3x
     measured, priced = placed({"core": 3.0, "node": 3.3, "socket": 9.0}, PLACED)
     sep = placement_separation(measured, priced)
-    flagged = one_placement_ran(sep)
+    flagged = measured_as_one(sep)
     assert flagged[["mapping_a", "mapping_b"]].values.tolist() == [["core", "node"]]
     assert flagged["median_ratio"].tolist() == [pytest.approx(1.1)]
     where, expected, found = one_placement_message(flagged.iloc[0])
@@ -101,4 +101,4 @@ def test_one_placement_under_two_names_is_refused_and_the_other_pair_is_not_pool
     assert len(check_placements(measured, priced, stop=False)) == 2  # the key false: reported, not refused
     # one algorithm of 12 cells: too few for a verdict
     measured, priced = placed({"core": 3.0, "node": 3.3}, PLACED, algorithms=(6,))
-    assert one_placement_ran(placement_separation(measured, priced)).empty
+    assert measured_as_one(placement_separation(measured, priced)).empty

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from collat.model import ModelOptions, Placements, build_modes, grid_axes, predict_all
-from collat.model.forcing import check_forced_runs, check_placements, one_algorithm_ran, one_placement_ran
+from collat.model.forcing import check_forced_runs, check_placements, measured_as_one
 from collat.model.shapes.openmpi import check_mpi_version
 from collat.runner import setup_log
 from collat.config.settings import FITTED_MODES
@@ -37,14 +37,14 @@ predictions = predict_all(modes, Placements(cfg["machine"]), cfg["algorithms"], 
 priced = predictions.loc[(predictions["mode"] == "openmpi") & (predictions["target"] == "avg")]
 separation = check_forced_runs(collective, priced, named, snakemake.params.forced_check)
 placements = check_placements(collective, priced, named, snakemake.params.placement_check)
-for row in one_algorithm_ran(separation).itertuples(index=False):  # quality.forced_check: false
+for row in measured_as_one(separation).itertuples(index=False):  # quality.forced_check: false
     log.warning("%s under map-by %s: the forced runs measure as one algorithm (%.2fx apart, median of %d cells "
                 "the openmpi mode prices 2x apart): %s, %s", row.operation, row.mapping, row.median_ratio, row.cells,
                 row.source_a, row.source_b)
 for row in separation.itertuples(index=False):
     log.info("%s under map-by %s: %d pairs of algorithms priced 2x apart measure %.2fx apart (median of %d cells)",
              row.operation, row.mapping, row.pairs, row.median_ratio, row.cells)
-for row in one_placement_ran(placements).itertuples(index=False):  # quality.placement_check: false
+for row in measured_as_one(placements).itertuples(index=False):  # quality.placement_check: false
     log.warning("%s under map-by %s and %s: the runs measure as one placement (%.2fx apart, median of %d cells the "
                 "openmpi mode prices 2x apart): %s, %s", row.operation, row.mapping_a, row.mapping_b, row.median_ratio,
                 row.cells, row.source_a, row.source_b)

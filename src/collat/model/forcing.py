@@ -74,14 +74,15 @@ def forced_separation(measured: pd.DataFrame, priced: pd.DataFrame, apart: float
     return pd.DataFrame(out, columns=SEPARATION_COLUMNS)
 
 
-def one_algorithm_ran(separation: pd.DataFrame, within: float = WITHIN, min_cells: int = MIN_CELLS) -> pd.DataFrame:
-    """The rows of :func:`forced_separation` whose algorithms measure as one: at least ``min_cells``
-    cells, median ratio below ``within``."""
+def measured_as_one(separation: pd.DataFrame, within: float = WITHIN, min_cells: int = MIN_CELLS) -> pd.DataFrame:
+    """The rows of :func:`forced_separation` or :func:`placement_separation` whose two sides (the
+    algorithms, the mappings) measure as one: at least ``min_cells`` cells, median ratio below
+    ``within``."""
     return separation.loc[(separation["cells"] >= min_cells) & (separation["median_ratio"] < within)]
 
 
 def one_algorithm_message(row, apart: float = APART) -> tuple[str, str, str]:
-    """The (where, expected, found) of the one line that refuses ``row`` of :func:`one_algorithm_ran`
+    """The (where, expected, found) of the one line that refuses ``row`` of :func:`forced_separation`
     (for :class:`collat.InputError`, the logs named as given in ``row``)."""
     op = row["operation"]
     return (f"{row['source_a']}, {row['source_b']}",
@@ -95,15 +96,21 @@ def one_algorithm_message(row, apart: float = APART) -> tuple[str, str, str]:
 def check_forced_runs(measured: pd.DataFrame, priced: pd.DataFrame, name: Callable[[str], str] = str,
                       stop: bool = True) -> pd.DataFrame:
     """:func:`forced_separation` of the tidy collective rows against the openmpi mode's prices
-    (target avg); where :func:`one_algorithm_ran` finds runs that measure as one algorithm and
-    ``stop`` (config ``quality.forced_check``), one line naming two of their logs (``name``: a
-    source as the user knows it)."""
-    separation = forced_separation(measured, priced)
-    flagged = one_algorithm_ran(separation)
+    (target avg); where runs measure as one algorithm (:func:`measured_as_one`) and ``stop``
+    (config ``quality.forced_check``), one line naming two of their logs (``name``: a source as the
+    user knows it)."""
+    return refused(forced_separation(measured, priced), one_algorithm_message, name, stop)
+
+
+def refused(separation: pd.DataFrame, message: Callable, name: Callable[[str], str], stop: bool) -> pd.DataFrame:
+    """``separation``, unless ``stop`` and a row of it measures as one (:func:`measured_as_one`):
+    then the :class:`collat.InputError` of ``message`` (where, expected, found) for its first such
+    row, its logs named by ``name``."""
+    flagged = measured_as_one(separation)
     if stop and len(flagged):
         row = flagged.iloc[0].copy()
         row["source_a"], row["source_b"] = name(row["source_a"]), name(row["source_b"])
-        where, expected, found = one_algorithm_message(row)
+        where, expected, found = message(row)
         raise InputError(where, None, expected, found)
     return separation
 
@@ -132,13 +139,8 @@ def placement_separation(measured: pd.DataFrame, priced: pd.DataFrame, apart: fl
     return pd.DataFrame(out, columns=PLACEMENT_COLUMNS)
 
 
-def one_placement_ran(separation: pd.DataFrame, within: float = WITHIN, min_cells: int = MIN_CELLS) -> pd.DataFrame:
-    """The rows of :func:`placement_separation` whose two mappings measure as one placement."""
-    return one_algorithm_ran(separation, within, min_cells)
-
-
 def one_placement_message(row, apart: float = APART) -> tuple[str, str, str]:
-    """The (where, expected, found) of the one line that refuses ``row`` of :func:`one_placement_ran`."""
+    """The (where, expected, found) of the one line that refuses ``row`` of :func:`placement_separation`."""
     return (f"{row['source_a']}, {row['source_b']}",
             f"{row['operation']} runs under map-by {row['mapping_a']} and map-by {row['mapping_b']} placed as they "
             f"name (the openmpi mode prices the two placements of {row['algorithms']} algorithms at least "
@@ -151,13 +153,6 @@ def one_placement_message(row, apart: float = APART) -> tuple[str, str, str]:
 def check_placements(measured: pd.DataFrame, priced: pd.DataFrame, name: Callable[[str], str] = str,
                      stop: bool = True) -> pd.DataFrame:
     """:func:`placement_separation` of the tidy collective rows against the openmpi mode's prices
-    (target avg); where :func:`one_placement_ran` finds two mappings that measure as one placement
-    and ``stop`` (config ``quality.placement_check``), one line naming a log of each."""
-    separation = placement_separation(measured, priced)
-    flagged = one_placement_ran(separation)
-    if stop and len(flagged):
-        row = flagged.iloc[0].copy()
-        row["source_a"], row["source_b"] = name(row["source_a"]), name(row["source_b"])
-        where, expected, found = one_placement_message(row)
-        raise InputError(where, None, expected, found)
-    return separation
+    (target avg); where two mappings measure as one placement (:func:`measured_as_one`) and ``stop``
+    (config ``quality.placement_check``), one line naming a log of each."""
+    return refused(placement_separation(measured, priced), one_placement_message, name, stop)
