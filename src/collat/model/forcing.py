@@ -9,7 +9,7 @@ Where the openmpi mode prices two algorithms (or two mappings of one algorithm) 
 :data:`APART` times apart, real runs differ too. The median measured ratio of such pairs is
 2.9-4.9x per operation and mapping on the study's data and 2.3x / 2.8x on a 16-core node, 1.9-5.0x
 per operation and pair of mappings on the study; the same data forged as one algorithm (or one
-placement) with a run-to-run noise of sd 0.1-0.3 per run measure 1.1-1.3x (benchmarks/README.md,
+placement) with a run-to-run noise of sd 0.1-0.3 per run measure 1.1-1.35x (benchmarks/README.md,
 "forced_runs.py"). Runs that measure within :data:`WITHIN` of each other there ran as one.
 """
 
