@@ -55,7 +55,7 @@ def main():
     stage = (pd.read_parquet(f"{r}/results/pt2pt/hockney.parquet"),
              pd.read_parquet(f"{r}/results/pt2pt/hockney_study.parquet"), pd.read_csv(f"{r}/results/nbft/fits.csv"),
              pd.read_parquet(f"{r}/results/nbft/medians.parquet"), pd.read_csv(f"{r}/results/model/calibration.csv"))
-    options = md.ModelOptions.from_config(cfg["model"], cfg["mappings"])
+    options = md.ModelOptions.from_config(cfg["model"], cfg["mappings"], stage[0], stage[2])
     modes = md.build_modes(options, cfg["channels"], sizes, 255, *stage)
     P_grid = range(2, 257)
 

@@ -40,6 +40,21 @@ def load_config() -> dict:
     return complete(yaml.safe_load((REPO / "config" / "config.yaml").read_text()))
 
 
+#: the eager limit the study's NBFT reduce runs show: config/config.yaml leaves it null for the data
+#: to give (tests/nbft/test_gamma.py checks that the study's lines give this), so the tests that build
+#: the model's options without the pt2pt and nbft stages' files state it
+STUDY_EAGER_LIMIT = 131072
+
+
+def study_model(config: dict) -> dict:
+    """A copy of the study config's ``model`` with the eager limit its data show stated."""
+    import copy
+
+    model = copy.deepcopy(config["model"])
+    model["openmpi"]["eager_limit"] = STUDY_EAGER_LIMIT
+    return model
+
+
 @pytest.fixture(scope="session")
 def config():
     return load_config()

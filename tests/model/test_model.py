@@ -19,7 +19,7 @@ from collat.model import openmpi_mode as om
 from collat.model import paper_mode as pm
 from collat.model.options import Contention
 from collat.model.placement import place
-from conftest import REPO
+from conftest import REPO, study_model
 
 EPYC = {"nodes": 2, "sockets_per_node": 2, "cores_per_socket": 64, "cores_per_l3": 4, "numa_per_socket": 4}
 # 2 nodes x 2 sockets x 2 cores, no shared L3: at P = 8 under map-by core rank r sits on node r // 4,
@@ -99,14 +99,14 @@ def tiny_costs(table=True):
 
 
 def test_options_from_config(config):
-    o = md.ModelOptions.from_config(config["model"], ["core"])
+    o = md.ModelOptions.from_config(study_model(config), ["core"])
     assert o.openmpi.link_target == "avg" and o.openmpi.contention.links_for({"tree": "binary"}) == ("node",)
     assert o.openmpi.contention.links_for({"tree": "binomial"}) == ("node",) and o.mappings == ("core",)
     assert o.openmpi.contention.links_for({"tree": "heap_binary"}) == ()  # the paper mode's shape: not listed
     assert o.paper.segments(openmpi.tree_spec(o.paper.algorithms, "bcast", 2), "socket") == 12
     assert o.paper.segments(openmpi.tree_spec(o.paper.algorithms, "bcast", 1), "socket") == 1
     # unset keys take the schema's defaults: the link priced like a fan-out, no shared links
-    bare = copy.deepcopy(config)
+    bare = {**copy.deepcopy(config), "model": study_model(config)}
     for key in ("link_target", "contention"):
         del bare["model"]["openmpi"][key]
     validate(bare, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))  # as the Snakefile does
@@ -162,7 +162,7 @@ def tiny_forest(shape, P=8, spec=None):
 
 def tiny_options(config, rules, contention=Contention((), ())):
     """The default model options with other fixed rules for bcast and other shared links."""
-    o = md.ModelOptions.from_config(config["model"])
+    o = md.ModelOptions.from_config(study_model(config))
     return replace(o, openmpi=replace(o.openmpi, default_rules={"bcast": rules}, contention=contention))
 
 
@@ -459,7 +459,7 @@ def test_default_is_priced_in_every_cell_up_to_p1023(config):
     p2p = np.vstack([a + 1e-4 * sizes for a in alpha])
     curves = [(lambda a: lambda m: a + 1e-4 * np.asarray(m, dtype=float))(a) for a in alpha]
     costs = md.ChannelCosts(["cache", "core", "socket", "node"], sizes, p2p, p2p / 2, p2p / 2, curves=curves)
-    mode = md.OpenMPIMode({"bcast": costs, "reduce": costs}, md.ModelOptions.from_config(config["model"]))
+    mode = md.OpenMPIMode({"bcast": costs, "reduce": costs}, md.ModelOptions.from_config(study_model(config)))
     shapes = set()
     for op in ("bcast", "reduce"):
         curve = mode.curve(op, 0, "node", range(2, 1024), md.Placements(big))
@@ -500,7 +500,7 @@ def one_byte_scores(study_tables, config):
     study = fit_hockney(tables["pt2pt"], config["channels"], p["breaks"],
                         weighting=config["model"]["paper"]["hockney_weighting"])
     fits, _ = nbft_factors(tables["nbft"], hockney, config["nbft"]["targets"], config["nbft"]["min_r2"])
-    options = replace(md.ModelOptions.from_config(config["model"], config["mappings"]), modes=("paper", "openmpi"))
+    options = replace(md.ModelOptions.from_config(study_model(config), config["mappings"]), modes=("paper", "openmpi"))
     modes = md.build_modes(options, config["channels"], [1], 255, hockney, study, fits, median_table(tables["nbft"]))
     pred = md.predict_all(modes, md.Placements(config["machine"]), config["algorithms"], range(2, 257))
     coll = tables["collective"][tables["collective"]["size"] == 1]
@@ -706,7 +706,7 @@ def test_a_segmented_tree_is_its_first_segment_and_a_pipeline_step_per_further_s
 
 
 def test_a_segment_size_reaches_the_trees_openmpi_cuts_and_no_other_shape(config):
-    options = md.ModelOptions.from_config(config["model"])
+    options = md.ModelOptions.from_config(study_model(config))
     shapes = {alg: [shape for shape, *_ in om.plan_shapes("bcast", alg, "core", [8], [1, 65536], options,
                                                           segsize=8192).steps] for alg in (0, 1, 3, 4, 6)}
     assert [s.get("segsize") for s in shapes[3]] == [8192] and [s.get("segsize") for s in shapes[6]] == [8192]

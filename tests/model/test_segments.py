@@ -7,6 +7,7 @@ from collat import UserError
 from collat import model as md
 from collat.model import openmpi_mode as om
 from collat.model.segments import SEGMENT_COLUMNS, segment_ratios
+from conftest import study_model
 
 TINY = {"nodes": 2, "sockets_per_node": 2, "cores_per_socket": 2, "cores_per_l3": 1, "numa_per_socket": 1}
 
@@ -17,7 +18,7 @@ def tiny_mode(config):
     tab = alpha[:, :, None] + beta[:, :, None] * np.arange(8.0)  # [K, S, receivers]
     tab[:, :, 0] = 0
     costs = md.ChannelCosts(["core", "socket", "node"], [8, 64], alpha + beta, alpha, beta, tab)
-    options = md.ModelOptions.from_config(config["model"], ("core",))
+    options = md.ModelOptions.from_config(study_model(config), ("core",))
     return om.OpenMPIMode({"bcast": costs}, options)
 
 

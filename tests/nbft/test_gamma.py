@@ -126,3 +126,75 @@ def test_the_slope_step_is_the_break_most_intra_node_channels_show():
     other = np.where(sizes <= 256, 0.1, 0.3) + 1e-5 * sizes
     assert slope_step(pd.concat([fits("core", other), fits("socket", step), fits("cache", step)]), "max",
                       131072) == 64
+
+
+def fan_in_lines(shares: dict, sizes, P_max: int = 10, method: str = "fit", operation: str = "reduce"):
+    """NBFT lines of flat fan-ins whose avg is ``shares[channel]`` (one per size) of max at P_max:
+    max = 1 + 1 (P - 1) us, avg = its share of that through the origin."""
+    rows = []
+    for channel, share in shares.items():
+        top = 1.0 + (P_max - 1)
+        rows.append(pd.DataFrame({"operation": operation, "channel": channel, "size": sizes, "target": "max",
+                                  "alpha_us": 1.0, "beta_us": 1.0, "P_max": P_max, "method": method}))
+        rows.append(pd.DataFrame({"operation": operation, "channel": channel, "size": sizes, "target": "avg",
+                                  "alpha_us": 0.0, "beta_us": np.asarray(share) * top / (P_max - 1),
+                                  "P_max": P_max, "method": method}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def test_the_eager_limit_is_where_the_fan_ins_senders_start_to_wait():
+    """avg / max of the reduce fan-ins at their largest P steps up after 4 KiB on both channels
+    (node 0.05 -> 0.5, core 0.3 -> 0.55): one step, the same for both, at 4096."""
+    from collat.nbft.gamma import eager_switch
+
+    sizes = 2 ** np.arange(0, 21)  # 1 B .. 1 MiB
+    eager = sizes <= 4096
+    node, core = np.where(eager, 0.05, 0.5), np.where(eager, 0.3, 0.55)
+    assert eager_switch(fan_in_lines({"node": node, "core": core}, sizes)) == 4096
+    assert eager_switch(fan_in_lines({"node": node}, sizes)) == 4096  # one channel is enough
+    # channels that disagree: the step both share that leaves the least squared error; core's own
+    # step at 16 KiB is the smaller (0.3 -> 0.35), node's at 4 KiB the larger
+    late = np.where(sizes <= 16384, 0.3, 0.35)
+    assert eager_switch(fan_in_lines({"node": node, "core": late}, sizes)) == 4096
+    # no step, a share that falls, too few sizes a side, assumed lines and bcast runs: none shown
+    assert eager_switch(fan_in_lines({"node": np.full(len(sizes), 0.2)}, sizes)) is None
+    assert eager_switch(fan_in_lines({"node": node[::-1]}, sizes)) is None
+    assert eager_switch(fan_in_lines({"node": node[8:13]}, sizes[8:13])) is None  # five sizes: three a side
+    assert eager_switch(fan_in_lines({"node": node}, sizes, method="assumed")) is None
+    assert eager_switch(fan_in_lines({"node": node}, sizes, operation="bcast")) is None
+    # noise alone is no step (the BIC of one level per channel wins), a step over the noise is
+    noise = np.exp(np.random.default_rng(0).normal(0.0, 0.1, len(sizes)))
+    assert eager_switch(fan_in_lines({"node": 0.2 * noise}, sizes)) is None
+    assert eager_switch(fan_in_lines({"node": node * noise}, sizes)) == 4096
+
+
+def test_the_eager_limit_null_comes_from_the_fan_ins_before_the_point_to_point_break(config):
+    """ModelOptions: a stated eager limit stands; null takes the fan-ins' step, else the Hockney
+    fits' first intra-node regime; the small-message limit auto follows the limit the data show."""
+    from collat.model import ModelOptions
+    from conftest import study_model
+
+    sizes = 2 ** np.arange(0, 21)
+    lines = fan_in_lines({"node": np.where(sizes <= 4096, 0.05, 0.5)}, sizes)
+    hockney = pd.DataFrame({"channel": ["core", "core"], "regime": [0, 1], "size_max": [512, 4194304]})
+    model = study_model(config)
+    model["openmpi"]["small_limit"] = "auto"
+    assert ModelOptions.from_config(model, hockney=hockney, nbft_fits=lines).openmpi.eager_limit == 131072
+    model["openmpi"]["eager_limit"] = None
+    got = ModelOptions.from_config(model, hockney=hockney, nbft_fits=lines).openmpi
+    assert got.eager_limit == 4096 and got.small_limit == 4096  # no slope step among bcast lines: the limit
+    flat = fan_in_lines({"node": np.full(len(sizes), 0.2)}, sizes)
+    assert ModelOptions.from_config(model, hockney=hockney, nbft_fits=flat).openmpi.eager_limit == 512
+
+
+def test_the_study_s_fan_ins_show_its_eager_limit(study_tables, config):
+    """On ORFEO's NBFT reduce runs avg / max steps up from 128 to 256 KiB on every channel, so the
+    eager limit the study config leaves null is 131072 (the cut in tests/data has one size above
+    128 KiB: too few to show a step, and the point-to-point break gives it there)."""
+    from collat.nbft.gamma import eager_switch
+    from conftest import STUDY_EAGER_LIMIT
+
+    tables, _ = study_tables
+    fits = fit_hockney(tables["pt2pt"], config["channels"], config["pt2pt"]["breaks"])
+    lines, _ = nbft_factors(tables["nbft"], fits, ["avg", "max"], config["nbft"]["min_r2"])
+    assert eager_switch(lines) == STUDY_EAGER_LIMIT == 131072

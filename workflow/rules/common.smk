@@ -351,13 +351,10 @@ def selection_summary_input(wildcards):
 
 def calibration_start_input(wildcards):
     """What the validation recalibrates the calibrated mode from, per split, when that mode is on
-    (beside the Hockney fits, which every validation reads)."""
+    (beside the Hockney fits and the NBFT lines, which every validation reads)."""
     if "calibrated" not in config["model"]["modes"]:
         return {}
-    return {
-        "nbft_fits": "results/nbft/fits.csv",
-        "nbft_medians": "results/nbft/medians.parquet",
-    }
+    return {"nbft_medians": "results/nbft/medians.parquet"}
 
 
 def plan_input(wildcards):

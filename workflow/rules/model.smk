@@ -187,6 +187,7 @@ rule model_validate:
         collective="results/tidy/collective.parquet",
         unfitted="results/model/unfitted_predictions.parquet",
         hockney="results/pt2pt/hockney.parquet",  # the eager limit, and the calibration's start
+        nbft_fits="results/nbft/fits.csv",  # the eager and small-message limits the fan-ins show
     output:
         scores="results/model/validation/{target}.csv",
         predictions="results/model/validation/{target}.parquet",

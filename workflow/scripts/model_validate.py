@@ -16,8 +16,7 @@ from collat.model.validation import ValidationOptions, size_bounds, validate
 log = setup_log(snakemake.log)
 p = snakemake.params
 hockney = pd.read_parquet(snakemake.input.hockney)
-# the NBFT lines, read where the calibrated mode is on (they give its small-message limit)
-lines = pd.read_csv(snakemake.input.nbft_fits) if "nbft_fits" in snakemake.input.keys() else None
+lines = pd.read_csv(snakemake.input.nbft_fits)  # the eager and small-message limits they show
 options = ModelOptions.from_config(p.config["model"], hockney=hockney, nbft_fits=lines)
 collective = read_parquet(snakemake.input.collective, "collective")
 predictions = pd.read_parquet(snakemake.input.unfitted,  # the modes fitted on no collective data, this target

@@ -62,27 +62,30 @@ class ModelOptions:
     @classmethod
     def from_config(cls, model: dict, mappings=("core", "socket", "node"), hockney=None,
                     nbft_fits=None) -> "ModelOptions":
-        """From config ``model``; ``hockney`` (the pt2pt stage's fits) gives the eager limit where the
-        config leaves it null (:func:`collat.pt2pt.hockney.eager_limit`). Where the small-message
-        limit says auto: the size where the NBFT slopes step below the eager limit
-        (``nbft_fits``, the nbft stage's lines: :func:`collat.nbft.gamma.slope_step`), else the
-        eager limit where the config states it or a point-to-point break shows it (a protocol
-        switch changes what each further receiver costs), else none."""
+        """From config ``model``. Where the config leaves the eager limit null, the data give it:
+        the size where the NBFT reduce runs show a sender's call start to wait for the root
+        (``nbft_fits``, the nbft stage's lines: :func:`collat.nbft.gamma.eager_switch`), else the
+        point-to-point stage's fits (``hockney``: :func:`collat.pt2pt.hockney.eager_limit`). Where the
+        small-message limit says auto: the size where the NBFT slopes step below the eager limit
+        (:func:`collat.nbft.gamma.slope_step`), else the eager limit where the config states it or
+        the data show it (a protocol switch changes what each further receiver costs), else none."""
+        from collat.nbft.gamma import eager_switch, slope_step
+        from collat.pt2pt.hockney import eager_limit, switch_measured
+
         p, o = model["paper"], model["openmpi"]
         eager = o.get("eager_limit")
+        shown = eager is not None
+        if eager is None:
+            eager = None if nbft_fits is None else eager_switch(nbft_fits)
+            shown = eager is not None
         if eager is None:
             if hockney is None:
                 raise ValueError("model.openmpi.eager_limit null: the pt2pt stage's Hockney fits give it")
-            from collat.pt2pt.hockney import eager_limit
-
-            eager = eager_limit(hockney)
+            eager, shown = eager_limit(hockney), switch_measured(hockney)
         small = o["small_limit"]
         if small == "auto":
-            from collat.nbft.gamma import slope_step
-            from collat.pt2pt.hockney import switch_measured
-
             small = None if nbft_fits is None else slope_step(nbft_fits, str(o["nbft_target"]), float(eager))
-            if small is None and (o.get("eager_limit") is not None or switch_measured(hockney)):
+            if small is None and shown:
                 small = eager
         contention = o["contention"]
         return cls(

@@ -108,6 +108,63 @@ def assumed_lines(fits: pd.DataFrame, hockney: pd.DataFrame, operations, targets
     return pd.DataFrame(rows, columns=FIT_COLUMNS)
 
 
+#: shares of avg in max closer than this (in log) are one level to :func:`eager_switch`: below what
+#: a measurement tells apart, so that a constant share shows no step through rounding
+SHARE_RESOLUTION = 1e-3
+
+
+def eager_switch(fits: pd.DataFrame, min_points: int = 3) -> int | None:
+    """The eager limit the flat fan-ins show: the largest size at which a reduce sender's call ends
+    before the root takes its message. Up to it the senders are out at once, and OSU's ``avg`` (the
+    mean over ranks) is a small share of ``max`` (the root, which takes the messages in turn); above
+    it each sender waits its turn and the share steps up towards one half.
+
+    Per channel with NBFT reduce lines at both targets (``fits``, :data:`FIT_COLUMNS`; ``assumed``
+    lines left out), log(avg / max) of the lines at the channel's largest measured P, against the
+    size: one step at a size shared by every channel, each channel with its own two levels, fitted by
+    least squares (at least ``min_points`` sizes a side, the share rising on the whole), and kept
+    where its BIC is below that of one level per channel. None where no channel has such lines or
+    the step is not shown."""
+    f = fits[(fits["operation"] == "reduce") & (fits["method"] != "assumed")]
+    series = []
+    for _, g in f.groupby("channel", sort=True):
+        avg, mx = (g[g["target"] == t].set_index("size") for t in ("avg", "max"))
+        sizes = avg.index.intersection(mx.index).sort_values()
+        if len(sizes) < 2 * min_points:
+            continue
+
+        def at_largest(line):
+            return (line.loc[sizes, "alpha_us"] + line.loc[sizes, "beta_us"]
+                    * (avg.loc[sizes, "P_max"] - 1)).to_numpy(float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.log(at_largest(avg) / at_largest(mx))
+        ok = np.isfinite(share)
+        if ok.sum() >= 2 * min_points:
+            series.append((sizes.to_numpy()[ok], share[ok]))
+    if not series:
+        return None
+
+    n = sum(len(y) for _, y in series)
+
+    def sse(y):
+        return float(((y - y.mean()) ** 2).sum())
+    best, best_sse = None, np.inf
+    for b in np.unique(np.concatenate([s for s, _ in series])):
+        parts = [(y[s <= b], y[s > b]) for s, y in series]
+        if any(len(lo) < min_points or len(hi) < min_points for lo, hi in parts):
+            continue
+        rise = sum(hi.mean() - lo.mean() for lo, hi in parts)
+        total = sum(sse(lo) + sse(hi) for lo, hi in parts)
+        if rise > 0 and total < best_sse:
+            best, best_sse = int(b), total
+    if best is None:
+        return None
+    k, floor = len(series), n * SHARE_RESOLUTION ** 2
+    one_level = n * np.log(max(sum(sse(y) for _, y in series), floor) / n) + k * np.log(n)
+    stepped = n * np.log(max(best_sse, floor) / n) + (2 * k + 1) * np.log(n)
+    return best if stepped < one_level else None
+
+
 def slope_step(fits: pd.DataFrame, target: str, eager_limit: float) -> int | None:
     """The size where the NBFT slope (what each further receiver costs) steps, as the measurements
     show it: on each intra-node channel of each operation with NBFT runs (``fits``, :data:`FIT_COLUMNS`;
