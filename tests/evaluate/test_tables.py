@@ -89,6 +89,13 @@ def test_summary_names_its_sources():
     text = summary_markdown(hockney, model_scores(), regression_scores(), tables, cross,
                             {**paths, "nbft_fits": "results/nbft/fits.csv"}, 1, nbft_fits=fits)
     assert "**Fan-outs not measured** — `results/nbft/fits.csv`: bcast avg on core, node. The model" in text
+    # the eager limit beside the channels, and where it came from
+    assert "eagerly" not in text
+    text = summary_markdown(hockney, model_scores(), regression_scores(), tables, cross, paths, 1,
+                            eager=(131072.0, "nbft"))
+    assert ("The model sends messages up to 131072 B eagerly (a reduce sender's call ends when its message is out), "
+            "larger ones by rendezvous (it ends when the receiver takes the message). The limit is the size after "
+            "which the NBFT reduce runs' avg / max steps up, as each sender starts to wait for the root.") in text
 
 
 def test_selection_section_of_the_summary():

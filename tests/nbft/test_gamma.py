@@ -185,6 +185,14 @@ def test_the_eager_limit_null_comes_from_the_fan_ins_before_the_point_to_point_b
     assert got.eager_limit == 4096 and got.small_limit == 4096  # no slope step among bcast lines: the limit
     flat = fan_in_lines({"node": np.full(len(sizes), 0.2)}, sizes)
     assert ModelOptions.from_config(model, hockney=hockney, nbft_fits=flat).openmpi.eager_limit == 512
+    # and where each came from, as the summary says it
+    from collat.model.options import EAGER_SOURCES, eager_limit
+
+    assert eager_limit(131072, hockney, lines) == (131072.0, "config")
+    assert eager_limit(None, hockney, lines) == (4096.0, "nbft")
+    assert eager_limit(None, hockney, flat) == (512.0, "pt2pt")
+    assert eager_limit(None, hockney[hockney["regime"] == 0], flat) == (4096.0, "openmpi")  # no break shown
+    assert set(EAGER_SOURCES) == {"config", "nbft", "pt2pt", "openmpi"}
 
 
 def test_the_study_s_fan_ins_show_its_eager_limit(study_tables, config):

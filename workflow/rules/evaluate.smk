@@ -46,6 +46,7 @@ rule evaluate_summary:
         fanout_form=config["model"]["calibrated"]["nbft_shape"],  # auto: its rule was seen on the splits
         pick=config["selection"]["pick"],  # how the selection's picks are made, said with its numbers
         algorithms=config["selection"]["algorithms"],  # what a rules file may name
+        eager_limit=config["model"]["openmpi"]["eager_limit"],  # stated, or null: what the data show
     priority: 3  # short, ready before the figures: not left to end the run alone (common.smk)
     log:
         "logs/evaluate/summary.log",

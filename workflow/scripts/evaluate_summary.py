@@ -6,6 +6,7 @@ import pandas as pd
 
 from collat.runner import setup_log
 from collat.evaluate.tables import summary_markdown
+from collat.model.options import eager_limit
 from collat.ingest.tidy import atomic_write
 
 log = setup_log(snakemake.log)
@@ -23,13 +24,15 @@ if "regret" in i.keys():
     selection = (pd.read_csv(i.regret), pd.read_csv(i.unseen), pd.read_csv(i.unseen_P))
 what_if = {Path(f).stem: pd.read_parquet(f) for f in i.what_if}
 paths["what_if"] = {Path(f).stem: f for f in i.what_if}
+nbft_fits = pd.read_csv(i.nbft_fits)
+eager = eager_limit(snakemake.params.eager_limit, pd.read_csv(i.hockney), nbft_fits)
 text = summary_markdown(pd.read_csv(i.hockney), pd.read_csv(i.model), pd.read_csv(i.regression),
                         [pd.read_csv(t) for t in i.tables], crossover, paths,
                         snakemake.params.size, snakemake.params.setting, pd.read_csv(i.validation), selection,
-                        pd.read_csv(i.nbft_fits), what_if, pd.read_csv(i.noise_floor, dtype={"nodes": str}),
+                        nbft_fits, what_if, pd.read_csv(i.noise_floor, dtype={"nodes": str}),
                         figure_setting=snakemake.params.figure,
                         rules={f: Path(f).read_text() for f in i.rules} if "rules" in i.keys() else None,
                         fanout_form=snakemake.params.fanout_form, pick=snakemake.params.pick,
-                        algorithms=snakemake.params.algorithms)
+                        algorithms=snakemake.params.algorithms, eager=eager)
 atomic_write(snakemake.output[0], lambda tmp: Path(tmp).write_text(text))
 log.info("summary written")

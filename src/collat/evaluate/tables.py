@@ -403,12 +403,13 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                      nbft_fits: pd.DataFrame | None = None, what_if: dict | None = None,
                      noise_floors: pd.DataFrame | None = None, figure_setting: dict | None = None,
                      rules: dict | None = None, fanout_form: str = "line", pick: str = "expected",
-                     algorithms: str = "every") -> str:
+                     algorithms: str = "every", eager: tuple[float, str] | None = None) -> str:
     """results/summary.md: the headline numbers, each with the file it comes from; ``selection`` is
     (regret.csv, regret_unseen_algorithm.csv, regret_unseen_P.csv) of the selection stage;
     ``nbft_fits`` (results/nbft/fits.csv) names the fan-outs priced by assumption, not measurement;
     ``figure_setting`` (config ``partitioned.figure``) adds the figures' break-even beside ``setting``'s;
-    ``pick``: config ``selection.pick``."""
+    ``pick``: config ``selection.pick``; ``eager``: the eager limit and its source
+    (:func:`collat.model.options.eager_limit`)."""
     out = ["# Summary", ""]
     board = None
     if validation is not None and len(validation):
@@ -525,6 +526,12 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
             sizes = (f"{int(r['size_min'])}-{int(r['size_max'])} B" if {"size_min", "size_max"} <= set(r.index)
                      else f"regime {int(r['regime'])}")
             out.append(f"| {ch} | {r['alpha_us']:.2f} | {r['bandwidth_GBps']:.1f} | {sizes} |")
+    if eager is not None:
+        from collat.model.options import EAGER_SOURCES
+
+        out += ["", f"The model sends messages up to {eager[0]:.0f} B eagerly (a reduce sender's call ends when its "
+                "message is out), larger ones by rendezvous (it ends when the receiver takes the message). The limit "
+                f"is {EAGER_SOURCES[eager[1]]}."]
     out += ["", f"## Best R² at {size} B per model — `{paths['model_scores']}`, `{paths['regression_scores']}`", "",
             f"*Best R² (cell)*: the highest R² over the (operation, algorithm, mapping) cells at {size} B, and its "
             "cell; *median R² over cells*, with, for the segmented model, the median of its 5-fold cross-validated "

@@ -62,30 +62,20 @@ class ModelOptions:
     @classmethod
     def from_config(cls, model: dict, mappings=("core", "socket", "node"), hockney=None,
                     nbft_fits=None) -> "ModelOptions":
-        """From config ``model``. Where the config leaves the eager limit null, the data give it:
-        the size where the NBFT reduce runs show a sender's call start to wait for the root
-        (``nbft_fits``, the nbft stage's lines: :func:`collat.nbft.gamma.eager_switch`), else the
-        point-to-point stage's fits (``hockney``: :func:`collat.pt2pt.hockney.eager_limit`). Where the
-        small-message limit says auto: the size where the NBFT slopes step below the eager limit
-        (:func:`collat.nbft.gamma.slope_step`), else the eager limit where the config states it or
-        the data show it (a protocol switch changes what each further receiver costs), else none."""
-        from collat.nbft.gamma import eager_switch, slope_step
-        from collat.pt2pt.hockney import eager_limit, switch_measured
+        """From config ``model``; the eager limit as :func:`eager_limit` finds it from the pt2pt
+        stage's fits (``hockney``) and the nbft stage's lines (``nbft_fits``) where the config leaves
+        it null. Where the small-message limit says auto: the size where the NBFT slopes step below
+        the eager limit (:func:`collat.nbft.gamma.slope_step`), else the eager limit where the
+        config states it or the data show it (a protocol switch changes what each further receiver
+        costs), else none."""
+        from collat.nbft.gamma import slope_step
 
         p, o = model["paper"], model["openmpi"]
-        eager = o.get("eager_limit")
-        shown = eager is not None
-        if eager is None:
-            eager = None if nbft_fits is None else eager_switch(nbft_fits)
-            shown = eager is not None
-        if eager is None:
-            if hockney is None:
-                raise ValueError("model.openmpi.eager_limit null: the pt2pt stage's Hockney fits give it")
-            eager, shown = eager_limit(hockney), switch_measured(hockney)
+        eager, source = eager_limit(o.get("eager_limit"), hockney, nbft_fits)
         small = o["small_limit"]
         if small == "auto":
             small = None if nbft_fits is None else slope_step(nbft_fits, str(o["nbft_target"]), float(eager))
-            if small is None and shown:
+            if small is None and source != "openmpi":
                 small = eager
         contention = o["contention"]
         return cls(
@@ -101,6 +91,33 @@ class ModelOptions:
                                    tuple(o["trees"]), dict(o["default_rules"])),
             segment_sizes=tuple(int(m) for m in model.get("segment_sizes") or ()),
         )
+
+
+#: where :func:`eager_limit` found the limit, as the summary words it ("The limit is ...")
+EAGER_SOURCES = {"config": "the one the config states (`model.openmpi.eager_limit`)",
+                 "nbft": "the size after which the NBFT reduce runs' avg / max steps up, as each sender starts to "
+                         "wait for the root",
+                 "pt2pt": "the largest size of the first point-to-point regime of an intra-node channel with a break",
+                 "openmpi": "OpenMPI 4.1's btl_vader_eager_limit: no measurement shows the switch"}
+
+
+def eager_limit(stated, hockney=None, nbft_fits=None) -> tuple[float, str]:
+    """The eager limit in bytes and its source (a key of :data:`EAGER_SOURCES`): ``stated`` (config
+    ``model.openmpi.eager_limit``) where not None; else the size where the NBFT reduce runs show a
+    sender's call start to wait (``nbft_fits``, the nbft stage's lines:
+    :func:`collat.nbft.gamma.eager_switch`); else the point-to-point stage's fits (``hockney``:
+    :func:`collat.pt2pt.hockney.eager_limit`, OpenMPI's default where they show no switch)."""
+    from collat.nbft.gamma import eager_switch
+    from collat.pt2pt import hockney as pt2pt
+
+    if stated is not None:
+        return float(stated), "config"
+    found = None if nbft_fits is None else eager_switch(nbft_fits)
+    if found is not None:
+        return float(found), "nbft"
+    if hockney is None:
+        raise ValueError("model.openmpi.eager_limit null: the pt2pt stage's Hockney fits give it")
+    return float(pt2pt.eager_limit(hockney)), "pt2pt" if pt2pt.switch_measured(hockney) else "openmpi"
 
 
 def _rendezvous(value) -> bool | str:
