@@ -34,10 +34,15 @@ needs_samples = pytest.mark.skipif(not RAW_SAMPLES.is_dir(),
 
 
 def load_config() -> dict:
-    """The study's config with what it leaves to the package filled in, as the workflow does."""
+    """The study's config with what it leaves to the schema's defaults and the package filled in,
+    as the workflow does."""
+    from snakemake.utils import validate
+
     from collat.config.defaults import complete
 
-    return complete(yaml.safe_load((REPO / "config" / "config.yaml").read_text()))
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    validate(config, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
+    return complete(config)
 
 
 #: the eager limit the study's NBFT reduce runs show: config/config.yaml leaves it null for the data

@@ -25,7 +25,7 @@ OPTIONS = md.ModelOptions.from_config({
                   for a, t in ((1, "linear"), (2, "binary"), (3, "pipeline"))],
         "default_rules": {"bcast": [{"P_below": None, "sizes": [[None, 2]]}],
                           "reduce": [{"P_below": None, "sizes": [[None, 2]]}]},
-        "contention": {"links": [], "trees": []}, "link_target": None,  # as validated: the schema's defaults
+        "contention": {"links": [], "trees": []}, "link_target": None,  # no shared link: the fits by hand
         "eager_limit": 4096, "small_limit": None, "concurrent_rendezvous": False,
     },
 })

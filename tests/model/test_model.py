@@ -105,13 +105,16 @@ def test_options_from_config(config):
     assert o.openmpi.contention.links_for({"tree": "heap_binary"}) == ()  # the paper mode's shape: not listed
     assert o.paper.segments(openmpi.tree_spec(o.paper.algorithms, "bcast", 2), "socket") == 12
     assert o.paper.segments(openmpi.tree_spec(o.paper.algorithms, "bcast", 1), "socket") == 1
-    # unset keys take the schema's defaults: the link priced like a fan-out, no shared links
+    # unset keys take the schema's defaults: the link priced like a fan-out, a node's link shared by
+    # every tree shape of OpenMPI
     bare = {**copy.deepcopy(config), "model": study_model(config)}
     for key in ("link_target", "contention"):
         del bare["model"]["openmpi"][key]
     validate(bare, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))  # as the Snakefile does
     o = md.ModelOptions.from_config(bare["model"])
-    assert o.openmpi.link_target == o.openmpi.nbft_target == "max" and o.openmpi.contention.links == ()
+    assert o.openmpi.link_target == o.openmpi.nbft_target == "max" and o.openmpi.contention.links == ("node",)
+    assert o.openmpi.contention.trees == ("linear", "chain", "pipeline", "binary", "binomial", "knomial",
+                                          "in_order_binomial", "in_order_binary")
     with pytest.raises(AttributeError):
         o.grid_step = 2  # frozen
 
