@@ -188,7 +188,7 @@ def test_selection_outputs(study_run):
     from collat.model.validation import measured_cells, size_bounds
     from collat.selection.choice import choice_sd
 
-    assert "pick" not in cfg  # the schema's default: expected
+    assert cfg["pick"] == "expected"  # the schema's default
     grid = pd.read_parquet(wd / "results/model/predictions.parquet", filters=[("mode", "==", cfg["mode"])])
     collective = pd.read_parquet(wd / "results/tidy/collective.parquet")
     grid["sd"] = choice_sd(grid, {t: measured_cells(collective, t) for t in grid["target"].unique()},
