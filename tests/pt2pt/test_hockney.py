@@ -118,15 +118,39 @@ def test_a_negative_alpha_is_held_at_zero_and_flagged():
     assert not fit_hockney(synthetic_pt2pt(), ["core"], [131072]).loc[:, "alpha_at_bound"].any()
 
 
+def test_the_protocol_switch_is_where_the_curve_breaks_its_stride():
+    """synthetic_pt2pt jumps from 0.5 + 2e-4 m to 3.0 + 1e-4 m after 128 KiB: the log-log slope
+    from 128 to 256 KiB is log2(29.2144 / 26.7144) = 0.129, the steps beside it 0.974 and 0.924, so
+    the departure is 0.820; a smooth line bends its stride by 0.022 per doubling at most."""
+    from collat.pt2pt.hockney import protocol_switch
+
+    d = synthetic_pt2pt()
+    switch, jump = protocol_switch(d["size"].to_numpy(), d["avg"].to_numpy())
+    T = lambda m: 0.5 + 2e-4 * m if m <= 131072 else 3.0 + 1e-4 * m  # noqa: E731
+    slope = [np.log2(T(2 * m) / T(m)) for m in (65536, 131072, 262144)]
+    assert switch == 131072 and jump == pytest.approx(abs(slope[1] - 0.5 * (slope[0] + slope[2])))
+    assert jump == pytest.approx(0.820, abs=1e-3)
+    line = 0.5 + 2e-4 * SIZES
+    assert protocol_switch(SIZES, line)[1] < 0.022
+    assert np.isnan(protocol_switch(SIZES[:3], line[:3])[0])  # three sizes: no step between two others
+    fits = fit_hockney(d, ["core"], [131072])
+    assert (fits["switch"] == 131072).all() and np.allclose(fits["switch_jump"], jump)
+
+
 def test_the_eager_limit_is_where_an_intra_node_channel_switches_protocol():
-    """The largest size of the first regime of an intra-node channel with a break; the node channel
-    does not count (its switch is the network's); OpenMPI's vader default where nothing breaks."""
+    """The protocol switch most intra-node channels show, ties to the larger jumps; the node
+    channel does not count (its switch is the network's); OpenMPI's vader default where none shows."""
     from collat.pt2pt.hockney import VADER_EAGER_LIMIT, eager_limit
 
     fits = pd.DataFrame({"channel": ["core", "core", "socket", "node", "node"], "regime": [0, 1, 0, 0, 1],
-                         "size_max": [131072, 4194304, 4194304, 8192, 4194304]})
+                         "size_max": [131072, 4194304, 4194304, 8192, 4194304],
+                         "switch": [131072, 131072, np.nan, 8192, 8192], "switch_jump": [0.8, 0.8, np.nan, 2, 2]})
     assert eager_limit(fits) == 131072
     assert eager_limit(fits[fits["channel"] != "core"]) == VADER_EAGER_LIMIT == 4096
+    two = pd.DataFrame({"channel": ["cache", "core", "socket"], "regime": 0, "switch": [256, 131072, 131072],
+                        "switch_jump": [3.0, 0.5, 0.6]})
+    assert eager_limit(two) == 131072  # two channels of three
+    assert eager_limit(two[two["channel"] != "socket"]) == 256  # one each: the larger jump
     from collat.model import ModelOptions
     from conftest import load_config
 
@@ -136,7 +160,7 @@ def test_the_eager_limit_is_where_an_intra_node_channel_switches_protocol():
     with pytest.raises(ValueError, match="eager_limit null: the pt2pt stage's Hockney fits give it"):
         ModelOptions.from_config(model)
     # the small-message limit auto: no NBFT step (none given), so the protocol switch the core
-    # channel's break shows; without a break (the node channel's does not count), none
+    # channel shows; without one (the node channel's does not count), none
     from collat.pt2pt.hockney import switch_measured
 
     model["openmpi"]["small_limit"] = "auto"

@@ -97,7 +97,7 @@ class ModelOptions:
 EAGER_SOURCES = {"config": "the one the config states (`model.openmpi.eager_limit`)",
                  "nbft": "the size after which the NBFT reduce runs' avg / max steps up, as each sender starts to "
                          "wait for the root",
-                 "pt2pt": "the largest size of the first point-to-point regime of an intra-node channel with a break",
+                 "pt2pt": "the protocol switch the intra-node channels' point-to-point latency curves show",
                  "openmpi": "OpenMPI 4.1's btl_vader_eager_limit: no measurement shows the switch"}
 
 

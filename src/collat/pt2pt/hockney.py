@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 FIT_COLUMNS = ["channel", "regime", "size_min", "size_max", "alpha_us", "alpha_se", "beta_us_per_byte",
-               "beta_se", "bandwidth_GBps", "r2", "n", "alpha_at_bound"]
+               "beta_se", "bandwidth_GBps", "r2", "n", "alpha_at_bound", "switch", "switch_jump"]
 
 
 def ols_line(x: np.ndarray, y: np.ndarray, relative: bool = False) -> dict:
@@ -142,28 +142,57 @@ def fit_hockney(pt2pt: pd.DataFrame, channels: list[str], breaks: list[int] | No
                              "at least, for a Hockney line", f"only {int(size[0])} B")
         brk = detect_breaks(size, lat, max_breaks, min_points) if detect else list(breaks or [])
         brk = [b for b in brk if size.min() <= b < size.max()]
+        switch, jump = protocol_switch(size, lat)
         for row in fit_channel(size, lat, brk, relative=weighting == "relative", nonnegative=nonnegative):
-            rows.append({"channel": channel, **row})
+            rows.append({"channel": channel, **row, "switch": switch, "switch_jump": jump})
     return pd.DataFrame(rows, columns=FIT_COLUMNS)
+
+
+def protocol_switch(size: np.ndarray, latency: np.ndarray) -> tuple[float, float]:
+    """(the size where a channel's latency curve breaks its stride, and how much): on the median
+    latency per size, the log-log slope between each two neighbouring sizes; the switch is the lower
+    size of the step whose slope departs most from the mean of the two steps beside it (|log|
+    units). A protocol switch changes what a message costs at once (the rendezvous handshake, a
+    single copy instead of two), so the curve jumps there and goes on with its own stride, where a
+    regime break of a line only bends it. NaN, NaN with fewer than four sizes."""
+    med = pd.Series(np.asarray(latency, float)).groupby(np.asarray(size)).median()
+    med = med[med > 0]
+    if len(med) < 4:
+        return float("nan"), float("nan")
+    x, y = np.log(med.index.to_numpy(float)), np.log(med.to_numpy(float))
+    slope = np.diff(y) / np.diff(x)
+    off = np.abs(slope[1:-1] - 0.5 * (slope[:-2] + slope[2:]))
+    at = int(np.argmax(off))
+    return float(med.index[at + 1]), float(off[at])
 
 
 VADER_EAGER_LIMIT = 4096  # OpenMPI 4.1's btl_vader_eager_limit: where no measurement shows the switch
 
 
 def switch_measured(fits: pd.DataFrame) -> bool:
-    """Whether the fits show a protocol switch: an intra-node channel with a break (what
-    :func:`eager_limit` reads; without one it falls back to OpenMPI's default)."""
-    intra = fits[fits["channel"] != "node"]
-    return bool((intra.groupby("channel")["regime"].nunique() > 1).any())
+    """Whether the fits show a protocol switch on an intra-node channel (what :func:`eager_limit`
+    reads; without one it falls back to OpenMPI's default)."""
+    return bool(len(_intra_switches(fits)))
+
+
+def _intra_switches(fits: pd.DataFrame) -> pd.DataFrame:
+    """The :func:`protocol_switch` of each intra-node channel that has one: columns switch, switch_jump."""
+    if "switch" not in fits:
+        return pd.DataFrame(columns=["switch", "switch_jump"])
+    intra = fits[fits["channel"] != "node"].drop_duplicates("channel")
+    return intra.loc[intra["switch"].notna(), ["switch", "switch_jump"]]
 
 
 def eager_limit(fits: pd.DataFrame) -> int:
-    """The eager limit the measurements show: the largest size of the first regime of an intra-node
-    channel that has a break (a message above it goes by rendezvous, the protocol switch the break
-    marks); OpenMPI 4.1's btl_vader_eager_limit where no intra-node channel has one."""
-    intra = fits[(fits["channel"] != "node") & (fits["regime"] == 0)]
-    broken = intra[intra["channel"].map(fits.groupby("channel")["regime"].nunique()) > 1]
-    return int(broken["size_max"].max()) if len(broken) else VADER_EAGER_LIMIT
+    """The eager limit the point-to-point measurements show: the :func:`protocol_switch` most
+    intra-node channels share (the node channel's is the network's), and of those that tie, the one
+    whose jumps add up most; OpenMPI 4.1's btl_vader_eager_limit where no intra-node channel shows
+    one."""
+    found = _intra_switches(fits)
+    if not len(found):
+        return VADER_EAGER_LIMIT
+    votes = found.groupby("switch")["switch_jump"].agg(["size", "sum"])
+    return int(votes.sort_values(["size", "sum"], ascending=False).index[0])
 
 
 def t_p2p(fits: pd.DataFrame, channel, size) -> np.ndarray:
