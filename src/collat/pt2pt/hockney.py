@@ -3,7 +3,8 @@
 T_p2p^c(m) = alpha^c_r + beta^c_r * m within regime r, the regimes separated by size
 breaks (a protocol switch: eager/rendezvous, the ORFEO intra-node drop between
 128 KiB and 256 KiB). A break b puts sizes <= b in the lower regime, as the study's
-dummy "above 2^17 B" did.
+dummy "above 2^17 B" did. Each channel's protocol switch is found apart from the breaks
+(:func:`protocol_switch`): it gives the model's eager limit where no NBFT reduce run does.
 """
 
 from __future__ import annotations
