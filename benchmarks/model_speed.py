@@ -26,7 +26,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import yaml  # noqa: E402
 
-from collat.config.defaults import complete  # noqa: E402
+from collat.config.defaults import complete
+from collat.config.schema import validate_config  # noqa: E402
 from collat import model as md  # noqa: E402
 from collat.model.shapes import trees  # noqa: E402
 from collat.model import forest as fo  # noqa: E402
@@ -49,7 +50,9 @@ def main():
     ap.add_argument("--root", default=".", help="the directory whose results/ a default run wrote (default .)")
     args = ap.parse_args()
     r = args.root
-    cfg = complete(yaml.safe_load(open(f"{r}/config/config.yaml")))  # the MPI facts the config leaves out
+    cfg = yaml.safe_load(open(f"{r}/config/config.yaml"))
+    validate_config(cfg, f"{r}/workflow/schemas/config.schema.yaml", f"{r}/config/config.yaml")  # its defaults
+    complete(cfg)  # the MPI facts the config leaves out
     collective = read_parquet(f"{r}/results/tidy/collective.parquet", "collective")
     sizes = np.sort(collective["size"].unique())
     stage = (pd.read_parquet(f"{r}/results/pt2pt/hockney.parquet"),

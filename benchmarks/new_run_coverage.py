@@ -24,7 +24,8 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from collat.config.defaults import complete  # noqa: E402
+from collat.config.defaults import complete
+from collat.config.schema import validate_config  # noqa: E402
 from collat.ingest.tidy import read_parquet  # noqa: E402
 from collat.model.validation import (INTERVAL, SAME_JOB, _default_twin_differences, measured_cells,  # noqa: E402
                                      nodes_spanned, one_file_curves, situations, MEASURED_CURVE)
@@ -36,7 +37,9 @@ def main() -> None:
     ap.add_argument("--config", default="config/config.yaml")
     args = ap.parse_args()
     res = Path(args.results)
-    cfg = complete(yaml.safe_load(Path(args.config).read_text()))
+    cfg = yaml.safe_load(open(args.config))
+    validate_config(cfg, REPO / "workflow/schemas/config.schema.yaml", str(args.config))  # its defaults
+    complete(cfg)  # the MPI facts the config leaves out
     machine, o = cfg["machine"], cfg["model"]["openmpi"]
     collective = read_parquet(res / "tidy" / "collective.parquet", "collective")
     grid = pd.read_parquet(res / "model" / "predictions.parquet",
