@@ -53,15 +53,21 @@ def hockney_fits(pt2pt: pd.DataFrame, fits: pd.DataFrame):
             ax.plot(grid, t_p2p(fits, ch, grid), "-", color="k", lw=1, label="Hockney fit" if k == 0 else None)
         for b in regimes["size_max"].to_numpy()[:-1]:
             ax.axvline(b, ls=":", color="grey", lw=0.8)
+        switch = regimes["switch"].iloc[0] if "switch" in regimes and len(regimes) else np.nan
+        later = np.sort(d.loc[d["size"] > switch, "size"].unique()) if np.isfinite(switch) else []
+        if len(later):  # between the switch and the next measured size (collat.pt2pt.hockney.protocol_switch)
+            ax.axvline(np.sqrt(switch * later[0]), ls="--", color="tab:red", lw=0.9,
+                       label=f"protocol switch (after {bytes_label(switch)})")
         ax.set_title(ch + "".join(f"\n{_regime_label(r)}" for _, r in regimes.iterrows()), fontsize=9)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("message size [B]")
         ax.grid(alpha=0.3, which="both")
     axes[0][0].set_ylabel("latency [µs]")
-    axes[0][0].legend(loc="upper left", fontsize=8)
+    for ax in axes[0]:
+        ax.legend(loc="upper left", fontsize=7)
     fig.suptitle("Hockney model T = α + β·m per channel and regime (β: time per byte; 1/β: bandwidth; dotted: "
-                 "regime breaks; each line drawn over its regime's sizes)"
+                 "regime breaks; dashed: the protocol switch; each line drawn over its regime's sizes)"
                  + ("\nα < 0: the regime's line crosses zero below its sizes; it is an intercept there, not a latency"
                     if (fits["alpha_us"] < 0).any() else "")
                  + ("\nheld at 0: the free line's α was negative, so the line was fitted through the origin"
