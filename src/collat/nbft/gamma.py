@@ -6,7 +6,9 @@ Where the line T(P) = alpha + beta (P - 1) fits poorly (R^2 below ``min_r2``, or
 non-positive latency at a measured P), the
 measured latencies are kept as a lookup instead (method ``measured``), as the
 study did for the cache channel at P <= 4. Where nothing was measured on a channel the point-to-point
-stage fitted, a line is assumed (method ``assumed``, :func:`assumed_lines`).
+stage fitted, a line is assumed (method ``assumed``, :func:`assumed_lines`). The lines also show
+two sizes the model needs: where a reduce sender starts to wait for the root (:func:`eager_switch`,
+the eager limit) and where what each further receiver costs steps (:func:`slope_step`).
 """
 
 from __future__ import annotations
