@@ -166,8 +166,8 @@ def check_calls(calls: dict, expected_alg, config: dict, faninout: dict | None) 
         if depth != 0 or fn != want or seg != 0:
             wrong.append(f"{op} P={P} {m} B: ran {fn} (segsize {seg}), expected {want} (algorithm {alg})")
             continue
-        if alg == 2 and faninout is not None and from_file and knob != faninout.get(2, 0):
-            wrong.append(f"{op} P={P} {m} B: chain fan-out {knob}, the file says {faninout.get(2)}")
+        if alg == 2 and faninout is not None and from_file and knob != faninout[op].get(2, 0):
+            wrong.append(f"{op} P={P} {m} B: chain fan-out {knob}, the file says {faninout[op].get(2)}")
         spec = md.tree_spec(specs, op, alg)
         if spec is not None and spec.get("fallback") and md.runs_fallback(spec, [P], [m])[0, 0]:
             inner = [f for f, _, _, d in seq if d == 1]
@@ -195,7 +195,11 @@ def test_without_rules_file_the_default_is_what_we_predict(tmp_path, config):
 
 def test_rules_files_run_what_they_choose(tmp_path, rules_files, config):
     defaults = config["model"]["openmpi"]["default_rules"]
-    faninout = {int(k): int(v) for k, v in config["selection"]["faninout"].items()}
+    from collat.selection.choice import rules_faninout
+
+    trees = config["model"]["openmpi"]["trees"]
+    faninout = {op: rules_faninout(trees, op, config["selection"]["faninout"]) for op in ("bcast", "reduce")}
+    assert faninout["bcast"][2] == faninout["reduce"][2] == 4  # the chain's, as a forced chain runs
     for path in rules_files:
         parsed = validate(path.read_text(), str(path))
         ids = {"bcast": 7, "reduce": 11}

@@ -140,12 +140,31 @@ def test_a_rules_file_names_only_the_operations_it_picks_for():
     """A reduce-only campaign: the rules file holds reduce alone (a collective with no block makes
     OpenMPI drop the whole file), and OpenMPI keeps its fixed rules for bcast."""
     best = sel.predicted_best(predictions()).assign(operation="reduce")
-    text = sel.rules_text(best, {})
+    text = sel.rules_text(best, ())
     from collat.selection.rulesfile import validate
 
     assert validate(text) and set(sel.parse_rules(text)) == {11}
     both = pd.concat([best, sel.predicted_best(predictions())])
-    assert set(sel.parse_rules(sel.rules_text(both, {}))) == {7, 11}
+    assert set(sel.parse_rules(sel.rules_text(both, ()))) == {7, 11}
+
+
+def test_a_rules_file_gives_the_chain_the_fan_out_the_model_priced():
+    """OpenMPI hands a rule's fan-in/out to the chain (0: one chain of P ranks): the file writes
+    the fan-out of the chain's shape (4, OpenMPI's default for a forced chain, which the model
+    prices), per operation; selection.faninout overrides it; a shape without one writes 0."""
+    trees = [{"operation": "bcast", "algorithm": 2, "tree": "chain", "fanout": 4},
+             {"operation": "bcast", "algorithm": 7, "tree": "knomial", "radix": 4},
+             {"operation": "reduce", "algorithm": 2, "tree": "chain", "fanout": 3}]
+    assert sel.rules_faninout(trees, "bcast") == {2: 4}
+    assert sel.rules_faninout(trees, "reduce") == {2: 3}
+    assert sel.rules_faninout(trees, "bcast", {"2": 8, "5": 2}) == {2: 8, 5: 2}
+    best = sel.predicted_best(predictions())
+    both = pd.concat([best, best.assign(operation="reduce")])
+    parsed = sel.parse_rules(sel.rules_text(both, trees))
+    rules = {op: [r for _, rs in parsed[op] for r in rs] for op in (7, 11)}
+    assert {r[2] for r in rules[7] if r[1] == 2} == {4} and {r[2] for r in rules[11] if r[1] == 2} == {3}
+    assert {r[2] for op in (7, 11) for r in rules[op] if r[1] != 2} == {0}
+    assert {r[1] for r in rules[7]} >= {2}  # the chain is among the picks, so the check above bites
 
 
 def test_regret_under_the_unseen_algorithm_split():

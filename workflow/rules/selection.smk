@@ -30,7 +30,8 @@ rule selection:
         cells="results/selection/choices.parquet",
         rules=expand("results/selection/rules_map-by-{mapping}.txt", mapping=config["mappings"]),
     params:
-        faninout=config["selection"]["faninout"],
+        faninout=config["selection"]["faninout"],  # beside each shape's own (model.openmpi.trees)
+        trees=config["model"]["openmpi"]["trees"],
         targets=config["selection"]["targets"],
         mode=config["selection"]["mode"],
         modes=config["model"]["modes"],
@@ -57,7 +58,8 @@ rule selection_what_if:
     output:
         expand("results/selection/what_if/{{name}}/rules_map-by-{mapping}.txt", mapping=config["mappings"]),
     params:
-        faninout=config["selection"]["faninout"],
+        faninout=config["selection"]["faninout"],  # beside each shape's own (model.openmpi.trees)
+        trees=config["model"]["openmpi"]["trees"],
         target=config["selection"]["targets"][0],
         mode=config["selection"]["mode"],
         modes=config["model"]["modes"],

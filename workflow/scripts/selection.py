@@ -51,10 +51,9 @@ if "segsize" in best:
     cut = best[best["segsize"] > 0]
     log.info("rules files: %d of %d cells (%s) with a segment size nobody measured", len(cut), len(best),
              ", ".join(f"{s} B: {n}" for s, n in cut["segsize"].value_counts().sort_index().items()) or "none")
-faninout = {int(k): int(v) for k, v in p.faninout.items()}
 for mapping, path in zip(p.mappings, snakemake.output.rules):
     b = best[best["mapping"] == mapping]
-    text = rules_text(b, faninout)
+    text = rules_text(b, p.trees, p.faninout)
     validate(text, path)  # OpenMPI would drop a malformed file without a word
     atomic_write(path, lambda tmp, t=text: Path(tmp).write_text(t))
 log.info("%d measured cells scored; rules for %s", len(cells), ", ".join(p.mappings))

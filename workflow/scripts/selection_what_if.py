@@ -8,7 +8,7 @@ import pandas as pd
 
 from collat.runner import setup_log
 from collat.selection.rulesfile import validate
-from collat.selection.choice import best_validated_mode, predicted_best, rules_blocks, what_if_mode, write_rules
+from collat.selection.choice import best_validated_mode, predicted_best, rules_text, what_if_mode
 from collat.ingest.tidy import atomic_write
 
 log = setup_log(snakemake.log)
@@ -17,11 +17,10 @@ predictions = pd.read_parquet(snakemake.input.predictions)
 preferred = p.mode
 if preferred == "best":
     preferred = best_validated_mode(pd.read_csv(snakemake.input.scores), p.modes, p.target)
-faninout = {int(k): int(v) for k, v in p.faninout.items()}
 for mapping, path in zip(p.mappings, snakemake.output):
     mode = what_if_mode(predictions, mapping, preferred)
     best = predicted_best(predictions[predictions["mapping"] == mapping], None, mode, p.target, p.default_candidate)
-    text = write_rules({op: rules_blocks(best[best["operation"] == op], faninout) for op in ("bcast", "reduce")})
+    text = rules_text(best, p.trees, p.faninout)
     validate(text, path)  # OpenMPI would drop a malformed file without a word
     atomic_write(path, lambda tmp, t=text: Path(tmp).write_text(t))
     log.info("%s, map-by %s: rules of the %s mode's picks (%s target)", snakemake.wildcards.name, mapping, mode,

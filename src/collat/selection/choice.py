@@ -278,6 +278,18 @@ def regret(predictions: pd.DataFrame, collective: pd.DataFrame, target: str = "a
     return cells, pd.DataFrame(rows, columns=REGRET_COLUMNS)
 
 
+def rules_faninout(trees, operation: str, given: dict | None = None) -> dict[int, int]:
+    """The fan-in/out a rules file writes for each algorithm of ``operation``: ``given`` (config
+    ``selection.faninout``, algorithm -> value) where it names one, else the ``fanout`` of the
+    algorithm's shape in ``trees`` (config ``model.openmpi.trees``: the chain's 4, what a forced
+    chain runs and the model prices it with). OpenMPI hands a rule's fan-in/out to the chain, which
+    with 0 runs a single chain (fan-out 1, the pipeline's shape); the other shapes take none."""
+    out = {int(t["algorithm"]): int(t["fanout"]) for t in trees
+           if t["operation"] == operation and t.get("fanout") is not None}
+    out.update({int(k): int(v) for k, v in (given or {}).items()})
+    return out
+
+
 def rules_blocks(best: pd.DataFrame, faninout: dict) -> list[tuple[int, list[tuple[int, int, int, int]]]]:
     """Compressed rule blocks of one collective and mapping from a predicted_best frame.
 
@@ -299,12 +311,15 @@ def rules_blocks(best: pd.DataFrame, faninout: dict) -> list[tuple[int, list[tup
     return blocks
 
 
-def rules_text(best: pd.DataFrame, faninout: dict) -> str:
+def rules_text(best: pd.DataFrame, trees, faninout: dict | None = None) -> str:
     """The rules file of one mapping from its predicted_best frame: :func:`rules_blocks` of every
-    operation it picks an algorithm for, in OpenMPI's order (an operation nobody measured, such as
-    bcast in a reduce-only campaign, is left to OpenMPI's fixed rules: a collective with no block
-    would make OpenMPI drop the whole file)."""
-    blocks = {op: rules_blocks(best[best["operation"] == op], faninout) for op in COLLECTIVE_IDS}
+    operation it picks an algorithm for, in OpenMPI's order, each algorithm with the fan-in/out of
+    :func:`rules_faninout` (``trees``, ``faninout``: config ``model.openmpi.trees`` and
+    ``selection.faninout``). An operation nobody measured, such as bcast in a reduce-only campaign,
+    is left to OpenMPI's fixed rules: a collective with no block would make OpenMPI drop the whole
+    file."""
+    blocks = {op: rules_blocks(best[best["operation"] == op], rules_faninout(trees, op, faninout))
+              for op in COLLECTIVE_IDS}
     return write_rules({op: b for op, b in blocks.items() if b})
 
 
