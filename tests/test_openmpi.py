@@ -234,7 +234,7 @@ MONITORED_SIZES = (1, 1024, 65536, 1048576)
 SEGMENTED = {"P": (7, 16), "sizes": (1000, 65536, 1048577), "segsize": 8192}  # the algorithms that take one
 
 
-def monitored(op: str, algorithm: int, P: int, size: int, segsize: int = 0) -> dict:
+def monitored(op: str, algorithm: int, P: int, size: int, segsize: int = 0, rules: Path | None = None) -> dict:
     """{(src, dst): (messages, bytes)} that OpenMPI's pml monitoring component counted for one call
     (tests/openmpi/monitor.c): its internal messages, i.e. the collective's, per sender and peer,
     from the file each rank writes at MPI_Finalize (not the terminal, where ranks' lines may mix)."""
@@ -245,7 +245,10 @@ def monitored(op: str, algorithm: int, P: int, size: int, segsize: int = 0) -> d
         cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(P), "--mca", "btl", "self,vader",
                "--mca", "pml_monitoring_enable", "2", "--mca", "pml_monitoring_enable_output", "3",
                "--mca", "pml_monitoring_filename", f"{tmp}/rank"]
-        if algorithm:
+        if rules is not None:  # the rules file decides (``algorithm`` unused)
+            cmd += ["--mca", "coll_tuned_use_dynamic_rules", "1", "--mca", "coll_tuned_dynamic_rules_filename",
+                    str(rules)]
+        elif algorithm:
             cmd += ["--mca", "coll_tuned_use_dynamic_rules", "1", "--mca", f"coll_tuned_{op}_algorithm", str(algorithm)]
             if segsize:
                 cmd += ["--mca", f"coll_tuned_{op}_algorithm_segmentsize", str(segsize)]
@@ -256,6 +259,25 @@ def monitored(op: str, algorithm: int, P: int, size: int, segsize: int = 0) -> d
         text = "\n".join(f.read_text() for f in files)
     line = re.compile(r"^I\s+(\d+)\s+(\d+)\s+(\d+) bytes\s+(\d+) msgs sent")
     return {(int(m[1]), int(m[2])): (int(m[4]), int(m[3])) for m in map(line.match, text.splitlines()) if m}
+
+
+def test_a_rules_file_s_chain_runs_the_fan_in_out_it_states(tmp_path, config):
+    """OpenMPI hands a rule's fan-in/out to the chain: 0 runs one chain (the root talks to rank 1
+    alone), 4 runs four (ranks 1, 5, 9, 13 at P = 16), which is what a forced chain runs and the
+    model prices; the pipeline writes 4 (collat.selection.choice.rules_faninout)."""
+    from collat.selection.choice import rules_faninout
+
+    heads = {}
+    for fanout in (0, 4):
+        path = tmp_path / f"chain{fanout}.txt"
+        path.write_text(f"2\n7\n1\n16\n1\n0 2 {fanout} 0\n11\n1\n16\n1\n0 2 {fanout} 0\n")
+        validate(path.read_text(), str(path))
+        sent = monitored("bcast", 0, 16, 1024, rules=path)
+        taken = monitored("reduce", 0, 16, 1024, rules=path)
+        heads[fanout] = (sorted(d for s, d in sent if s == 0), sorted(s for s, d in taken if d == 0))
+    assert heads[0] == ([1], [1]) and heads[4] == ([1, 5, 9, 13], [1, 5, 9, 13])
+    trees = config["model"]["openmpi"]["trees"]
+    assert rules_faninout(trees, "bcast")[2] == rules_faninout(trees, "reduce")[2] == 4
 
 
 def test_every_message_equals_what_openmpi_sends():
