@@ -2,7 +2,7 @@
 study's own fit (its weighting, its fixed breaks), which the paper mode prices with."""
 
 from collat import InputError
-from collat.pt2pt.hockney import fit_hockney, q_ratios
+from collat.pt2pt.hockney import eager_limit, fit_hockney, q_ratios
 from collat.runner import setup_log
 from collat.ingest.tidy import atomic_write, read_parquet
 
@@ -25,3 +25,7 @@ atomic_write(snakemake.output.study, lambda tmp: study.to_parquet(tmp, index=Fal
 q = q_ratios(fits, pt2pt["size"].unique())
 atomic_write(snakemake.output.q, lambda tmp: q.to_parquet(tmp, index=False))
 log.info("\n%s", fits.to_string())
+# each channel's protocol switch (columns switch, switch_jump): the eager limit where no NBFT reduce run shows one
+log.info("protocol switch per channel: %s; the intra-node channels' eager limit: %d B",
+         ", ".join(f"{r.channel} after {r.switch:.0f} B" for r in fits.drop_duplicates("channel").itertuples()
+                   if r.switch == r.switch), eager_limit(fits))
