@@ -51,6 +51,10 @@ def test_chain_blocks_p7_p10_p256():
     assert kids(c)[0] == [1, 65, 129, 193] and trees.depth(c).max() == 64
     assert trees.depth(trees.pipeline(256)).max() == 255
     assert kids(trees.chain(3, 4)) == {0: [1, 2]}  # fewer ranks than chains
+    # height: a leaf 0, a parent one more than its highest child (chain 7: 0 -> {1, 3, 5, 6}, 1 -> 2, 3 -> 4)
+    assert trees.height(trees.chain(7, 4)).tolist() == [2, 1, 0, 1, 0, 0, 0]
+    # in-order binomial: s's subtree is s .. s + lowest set bit - 1, its height that bit's position
+    assert trees.height(trees.in_order_binomial(8)).tolist() == [3, 0, 1, 0, 2, 0, 1, 0]
 
 
 def test_binomial_and_knomial():
@@ -203,6 +207,38 @@ def test_hand_computed_reduce_takes_children_as_they_come_in():
     assert done[0, 0] == 7 and mean[0, 0] == pytest.approx(24 / 8)
 
 
+def test_a_reduce_s_messages_of_one_height_share_a_link():
+    """In-order binomial reduce, P = 8 on TINY under map-by node: every odd rank sends across the
+    nodes to its even parent (1 -> 0, 3 -> 2, 5 -> 4, 7 -> 6), all at once, for all are leaves. The
+    four messages into node 0's link queue as one NBFT of four receivers, 2 + 2 x 4 = 10, although
+    their parents sit at depths 0, 1, 1 and 2 (a bcast groups its parents by depth: loads 1, 2, 1).
+    A message is in no sooner than 10 after its sender is done; the fan-ins end no sooner:
+    rank 6 at 0 + 10 (its own fan-in, 4, ends sooner); rank 2 at 10; rank 4 at max(10 - 2 + 5, 10) = 13
+    (rank 6, taken after 2 of rank 4's fan-in); the root at max(13 - 3, 10 - 2) + 5.5 = 15.5."""
+    forest, counts = md.Placements(TINY).census({"tree": "in_order_binomial"}, [8], "node",
+                                                {"core": 0, "socket": 1, "node": 2}, "core")
+    assert forest.height.tolist() == [3, 0, 1, 0, 2, 0, 1, 0]
+    costs = tiny_costs()
+    w = fo.node_costs(counts, costs, om.sequential_fanout)
+    assert w[:, 0].tolist() == [5.5, 0, 4, 0, 5, 0, 4, 0]
+    same, delay = om.shared_link(forest, counts, costs, w, "node", "reduce")
+    assert same is w and delay[:, 0].tolist() == [0, 10, 0, 10, 0, 10, 0, 10]
+    floored, none = om.shared_link(forest, counts, costs, w, "node", "bcast")  # parents by depth
+    assert none is None and floored[:, 0].tolist() == [5.5, 0, 2 + 2 * 2, 0, 2 + 2 * 2, 0, 4, 0]
+    before = fo.fanin_before(forest, w, costs)
+    assert fo.fanin_done(forest.parent, w, forest.order, before)[:, 0].tolist() == [9.5, 0, 4, 0, 7, 0, 4, 0]
+    delayed = fo.fanin_done(forest.parent, w, forest.order, before, delay)
+    assert delayed[:, 0].tolist() == [15.5, 0, 10, 0, 13, 0, 10, 0]
+    # eager: a sender is done when its message is out (a leaf: its gap, 2; rank 2: 10 + 1; rank 4: 13 + 0.5)
+    assert fo.osu_rank_times(forest, w, costs, "reduce", delay)[:, 0].tolist() == [15.5, 2, 11, 2, 13.5, 2, 11, 2]
+    done, mean = om.evaluate(forest, counts, costs, "reduce", True, ("node",))  # the compiled pass: the same
+    assert done[0, 0] == 15.5 and mean[0, 0] == pytest.approx(59 / 8)
+    # rendezvous: a leaf waits until its message is in, 10 after it starts
+    rendezvous = tiny_costs()
+    rendezvous.eager_limit = 0
+    assert fo.osu_rank_times(forest, w, rendezvous, "reduce", delay)[[1, 3, 5, 7], 0].tolist() == [10] * 4
+
+
 def test_hand_computed_rank_times_binary_p8():
     parent = trees.binary(8)
     forest, counts = tiny_forest("binary")
@@ -273,11 +309,11 @@ def test_bytes_of_two_resources_move_at_once_linear_p8():
 
 def stepwise(forest, counts, costs, operation, contention):
     """openmpi_mode.evaluate one numpy step at a time: the functions its compiled pass stands for."""
-    w = fo.node_costs(counts, costs, om.sequential_fanout)
+    w, delay = fo.node_costs(counts, costs, om.sequential_fanout), None
     for channel in contention:
-        w = om.shared_link(forest, counts, costs, w, channel)
+        w, delay = om.shared_link(forest, counts, costs, w, channel, operation, delay)
     w = om.shared_memory(forest, counts, costs, w)
-    times = fo.osu_rank_times(forest, w, costs, operation)
+    times = fo.osu_rank_times(forest, w, costs, operation, delay)
     return forest.per_tree_max(times), forest.per_tree_mean(times)
 
 
@@ -293,7 +329,7 @@ def test_a_forests_order_lists_one_tree_after_another():
 
 
 @pytest.mark.parametrize("operation", ["bcast", "reduce"])
-@pytest.mark.parametrize("shape", ["binary", "knomial", "chain", "linear", "in_order_binary"])
+@pytest.mark.parametrize("shape", ["binary", "knomial", "chain", "linear", "in_order_binary", "in_order_binomial"])
 def test_compiled_evaluate_is_the_stepwise_one(operation, shape):
     """Every step at once (links of both kinds, memory contention, forwarding, eager and rendezvous
     sizes, bytes of two resources moving at once, more columns than one block of kernels.BLOCK, a NaN

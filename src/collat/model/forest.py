@@ -83,6 +83,12 @@ class Forest:
         return self._depth
 
     @property
+    def height(self) -> np.ndarray:
+        """Height of every node: 0 for a leaf, else one more than its highest child (the rounds of
+        fan-ins its subtree takes before it can send to its parent)."""
+        return self.tree_memo("height", lambda: trees.height(self.parent, self.depth))
+
+    @property
     def order(self) -> np.ndarray:
         """Every node, parents before children: tree by tree, each tree's nodes by depth, so that
         ``order[offsets[t]:offsets[t] + sizes[t]]`` are tree t's (:func:`collat.model.kernels.forest_times`
@@ -183,18 +189,22 @@ def census(parent: np.ndarray, ranks, channel_index: dict, unpinned_channel: str
 
 
 def fanin_done(parent: np.ndarray, w: np.ndarray, order: np.ndarray | None = None,
-               before: np.ndarray | None = None) -> np.ndarray:
+               before: np.ndarray | None = None, delay: np.ndarray | None = None) -> np.ndarray:
     """When each rank's reduce fan-in is done, [N, S], for a tree or a forest: its own fan-in w,
     started when its children allow (leaves: 0). A parent takes its children one after another in
     its receive order, each no sooner than it is in; ``before`` [N, S]: the part of the parent's
     fan-in spent on the children before each (:func:`fanin_before`); without, 0: the fan-in starts
-    when the slowest child is in. ``order``: the nodes, parents before children (:attr:`Forest.order`)."""
+    when the slowest child is in. ``delay`` [N, S]: a child's message is in no sooner than that
+    after the child is done (a shared link's queue: :func:`collat.model.openmpi_mode.shared_link`),
+    and its parent's fan-in ends no sooner. ``order``: the nodes, parents before children
+    (:attr:`Forest.order`)."""
     parent = np.asarray(parent, dtype=np.int64)
     if order is None:
         order = topological_order(trees.depth(parent))
     w = np.ascontiguousarray(w, dtype=float)
     finish = np.empty_like(w)
-    kernels.fanin_done(order, parent, w, finish, np.zeros_like(w) if before is None else _f(before))
+    kernels.fanin_done(order, parent, w, finish, np.zeros_like(w) if before is None else _f(before),
+                       np.zeros((0, w.shape[1])) if delay is None else _f(delay))
     return finish
 
 
@@ -268,7 +278,8 @@ def _f(a) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=float)
 
 
-def osu_rank_times(forest: Forest, w: np.ndarray, costs: ChannelCosts, operation: str) -> np.ndarray:
+def osu_rank_times(forest: Forest, w: np.ndarray, costs: ChannelCosts, operation: str,
+                   delay: np.ndarray | None = None) -> np.ndarray:
     """Each rank's own time in one call, [N, S], as OSU times it (between barriers; avg = the mean
     over ranks, max = the slowest rank).
 
@@ -278,7 +289,8 @@ def osu_rank_times(forest: Forest, w: np.ndarray, costs: ChannelCosts, operation
     subtree is in, so its fan-in ends its own fan-in w after the latest start its children allow
     (:func:`fanin_done`, :func:`fanin_before`); a non-root then sends to its parent, which costs
     it the gap of its link, plus, for a fraction q(m) of the time until the parent takes the
-    message in (after the children before it, each taken as it came in), the wait of a sender
+    message in (after the children before it, each taken as it came in, and no sooner than
+    ``delay`` after the rank is done: a shared link's queue), the wait of a sender
     whose message the receiver has not matched yet (q = 1: rendezvous, the send completes when the
     parent takes it; q = 0: eager, it completes locally), q of the link's channel
     (:meth:`ChannelCosts.waits`).
@@ -307,10 +319,11 @@ def osu_rank_times(forest: Forest, w: np.ndarray, costs: ChannelCosts, operation
         return out
     w = np.ascontiguousarray(w, dtype=float)
     before = fanin_before(forest, w, costs)
-    finish = fanin_done(parent, w, forest.order, before)
+    delay = np.zeros((0, w.shape[1])) if delay is None else _f(delay)
+    finish = fanin_done(parent, w, forest.order, before, delay if len(delay) else None)
     out = finish.copy()
     kids, k, _, first = forest.send_plan
-    kernels.reduce_sends(kids, k, first, finish, w, offset, gap, before, costs.waits(), out)
+    kernels.reduce_sends(kids, k, first, finish, w, offset, gap, before, costs.waits(), out, delay)
     return out
 
 

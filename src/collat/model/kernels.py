@@ -37,7 +37,7 @@ def message_offsets(kids, link, up, first, gap, alpha, p2p, nbytes, group, w, of
     ``group[link]`` (0-3), which the parent's children of that resource share: it counts once,
     whole, for each of them (they all pull at once and their messages are in together)."""
     _sends(kids, link, up, first, 0, kids.shape[0], 0, gap, alpha, p2p, nbytes, group, w, offset, gap_of, w[:0],
-           np.empty((0, 0)), w[:0], w[:0])
+           np.empty((0, 0)), w[:0], w[:0], w[:0])
 
 
 @njit(cache=True, nogil=True)
@@ -55,15 +55,16 @@ def _shared_bytes(link, first, i, hi, nbytes, group, moved):  # pragma: no cover
 
 @njit(cache=True, nogil=True)
 def _sends(kids, link, up, first, lo, hi, base, gap, alpha, p2p, nbytes, group, w, offset, gap_of, finish, q,
-           out, before):  # pragma: no cover - compiled
+           out, before, delay):  # pragma: no cover - compiled
     """:func:`message_offsets` of the kids lo:hi (``out`` without rows), or, when ``out`` has rows, a
     reduce's sends in the same pass: each kid's offset and gap taken where they are made, out[kid]
     as :func:`reduce_sends` gives it, with ``before`` (:func:`fanin_before`; ``offset`` and ``gap_of``
-    not written). The node arrays (w, offset, gap_of, finish, out, before) hold the nodes from
-    ``base`` on: node n at row n - base."""
+    not written) and ``delay`` (no rows: none). The node arrays (w, offset, gap_of, finish, out,
+    before, delay) hold the nodes from ``base`` on: node n at row n - base."""
     S = w.shape[1]
     with_gap = gap_of.shape[0] > 0
     sending = out.shape[0] > 0
+    delayed = delay.shape[0] > 0
     run = np.zeros(S)
     start = np.zeros(S)  # a reduce parent's fan-in start as far as its kids so far allow
     moved = np.zeros((4, S))  # each resource's bytes of the fan-out whose kids are being placed
@@ -89,8 +90,13 @@ def _sends(kids, link, up, first, lo, hi, base, gap, alpha, p2p, nbytes, group, 
                 if v > start[s]:
                     start[s] = v
                 own = finish[n, s] + g
-                wait = start[s] + land - own
-                out[n, s] = own + q[k, s] * wait if wait > 0.0 else own
+                taken = start[s] + land
+                if delayed:
+                    d = finish[n, s] + delay[n, s]
+                    if d > taken or np.isnan(d):  # an unpriced queue leaves the time unpriced
+                        taken = d
+                wait = taken - own
+                out[n, s] = own + q[k, s] * wait if (wait > 0.0 or np.isnan(wait)) else own
             else:
                 offset[n, s] = land
                 if with_gap:
@@ -112,28 +118,38 @@ def arrivals(order, parent, offset, arrival):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def fanin_done(order, parent, w, finish, before):  # pragma: no cover - compiled
-    """finish[n] = s[n] + w[n], children before parents (``order`` read backwards): a parent takes its
-    children in its receive order, child k no sooner than it is in, so its fan-in starts at
-    s = max(0, max_k (finish[k] - before[k])), ``before[k]`` the part of the fan-in spent on the
-    children before k (:func:`fanin_before`; 0 for every child: the slowest child's finish)."""
-    _fanin_done(order, parent, 0, order.shape[0], 0, w, finish, np.zeros(w.shape), before)
+def fanin_done(order, parent, w, finish, before, delay):  # pragma: no cover - compiled
+    """finish[n] = max(s[n] + w[n], max_k (finish[k] + delay[k])), children before parents (``order``
+    read backwards): a parent takes its children in its receive order, child k no sooner than it
+    is in, so its fan-in starts at s = max(0, max_k (finish[k] - before[k])), ``before[k]`` the part
+    of the fan-in spent on the children before k (:func:`fanin_before`; 0 for every child: the
+    slowest child's finish); and it ends no sooner than each child's message is in, ``delay[k]``
+    after the child is done (a shared link's queue; no rows: none)."""
+    _fanin_done(order, parent, 0, order.shape[0], 0, w, finish, np.zeros(w.shape), before, delay,
+                np.zeros(w.shape) if delay.shape[0] > 0 else delay)
 
 
 @njit(cache=True, nogil=True)
-def _fanin_done(order, parent, lo, hi, base, w, finish, sub, before):  # pragma: no cover - compiled
+def _fanin_done(order, parent, lo, hi, base, w, finish, sub, before, delay, least):  # pragma: no cover - compiled
     """:func:`fanin_done` of the nodes order[lo:hi] (one or more whole trees) with its scratch ``sub``
-    given, zero; the node arrays (w, finish, sub, before) hold the nodes from ``base`` on: node n at
-    row n - base."""
+    (and ``least``, where ``delay`` has rows) given, zero; the node arrays (w, finish, sub, before,
+    delay, least) hold the nodes from ``base`` on: node n at row n - base."""
     S = w.shape[1]
+    delayed = delay.shape[0] > 0
     for i in range(hi - 1, lo - 1, -1):
         n = order[i]
         p = parent[n]
         n -= base
         for s in range(S):
             f = sub[n, s] + w[n, s]
+            if delayed and (least[n, s] > f or np.isnan(least[n, s])):  # NaN: unpriced
+                f = least[n, s]
             finish[n, s] = f
             if p >= 0:
+                if delayed:
+                    d = f + delay[n, s]
+                    if d > least[p - base, s] or np.isnan(d):
+                        least[p - base, s] = d
                 f -= before[n, s]
                 if f > sub[p - base, s]:
                     sub[p - base, s] = f
@@ -162,14 +178,16 @@ def fanin_before(kids, link, up, first, lo, hi, base, gap, w, before):  # pragma
 
 
 @njit(cache=True, nogil=True)
-def reduce_sends(kids, link, first, finish, w, offset, gap_of, before, q, out):  # pragma: no cover - compiled
+def reduce_sends(kids, link, first, finish, w, offset, gap_of, before, q, out, delay):  # pragma: no cover - compiled
     """A non-root reduce rank's time: its fan-in, its send's gap and a share q [K, S] (of its link's
     channel ``link[i]``) of its wait until its parent takes the message in: out[n] = own + q
     max(taken - own, 0), own = finish[n] + gap_of[n],
     taken = the parent's fan-in start as far as its kids up to n allow, max(0, max over them of
-    finish - before) (:func:`fanin_done`), plus offset[n]. ``kids`` in their parent's receive order,
-    ``first[i]``: a parent's first."""
+    finish - before) (:func:`fanin_done`), plus offset[n], and no sooner than finish[n] + delay[n]
+    (its message through a shared link's queue; ``delay`` without rows: none). ``kids`` in their
+    parent's receive order, ``first[i]``: a parent's first."""
     S = w.shape[1]
+    delayed = delay.shape[0] > 0
     start = np.zeros(S)
     for i in range(kids.shape[0]):
         n, k = kids[i], link[i]
@@ -180,8 +198,13 @@ def reduce_sends(kids, link, first, finish, w, offset, gap_of, before, q, out): 
             if v > start[s]:
                 start[s] = v
             own = finish[n, s] + gap_of[n, s]
-            wait = start[s] + offset[n, s] - own
-            out[n, s] = own + q[k, s] * wait if wait > 0.0 else own
+            taken = start[s] + offset[n, s]
+            if delayed:
+                d = finish[n, s] + delay[n, s]
+                if d > taken or np.isnan(d):  # an unpriced queue leaves the time unpriced
+                    taken = d
+            wait = taken - own
+            out[n, s] = own + q[k, s] * wait if (wait > 0.0 or np.isnan(wait)) else own
 
 
 @njit(cache=True, nogil=True)
@@ -295,7 +318,7 @@ def group_max(group, inverse, w, out):  # pragma: no cover - compiled
 
 
 BLOCK = 32  # columns per pass of forest_times (a calibration's Jacobian prices hundreds)
-SCRATCH = 6  # [N, BLOCK] arrays of one block, at most: census fan-outs and five of one tree's
+SCRATCH = 8  # [N, BLOCK] arrays of one block, at most: census fan-outs and five of one tree's
 
 
 def scratch_size(nodes: int, columns: int) -> int:
@@ -318,8 +341,10 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p, nbytes, gro
     1. w[n] = :func:`sequential_fanout` of census row ``rows[inverse[n]]`` (once per row for the forest;
        with ``nbytes`` > 0, the bytes' parts of the gaps, also each resource's bytes per row, which
        every kid of a parent on that resource counts whole: :func:`message_offsets`);
-    2. per shared link l (channel ``link_k[l]``, parents ``link_senders[link_start[l]:link_start[l + 1]]``):
-       w = max(w, link_table[k, link_load[link_group]]) (:func:`~collat.model.openmpi_mode.shared_link`);
+    2. per shared link l (channel ``link_k[l]``, nodes ``link_senders[link_start[l]:link_start[l + 1]]``):
+       bcast, the parents' w = max(w, link_table[k, link_load[link_group]]); reduce, the children's
+       delay (:func:`fanin_done`, :func:`reduce_sends`) the same maximum
+       (:func:`~collat.model.openmpi_mode.shared_link`);
     3. w[mem_senders] += mem_contention x mem_concurrent x sizes (``mem_contention`` [S]: per byte per
        concurrent message; :func:`~collat.model.openmpi_mode.shared_memory`);
     4. the per-rank times of :func:`collat.model.forest.osu_rank_times` (``forward`` [S]: an inner
@@ -362,12 +387,16 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p, nbytes, gro
         mean_b = mean[:, a:b] if with_mean else mean
         R, LS = rows.shape[0] * S, largest * S
         fan = work[:R].reshape((rows.shape[0], S))
-        one = work[R:R + 5 * LS]  # one tree's: w, offsets (arrivals), times, fan-in finish, its scratch
+        # one tree's: w, offsets (arrivals), times, fan-in finish, its scratch, a reduce's link delays
+        # and the fan-in ends they allow
+        one = work[R:R + 7 * LS]
         w = one[:LS].reshape((largest, S))
         offset = one[LS:2 * LS].reshape((largest, S))
         out = one[2 * LS:3 * LS].reshape((largest, S))
         finish = one[3 * LS:4 * LS].reshape((largest, S))
-        sub = one[4 * LS:].reshape((largest, S))
+        sub = one[4 * LS:5 * LS].reshape((largest, S))
+        delay = one[5 * LS:6 * LS].reshape((largest, S)) if (L > 0 and not bcast) else one[:0].reshape((0, S))
+        least = one[6 * LS:7 * LS].reshape((largest, S)) if (L > 0 and not bcast) else one[:0].reshape((0, S))
         sequential_fanout(rows, gap_b, table_b, alpha_b, beta_b, p2p_b, nbytes_b, group, fan)
         at_link = link_start[:L].copy()  # each link's next sender
         at_mem = 0  # the next memory sender
@@ -393,16 +422,22 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p, nbytes, gro
                 r = inverse[top + n]
                 for s in range(S):
                     w[n, s] = fan[r, s]
-            for l in range(L):
+            if delay.shape[0] > 0:
+                for n in range(size):
+                    for s in range(S):
+                        delay[n, s] = 0.0
+                        least[n, s] = 0.0
+            for l in range(L):  # bcast: a parent's fan-out floored; reduce: a child's message delayed
                 k = link_k[l]
                 i = at_link[l]
+                floored = w if bcast else delay
                 while i < link_start[l + 1] and link_senders[i] < end:
                     n = link_senders[i] - top
                     c = link_load[link_group[i]]
                     for s in range(S):
                         v = link_table_b[k, c, s]
-                        if v > w[n, s] or np.isnan(v):  # np.maximum: NaN wins
-                            w[n, s] = v
+                        if v > floored[n, s] or np.isnan(v):  # np.maximum: NaN wins
+                            floored[n, s] = v
                     i += 1
                 at_link[l] = i
             while at_mem < mem_senders.shape[0] and mem_senders[at_mem] < end:
@@ -449,7 +484,7 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p, nbytes, gro
                                 offset[n, s] = offset[p, s] + _landing(run[s], alpha_b[k, s], p2p_b[k, s], w[p, s])
                 else:
                     _sends(kids, klink, up, first, kid_lo[t], kid_hi[t], top, gap_b, alpha_b, p2p_b, nbytes_b, group,
-                           w, offset, gap_b[:0], w[:0], q_b, w[:0], w[:0])
+                           w, offset, gap_b[:0], w[:0], q_b, w[:0], w[:0], w[:0])
                     for i in range(top, end):
                         n = order[i]
                         p = parent[n]
@@ -467,9 +502,9 @@ def forest_times(bcast, rows, inverse, gap, table, alpha, beta, p2p, nbytes, gro
                 # offset holds what each parent's fan-in spends before a kid (a reduce reads no
                 # offset; a root's row is neither written nor read)
                 fanin_before(kids, klink, up, first, kid_lo[t], kid_hi[t], top, gap_b, w, offset)
-                _fanin_done(order, parent, top, end, top, w, finish, sub, offset)
+                _fanin_done(order, parent, top, end, top, w, finish, sub, offset, delay, least)
                 _sends(kids, klink, up, first, kid_lo[t], kid_hi[t], top, gap_b, alpha_b, p2p_b, nbytes_b, group, w,
-                       offset, gap_b[:0], finish, q_b, out, offset)
+                       offset, gap_b[:0], finish, q_b, out, offset, delay)
             for n in range(size):  # row by row: numpy's reduceat, in its order
                 if bcast:  # arrival + own fan-out (+ the forwarders' delays), summed in that order
                     for s in range(S):

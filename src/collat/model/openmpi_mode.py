@@ -4,9 +4,9 @@ Every forced algorithm is the shape OpenMPI's coll/base builds (config ``model.o
 a tree of fan-outs, or rounds of messages, :mod:`collat.model.shapes.schedules`), with its fall-back below a
 message count; algorithm 0 is whatever the fixed decision rules pick (:mod:`collat.model.shapes.openmpi`). A
 parent's fan-out costs every receiver's per-message gap plus the longest single-channel tail
-(:func:`sequential_fanout`); fan-outs of one tree level that leave through one node's link, or
-copy within one socket, contend (:func:`shared_link`, :func:`shared_memory`); each rank's time is
-taken as OSU times it (:func:`collat.model.forest.osu_rank_times`): avg = the mean over ranks, max
+(:func:`sequential_fanout`); the messages of one round that pass one node's link, or the fan-outs of
+one level that copy within one socket, contend (:func:`shared_link`, :func:`shared_memory`); each
+rank's time is taken as OSU times it (:func:`collat.model.forest.osu_rank_times`): avg = the mean over ranks, max
 = the slowest.
 
 :func:`predict_arrays` is shared with the calibrated mode, which prices the same shapes with fitted
@@ -67,25 +67,34 @@ def _priced_up_to(counts: np.ndarray, costs: ChannelCosts):
     return table
 
 
-def shared_link(forest: Forest, counts: np.ndarray, costs: ChannelCosts, w: np.ndarray, channel: str) -> np.ndarray:
-    """Contention on a shared link: the fan-outs of one tree level run concurrently, and every
-    message they send over ``channel`` (node: the node's network interface; socket: the
-    inter-socket link) leaves through the sender's node (socket). Those messages queue like the
-    receivers of one NBFT, so a fan-out using the link lasts at least T_NBFT^channel(C), with C
-    the messages over that link from the same node (socket) at the same level.
-    """
+def shared_link(forest: Forest, counts: np.ndarray, costs: ChannelCosts, w: np.ndarray, channel: str,
+                operation: str = "bcast", delay: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """Contention on a shared link (node: a node's network interface; socket: the inter-socket
+    link): the messages of one round (:func:`_link_groups`) that pass one node's (socket's) link
+    queue like the receivers of one NBFT, C of them taking T_NBFT^channel(C) in all.
+
+    bcast: a parent's fan-out using the link lasts at least T(C), C the messages over it from the
+    parents of its node at its depth (they forward together): (w floored, ``delay``).
+    reduce: a child's message over the link is in no sooner than T(C) after the child is done,
+    C the messages into its parent's node from children of its height (they send together; a
+    parent's fan-in is not floored, for its other children come later, on other links or none):
+    (w, ``delay`` [N, S] raised to it, zeros where None)."""
     link = _link_costs(costs)
     if channel not in costs.index or link is None:
-        return w
+        return w, delay
     k = costs.index[channel]
-    senders, inverse, load = _link_groups(forest, counts, k, channel)
+    senders, inverse, load = _link_groups(forest, counts, k, channel, operation)
     if senders.size == 0:
-        return w
+        return w, delay
     table = link[k]
-    load = np.minimum(load, table.shape[0] - 1)
-    out = w.copy()
-    out[senders] = np.maximum(w[senders], table[load[inverse]])
-    return out
+    priced = table[np.minimum(load, table.shape[0] - 1)[inverse]]
+    if operation == "bcast":
+        out = w.copy()
+        out[senders] = np.maximum(w[senders], priced)
+        return out, delay
+    delay = np.zeros_like(w) if delay is None else delay.copy()
+    delay[senders] = np.maximum(delay[senders], priced)
+    return w, delay
 
 
 def _link_costs(costs: ChannelCosts):
@@ -93,25 +102,36 @@ def _link_costs(costs: ChannelCosts):
     return costs.link_table if costs.link_table is not None else costs.table_by_receivers
 
 
-def _link_groups(forest: Forest, counts: np.ndarray, k: int, channel: str):
-    """(the parents using link ``channel`` (index k), their group, the messages over it per group),
-    once per forest."""
+def _link_groups(forest: Forest, counts: np.ndarray, k: int, channel: str, operation: str):
+    """(the nodes the link prices, their group, the messages over it per group), once per forest and
+    operation. bcast: the parents with children over link ``channel`` (index k), grouped by tree,
+    depth and the parent's node (socket), each counting its messages over the link. reduce: the
+    children whose message to their parent takes the link, grouped by tree, height
+    (:attr:`Forest.height`: the children of one height send together) and the parent's node
+    (socket), one message each. In OpenMPI's in-order binomial reduce under map-by node every odd
+    rank sends across the nodes at once, to even parents of every depth."""
+    place = "node" if channel == "node" else "socket"
+
     def groups():
-        uses = counts[:, k]
-        senders = np.flatnonzero(uses > 0)
-        if senders.size == 0:
-            return senders, senders, senders
-        inverse = _same_level_and_place(forest, senders, "node" if channel == "node" else "socket")
-        return senders, inverse, np.bincount(inverse, weights=uses[senders]).astype(np.int64)
-    return forest.memo(("shared_link", channel, k), groups)
+        if operation == "bcast":
+            uses = counts[:, k]
+            senders = np.flatnonzero(uses > 0)
+            if senders.size == 0:
+                return senders, senders, senders
+            inverse = _same_round_and_place(forest, senders, forest.where[place][senders], forest.depth[senders])
+            return senders, inverse, np.bincount(inverse, weights=uses[senders]).astype(np.int64)
+        kids = np.flatnonzero((forest.parent >= 0) & (forest.link == k))
+        if kids.size == 0:
+            return kids, kids, kids
+        inverse = _same_round_and_place(forest, kids, forest.where[place][forest.parent[kids]], forest.height[kids])
+        return kids, inverse, np.bincount(inverse).astype(np.int64)
+    return forest.memo(("shared_link", channel, k, operation), groups)
 
 
-def _same_level_and_place(forest: Forest, senders: np.ndarray, level: str) -> np.ndarray:
-    """Group index of each of ``senders``: the fan-outs of one tree, at one depth, from one
-    ``level`` unit (node or socket), which run concurrently and share that unit."""
-    where = forest.where[level][senders]
-    depth = forest.depth[senders]
-    key = (forest.tree_id[senders] * (int(depth.max()) + 1) + depth) * (int(where.max()) + 1) + where
+def _same_round_and_place(forest: Forest, nodes: np.ndarray, where: np.ndarray, round_of: np.ndarray) -> np.ndarray:
+    """Group index of each of ``nodes``: one tree, one round (``round_of``), one place (``where``: a
+    node or socket index per node), the fan-outs or messages that run concurrently and share it."""
+    key = (forest.tree_id[nodes] * (int(round_of.max()) + 1) + round_of) * (int(where.max()) + 1) + where
     return np.unique(key, return_inverse=True)[1].ravel()
 
 
@@ -137,7 +157,7 @@ def _memory_groups(forest: Forest, counts: np.ndarray):
         senders = np.flatnonzero(sent > 0)
         if senders.size == 0:
             return senders, np.zeros(0)
-        inverse = _same_level_and_place(forest, senders, "socket")
+        inverse = _same_round_and_place(forest, senders, forest.where["socket"][senders], forest.depth[senders])
         return senders, np.bincount(inverse, weights=sent[senders])[inverse] - sent[senders]
     return forest.memo("shared_memory", others)
 
@@ -178,8 +198,9 @@ def evaluate_forests(parts: list, costs: ChannelCosts, operation: str, with_aver
     memory_on, forward_on = bool(np.any(mem > 0)), bool(np.any(forward > 0))
 
     def arrays_of(forest, counts, present):  # the forest's arrays in _FOREST_ARRAYS order, once per forest
-        return forest.memo(("kernel", present, receivers, memory_on, forward_on),
-                           lambda: (*_kernel_plan(forest, counts, present, receivers, memory_on, forward_on),
+        return forest.memo(("kernel", operation, present, receivers, memory_on, forward_on),
+                           lambda: (*_kernel_plan(forest, counts, present, receivers, memory_on, forward_on,
+                                                  operation),
                                     forest.offsets, forest.sizes))
 
     gap, alpha, beta, p2p, mem, sizes, forward = (_f(a) for a in (np.maximum(costs.beta, 0.0), costs.alpha,
@@ -204,7 +225,7 @@ def evaluate_forests(parts: list, costs: ChannelCosts, operation: str, with_aver
                                  _scratch(kernels.scratch_size(len(forest.parent), S)))
             out.append((done, mean if with_average else None))
         return out
-    key = (tuple(f for f, _, _ in parts), tuple(presents), receivers, memory_on, forward_on)
+    key = (tuple(f for f, _, _ in parts), operation, tuple(presents), receivers, memory_on, forward_on)
     if key not in merged:
         merged[key] = _laid_end_to_end([arrays_of(f, c, pr) for (f, c, _), pr in zip(parts, presents)])
     bounds, laid = merged[key]
@@ -244,7 +265,7 @@ def _laid_end_to_end(forests: list) -> tuple:
 
 
 def _kernel_plan(forest: Forest, counts: np.ndarray, present: tuple, receivers: int, memory_on: bool,
-                 forward_on: bool) -> tuple:
+                 forward_on: bool, operation: str) -> tuple:
     """What :func:`evaluate` passes :func:`collat.model.kernels.forest_times` from the forest and its census
     alone, once per forest, the first 17 of :data:`_FOREST_ARRAYS`: distinct census rows, the row of
     every node, the shared links (:func:`_links_plan`), the memory groups, the forwarders (empty
@@ -253,18 +274,18 @@ def _kernel_plan(forest: Forest, counts: np.ndarray, present: tuple, receivers: 
     memory = (tuple(np.asarray(a, dtype=t) for a, t in zip(_memory_groups(forest, counts), (np.int64, float)))
               if memory_on else (_NONE, _EMPTY))
     forwarding = _forwarding_plan(forest) if forward_on else (_NO_MASK, _EMPTY)
-    return (rows, np.asarray(inverse, dtype=np.int64), *_links_plan(forest, counts, present, receivers), *memory,
+    return (rows, np.asarray(inverse, dtype=np.int64), *_links_plan(forest, counts, present, receivers, operation), *memory,
             *forwarding, *forest.send_plan, forest.order, forest.parent)
 
 
 _NONE, _EMPTY, _NO_MASK = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.bool_)
 
 
-def _links_plan(forest: Forest, counts: np.ndarray, present: tuple, receivers: int) -> tuple:
+def _links_plan(forest: Forest, counts: np.ndarray, present: tuple, receivers: int, operation: str) -> tuple:
     """The shared links of :func:`evaluate` as :func:`collat.model.kernels.forest_times` takes them: (channel
     index per link, where each link's parents start, the parents, their group (numbered across
     links), the messages per group clipped to the cost table's ``receivers`` rows)."""
-    parts = [_link_groups(forest, counts, k, channel) for channel, k in present]
+    parts = [_link_groups(forest, counts, k, channel, operation) for channel, k in present]
     groups = np.cumsum([0] + [len(load) for _, _, load in parts])
     return (np.array([k for _, k in present], dtype=np.int64),
             np.cumsum([0] + [len(senders) for senders, _, _ in parts]).astype(np.int64),

@@ -183,6 +183,18 @@ def children(parent: np.ndarray) -> list[list[int]]:
     return out
 
 
+def height(parent: np.ndarray, depth: np.ndarray | None = None) -> np.ndarray:
+    """Height of every node: 0 for a leaf, else 1 + the largest height of its children; one
+    vectorised step per depth level, deepest first."""
+    parent = np.asarray(parent)
+    depth = globals()["depth"](parent) if depth is None else np.asarray(depth)
+    h = np.zeros(len(parent), dtype=np.int64)
+    for d in range(int(depth.max(initial=0)), 0, -1):
+        nodes = np.flatnonzero(depth == d)
+        np.maximum.at(h, parent[nodes], h[nodes] + 1)
+    return h
+
+
 def depth(parent: np.ndarray) -> np.ndarray:
     """Depth of every node (roots 0, wherever they sit), by pointer jumping (log2(depth) vectorised steps)."""
     parent = np.asarray(parent)
