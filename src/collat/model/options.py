@@ -10,7 +10,7 @@ from dataclasses import dataclass
 class Contention:
     """Shared resources priced by the openmpi-shaped modes (config ``model.openmpi.contention``)."""
 
-    links: tuple[str, ...]  # channels whose link the concurrent fan-outs of one tree level share
+    links: tuple[str, ...]  # channels whose link the messages of one round share (openmpi_mode.shared_link)
     trees: tuple[str, ...]  # tree shapes the shared links are priced for
 
     def links_for(self, shape: dict) -> tuple[str, ...]:
