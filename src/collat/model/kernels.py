@@ -27,6 +27,19 @@ def _landing(run, alpha, p2p, fanout):  # pragma: no cover - compiled
     return land
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _sent(finish, gap, taken, delay, q):  # pragma: no cover - compiled
+    """A reduce sender's time: own = finish + gap, plus the share q of its wait until its parent
+    takes the message in at ``taken``, no sooner than ``delay`` after the sender is done (a shared
+    link's queue; NaN, an unpriced queue, leaves the time unpriced)."""
+    own = finish + gap
+    d = finish + delay
+    if d > taken or np.isnan(d):
+        taken = d
+    wait = taken - own
+    return own + q * wait if (wait > 0.0 or np.isnan(wait)) else own
+
+
 @njit(cache=True, nogil=True)
 def message_offsets(kids, link, up, first, gap, alpha, p2p, nbytes, group, w, offset,
                     gap_of):  # pragma: no cover - compiled
@@ -89,14 +102,7 @@ def _sends(kids, link, up, first, lo, hi, base, gap, alpha, p2p, nbytes, group, 
                 v = finish[n, s] - before[n, s]
                 if v > start[s]:
                     start[s] = v
-                own = finish[n, s] + g
-                taken = start[s] + land
-                if delayed:
-                    d = finish[n, s] + delay[n, s]
-                    if d > taken or np.isnan(d):  # an unpriced queue leaves the time unpriced
-                        taken = d
-                wait = taken - own
-                out[n, s] = own + q[k, s] * wait if (wait > 0.0 or np.isnan(wait)) else own
+                out[n, s] = _sent(finish[n, s], g, start[s] + land, delay[n, s] if delayed else 0.0, q[k, s])
             else:
                 offset[n, s] = land
                 if with_gap:
@@ -197,14 +203,8 @@ def reduce_sends(kids, link, first, finish, w, offset, gap_of, before, q, out, d
             v = finish[n, s] - before[n, s]
             if v > start[s]:
                 start[s] = v
-            own = finish[n, s] + gap_of[n, s]
-            taken = start[s] + offset[n, s]
-            if delayed:
-                d = finish[n, s] + delay[n, s]
-                if d > taken or np.isnan(d):  # an unpriced queue leaves the time unpriced
-                    taken = d
-            wait = taken - own
-            out[n, s] = own + q[k, s] * wait if (wait > 0.0 or np.isnan(wait)) else own
+            out[n, s] = _sent(finish[n, s], gap_of[n, s], start[s] + offset[n, s], delay[n, s] if delayed else 0.0,
+                              q[k, s])
 
 
 @njit(cache=True, nogil=True)
