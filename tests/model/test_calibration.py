@@ -102,6 +102,37 @@ def test_a_problem_prices_its_planned_curves_as_predict_arrays_does():
     assert len(laid) == 1  # the two curves' forests laid out once, for both widths
 
 
+def test_a_call_s_start_skew_grows_with_the_ranks_of_the_fullest_other_node():
+    """TINY has 4 cores a node. map-by core fills node 0 first: no rank elsewhere up to P = 4, then
+    1-4 on node 1; map-by node alternates: P = 2: 1 on node 1, P = 5: 2, P = 8: 4. A skew of 0.5 us
+    per such rank adds 0.5 x that to both targets of every algorithm; without one (the openmpi
+    mode's costs, and a one-node machine) nothing is added."""
+    placements = md.Placements(TINY)
+    assert placements.remote([2, 4, 5, 8], "core").tolist() == [0, 0, 1, 4]
+    assert placements.remote([2, 3, 5, 8], "node").tolist() == [1, 1, 2, 4]
+    assert md.Placements({**TINY, "nodes": 1}).remote([2, 4], "node").tolist() == [0, 0]
+    plain = cal.parametric_costs(TRUE, CHANNELS, [1, 1000], 7, overhead=0.1)
+    skewed = cal.parametric_costs(TRUE, CHANNELS, [1, 1000], 7, overhead=0.1, skew=0.5)
+    assert plain.skew == 0.0 and skewed.skew == 0.5
+    Pv = [2, 4, 5, 8]
+    for mapping, want in (("core", [0, 0, 1, 4]), ("node", [1, 2, 2, 4])):
+        assert placements.remote(Pv, mapping).tolist() == want
+        want = np.array(want, float)
+        for a in (1, 2, 3):
+            base = predict_arrays("bcast", a, mapping, Pv, plain, OPTIONS, placements)[0]
+            more = predict_arrays("bcast", a, mapping, Pv, skewed, OPTIONS, placements)[0]
+            for target in ("avg", "max"):
+                np.testing.assert_allclose(more[target] - base[target], 0.5 * want[:, None] * np.ones((1, 2)),
+                                           atol=1e-12)
+    # a calibration on cells with no rank off the root's node does not fit it
+    cells = pd.DataFrame([{"operation": "bcast", "algorithm": 1, "mapping": "core", "P": P, "size": 1,
+                           "measured": 1.0} for P in (2, 3, 4)])
+    fit = cal.calibrate(cells, "bcast", "avg", cal.parametric_costs(TRUE, CHANNELS, [1], 7), OPTIONS, placements,
+                        cal.CalibrationOptions(7, 11, "soft_l1", 0.1, 2.0, 1, 1e-8, ("avg",)), 7)
+    row = fit.set_index("parameter").loc[cal.SKEW]
+    assert not row["fitted"] and row["value"] == pytest.approx(row["start"])
+
+
 def test_per_byte_terms_are_fitted_only_beyond_their_half_performance_length():
     start = np.array([[0.3, 2e-4, 0.2, 1e-4]])  # n_1/2: 0.3 / 2e-4 = 1500 B, 0.2 / 1e-4 = 2000 B
     extra = (cal.OVERHEAD, cal.MEMORY)
@@ -179,11 +210,14 @@ def synthetic_cells(operation, table, algorithms=(1, 2, 3), P=(2, 3, 4, 5, 6, 7,
     return grid
 
 
-def true_table(operation, overhead=0.4, memory=2e-5, waits=(0.05, 0.6), forward=0.05):
-    # forward at its start: on TINY (P <= 8) an inner rank's delay trades with the channels'
-    # latencies (pipeline: every hop pays both), so the weak prior holds it where it starts
+def true_table(operation, overhead=0.4, memory=2e-5, waits=(0.05, 0.6), forward=0.05, skew=0.01):
+    # forward and skew at their start: on TINY (P <= 8) an inner rank's delay trades with the
+    # channels' latencies (pipeline: every hop pays both), and the start skew (1-4 ranks on the
+    # second node at P = 5-8 under map-by core) with the node channel's gap (a linear root sends
+    # to each of them), so the weak prior holds them where they start
     rows = [(c, q, TRUE5[k, j]) for k, c in enumerate(CHANNELS) for j, q in enumerate(cal.PARAMETERS)]
-    rows += [("all", cal.OVERHEAD, overhead), ("all", cal.MEMORY, memory), ("all", cal.FORWARD, forward)]
+    rows += [("all", cal.OVERHEAD, overhead), ("all", cal.MEMORY, memory), ("all", cal.FORWARD, forward),
+             ("all", cal.SKEW, skew)]
     if operation == "reduce":
         rows += [("all", w, v) for w, v in zip(cal.WAITS, waits)]
     return pd.DataFrame([{"operation": operation, "target": "avg", "channel": c, "parameter": q, "value": v}

@@ -21,7 +21,12 @@ the delay between an inner rank's own message and its sends (a rank that forward
 arrival to its first send; reduce, from the end of its fan-in to its send up; zero for the root and
 the leaves, so that a flat tree does not pay it and a deep one pays it once per level), and (reduce)
 the share of the wait for its receiver a sender sees, eager and rendezvous (``wait_eager``,
-``wait_rendezvous``). The values are read from ``results/model/calibration.csv``.
+``wait_rendezvous``); and ``skew_us_per_remote_rank``, a call's start skew: OSU starts each rank's
+call as it leaves the barrier before it, ranks on another node than the root's leave later the
+more of them one node holds, and a collective whose ranks wait for each other carries that into
+its time; s times the most ranks on one other node is added to a call (on ORFEO every algorithm's
+max at 1 B under map-by core grows from 5-10 us at P = 146 to 30-70 at 254, its own critical path
+aside). The values are read from ``results/model/calibration.csv``.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ OVERHEAD = "overhead_us"
 WAITS = ("wait_eager", "wait_rendezvous")  # reduce only: the share of the wait for the receiver a sender sees
 MEMORY = "memory_us_per_byte"  # shared_memory: per byte per concurrent message in one socket
 FORWARD = "forward_us"  # an inner rank's delay between its own message and its sends (osu_rank_times)
+SKEW = "skew_us_per_remote_rank"  # a call's start skew per rank of the fullest other node than the root's
 SHAPE = "nbft_shape"  # 1 where the calibration kept the measured fan-outs' shape (fanout_shape), 0 a line
 CONCURRENT = "concurrent_rendezvous"  # 1 where the calibration priced a bcast's rendezvous bytes as shared
 
@@ -47,7 +53,7 @@ CONCURRENT = "concurrent_rendezvous"  # 1 where the calibration priced a bcast's
 def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receivers: int,
                      overhead=0.0, eager_limit: float = np.inf, waits=(0.0, 1.0), memory=0.0,
                      forward=0.0, small_limit: float = -1.0, concurrent=False,
-                     shape: np.ndarray | None = None) -> ChannelCosts:
+                     shape: np.ndarray | None = None, skew=0.0) -> ChannelCosts:
     """:class:`ChannelCosts` from parameters ``values`` [K, 5] in the order of :data:`PARAMETERS`
     (or [K, 4]: one gap at every size), the gap ``gap_us_small`` taken up to ``small_limit`` bytes,
     the per-call ``overhead``, a reduce sender's ``waits`` (eager, rendezvous) around ``eager_limit``,
@@ -104,6 +110,7 @@ def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receive
         above = (m[None, :] > eager_limit) & np.repeat(shared, S)[None, :]
         costs.gap_bytes = np.where(above, per[3] * m[None, :], 0.0)
     costs.overhead = columns(overhead)
+    costs.skew = columns(np.zeros(B) + np.asarray(skew, dtype=float))
     costs.eager_limit = float(eager_limit)
     w = np.asarray(waits, dtype=float).reshape(B, 2)
     costs.wait_eager, costs.wait_rendezvous = columns(w[:, 0]), columns(w[:, 1])
@@ -172,9 +179,9 @@ def costs_from_table(table: pd.DataFrame, operation: str, target: str, channels:
                      concurrent: bool = False, shape: np.ndarray | None = None) -> ChannelCosts:
     """The :class:`ChannelCosts` of one (operation, target) from rows of :func:`collat.model.calibration.calibrate`
     (a table without ``gap_us_small``: the gap of every size), with the fan-outs' ``shape`` (:func:`fanout_shape`)."""
-    have, values, overhead, waits, memory, forward = _table_values(table, operation, target, channels)
+    have, values, overhead, waits, memory, forward, skew = _table_values(table, operation, target, channels)
     return parametric_costs(values, have, sizes, max_receivers, overhead, eager_limit, waits, memory, forward,
-                            small_limit, concurrent, shape)
+                            small_limit, concurrent, shape, skew)
 
 
 def batched_costs_from_table(table: pd.DataFrame, operation: str, targets: tuple[str, ...], channels: list[str],
@@ -186,9 +193,9 @@ def batched_costs_from_table(table: pd.DataFrame, operation: str, targets: tuple
     parts = [_table_values(table, operation, t, channels) for t in targets]
     if any(p[0] != parts[0][0] for p in parts):
         raise ValueError(f"calibration of {operation}: the targets {list(targets)} calibrate different channels")
-    stack = [np.array([p[i] for p in parts], dtype=float) for i in range(1, 6)]
+    stack = [np.array([p[i] for p in parts], dtype=float) for i in range(1, 7)]
     return parametric_costs(stack[0], parts[0][0], sizes, max_receivers, stack[1], eager_limit, stack[2], stack[3],
-                            stack[4], small_limit, concurrent, shape)
+                            stack[4], small_limit, concurrent, shape, stack[5])
 
 
 def _table_values(table: pd.DataFrame, operation: str, target: str, channels: list[str]):
@@ -202,7 +209,8 @@ def _table_values(table: pd.DataFrame, operation: str, target: str, channels: li
                        for c in have])
     waits = tuple(value[("all", w)] for w in WAITS) if ("all", WAITS[0]) in value.index else (0.0, 1.0)
     forward = value[("all", FORWARD)] if ("all", FORWARD) in value.index else 0.0
-    return have, values, value[("all", OVERHEAD)], waits, value[("all", MEMORY)], forward
+    skew = value[("all", SKEW)] if ("all", SKEW) in value.index else 0.0
+    return have, values, value[("all", OVERHEAD)], waits, value[("all", MEMORY)], forward, skew
 
 
 def keeps_shape(table: pd.DataFrame, operation: str, target: str) -> bool:

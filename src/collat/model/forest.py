@@ -368,6 +368,18 @@ class Placements:
             self._census[key] = (forest, census(forest.parent, None, channel_index, unpinned, forest.link))
         return self._census[key]
 
+    def remote(self, P_values, mapping: str) -> np.ndarray:
+        """The most ranks on one node other than rank 0's (the root's), per P of ``P_values`` under
+        ``mapping`` (0 on one node): what the calibrated mode's start skew grows with."""
+        key = ("remote", tuple(int(p) for p in P_values), mapping)
+        if key not in self._cache:
+            def most(P):
+                node = np.asarray(self(int(P), mapping)["node"])
+                others = node[node != node[0]]
+                return int(np.bincount(others).max()) if others.size else 0
+            self._cache[key] = np.array([most(P) for P in P_values], dtype=float)
+        return self._cache[key]
+
     def schedule_layout(self, name: str, P_values, mapping: str, channel_index: dict, unpinned: str):
         """:func:`collat.model.shapes.schedules.layout` of one schedule for every P: independent of size, costs and mode."""
         key = ("schedule", name, tuple(int(p) for p in P_values), mapping, tuple(channel_index), unpinned)

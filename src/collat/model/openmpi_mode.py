@@ -410,13 +410,14 @@ def price_plans(plans: list, costs: ChannelCosts, options: ModelOptions, placeme
             shape, rows = plan.steps[j][:2]
             priced[i, j] = _after_tree(shape, done, mean, plan.Pv[rows], plan.mapping, costs, placements,
                                        options.unpinned_channel, forest, counts)
-    return [_assembled(plan, [priced[i, j] for j in range(len(plan.steps))], costs, with_average)
+    return [_assembled(plan, [priced[i, j] for j in range(len(plan.steps))], costs, with_average, placements)
             for i, plan in enumerate(plans)]
 
 
-def _assembled(plan: ShapePlan, priced: list, costs: ChannelCosts, with_average: bool) -> dict:
+def _assembled(plan: ShapePlan, priced: list, costs: ChannelCosts, with_average: bool, placements) -> dict:
     """A plan's targets from its steps' (completion, mean) at their rows: each where it applies, NaN
-    where no shape is modelled, plus ``costs.overhead``."""
+    where no shape is modelled, plus ``costs.overhead`` and ``costs.skew`` times the most ranks on
+    one node other than the root's (:meth:`collat.model.forest.Placements.remote`)."""
     shape_of = (len(plan.Pv), len(costs.sizes))
     done = np.full(shape_of, np.nan)
     mean = np.full(shape_of, np.nan) if with_average else None
@@ -424,9 +425,12 @@ def _assembled(plan: ShapePlan, priced: list, costs: ChannelCosts, with_average:
         done[rows] = np.where(applies, c, done[rows])
         if with_average:
             mean[rows] = np.where(applies, a, mean[rows])
-    targets = {"max": done + costs.overhead}
+    extra = costs.overhead
+    if np.any(np.asarray(costs.skew) != 0):
+        extra = extra + np.asarray(costs.skew)[None] * placements.remote(plan.Pv, plan.mapping)[:, None]
+    targets = {"max": done + extra}
     if with_average:
-        targets["avg"] = mean + costs.overhead
+        targets["avg"] = mean + extra
     return targets
 
 
@@ -444,7 +448,7 @@ def price_plan_shared(plan: ShapePlan, costs: ChannelCosts, options: ModelOption
                                       options.unpinned_channel, with_average, links)
         done, mean = shapes[key]
         priced.append((done[rows], None if mean is None else mean[rows]))
-    return _assembled(plan, priced, costs, with_average)
+    return _assembled(plan, priced, costs, with_average, placements)
 
 
 def predict_arrays(operation: str, algorithm: int, mapping: str, Pv, costs: ChannelCosts, options: ModelOptions,
