@@ -319,8 +319,8 @@ def osu_rank_times(forest: Forest, w: np.ndarray, costs: ChannelCosts, operation
         return out
     w = np.ascontiguousarray(w, dtype=float)
     before = fanin_before(forest, w, costs)
-    delay = np.zeros((0, w.shape[1])) if delay is None else _f(delay)
-    finish = fanin_done(parent, w, forest.order, before, delay if len(delay) else None)
+    delay = np.zeros((0, w.shape[1])) if delay is None else _f(delay)  # no rows: no link delays
+    finish = fanin_done(parent, w, forest.order, before, delay)
     out = finish.copy()
     kids, k, _, first = forest.send_plan
     kernels.reduce_sends(kids, k, first, finish, w, offset, gap, before, costs.waits(), out, delay)

@@ -6,8 +6,8 @@ message count; algorithm 0 is whatever the fixed decision rules pick (:mod:`coll
 parent's fan-out costs every receiver's per-message gap plus the longest single-channel tail
 (:func:`sequential_fanout`); the messages of one round that pass one node's link, or the fan-outs of
 one level that copy within one socket, contend (:func:`shared_link`, :func:`shared_memory`); each
-rank's time is taken as OSU times it (:func:`collat.model.forest.osu_rank_times`): avg = the mean over ranks, max
-= the slowest.
+rank's time is taken as OSU times it (:func:`collat.model.forest.osu_rank_times`): avg = the mean
+over ranks, max = the slowest.
 
 :func:`predict_arrays` is shared with the calibrated mode, which prices the same shapes with fitted
 channel costs (:mod:`.calibrated_mode`).
@@ -274,8 +274,9 @@ def _kernel_plan(forest: Forest, counts: np.ndarray, present: tuple, receivers: 
     memory = (tuple(np.asarray(a, dtype=t) for a, t in zip(_memory_groups(forest, counts), (np.int64, float)))
               if memory_on else (_NONE, _EMPTY))
     forwarding = _forwarding_plan(forest) if forward_on else (_NO_MASK, _EMPTY)
-    return (rows, np.asarray(inverse, dtype=np.int64), *_links_plan(forest, counts, present, receivers, operation), *memory,
-            *forwarding, *forest.send_plan, forest.order, forest.parent)
+    links = _links_plan(forest, counts, present, receivers, operation)
+    return (rows, np.asarray(inverse, dtype=np.int64), *links, *memory, *forwarding, *forest.send_plan, forest.order,
+            forest.parent)
 
 
 _NONE, _EMPTY, _NO_MASK = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.bool_)
@@ -283,8 +284,9 @@ _NONE, _EMPTY, _NO_MASK = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, 
 
 def _links_plan(forest: Forest, counts: np.ndarray, present: tuple, receivers: int, operation: str) -> tuple:
     """The shared links of :func:`evaluate` as :func:`collat.model.kernels.forest_times` takes them: (channel
-    index per link, where each link's parents start, the parents, their group (numbered across
-    links), the messages per group clipped to the cost table's ``receivers`` rows)."""
+    index per link, where each link's nodes start, the nodes (:func:`_link_groups`: a bcast's parents, a
+    reduce's children), their group (numbered across links), the messages per group clipped to the
+    cost table's ``receivers`` rows)."""
     parts = [_link_groups(forest, counts, k, channel, operation) for channel, k in present]
     groups = np.cumsum([0] + [len(load) for _, _, load in parts])
     return (np.array([k for _, k in present], dtype=np.int64),

@@ -183,14 +183,15 @@ def children(parent: np.ndarray) -> list[list[int]]:
     return out
 
 
-def height(parent: np.ndarray, depth: np.ndarray | None = None) -> np.ndarray:
+def height(parent: np.ndarray, depths: np.ndarray | None = None) -> np.ndarray:
     """Height of every node: 0 for a leaf, else 1 + the largest height of its children; one
-    vectorised step per depth level, deepest first."""
+    vectorised step per depth level, deepest first (``depths``: :func:`depth`, when known)."""
     parent = np.asarray(parent)
-    depth = globals()["depth"](parent) if depth is None else np.asarray(depth)
+    depths = depth(parent) if depths is None else np.asarray(depths)
     h = np.zeros(len(parent), dtype=np.int64)
-    for d in range(int(depth.max(initial=0)), 0, -1):
-        nodes = np.flatnonzero(depth == d)
+    by_depth = np.argsort(depths, kind="stable")
+    levels = np.split(by_depth, np.searchsorted(depths[by_depth], np.arange(1, int(depths.max(initial=0)) + 1)))
+    for nodes in levels[:0:-1]:  # the deepest level first, the roots' level left out
         np.maximum.at(h, parent[nodes], h[nodes] + 1)
     return h
 
