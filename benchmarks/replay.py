@@ -136,7 +136,7 @@ def main() -> None:
         with none at the cap): the pipeline's selection picks so, from its own intervals."""
         if args.pick == "median":
             return hyb
-        u = estimate_uncertainty(cells[seen], prior, cal[seen])
+        u = estimate_uncertainty(cells[seen], prior, cal[seen], machine=machine)
         sd = np.empty(len(cells))
         known = cells[seen].groupby(CURVE)["P"].unique()
         for key, rows in cells.groupby(CURVE).indices.items():
@@ -173,7 +173,7 @@ def main() -> None:
             order = [revealed]
             while len(revealed) < max(budgets):
                 hyb, cal, seen = refit(revealed)
-                u = estimate_uncertainty(cells[seen], prior, cal[seen])
+                u = estimate_uncertainty(cells[seen], prior, cal[seen], machine=machine)
                 grid = cells[LAUNCH + ["size"]].assign(predicted=hyb)
                 step = min(step_n, max(budgets) - len(revealed))
                 if name == "planner":

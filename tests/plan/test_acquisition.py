@@ -133,3 +133,20 @@ def test_a_curve_that_bends_gets_its_own_growth():
     assert u.of(("bcast", 0, "core")).per_octave == pytest.approx(0.25)  # median of 0.25, 0.5, 0.25 per size
     assert u.of(("bcast", 1, "core")).per_octave == pytest.approx(0.0)
     assert u.of(("reduce", 1, "core")) is u  # a curve with no examples: the global growth
+
+
+def test_a_jump_at_a_socket_boundary_is_not_growth_along_P():
+    # 30 curves, log latency = log P, one (log) higher from the second socket on (P = 10, 14 of
+    # 8-core sockets). Interpolating P = 6 from 4 and 10 misses by log2(6/4) / log2(10/4) of the
+    # jump over log2(6/4) octaves: 1 / log2(2.5) per octave; P = 10 from 6 and 14 by 1 - log2(10/6) /
+    # log2(14/6) over log2(14/10) octaves; P = 4 (from 2 and 6, one socket) exactly
+    machine = {"nodes": 1, "sockets_per_node": 2, "cores_per_socket": 8, "cores_per_l3": 4}
+    P = np.array([2, 4, 6, 10, 14])
+    rows = [{"operation": "bcast", "algorithm": a, "mapping": "core", "P": p, "size": 1,
+             "measured": float(p) * np.exp(1.0 if p > 8 else 0.0)} for a in range(30) for p in P]
+    cells, prior = pd.DataFrame(rows), Uncertainty(0.0, 9.0, 9.0)
+    at_10 = (1 - np.log2(10 / 6) / np.log2(14 / 6)) / np.log2(14 / 10)
+    assert at_10 > 1 / np.log2(2.5)  # the median of 0, 1 / log2(2.5) and at_10
+    assert acquisition.estimate_uncertainty(cells, prior).per_octave == pytest.approx(1 / np.log2(2.5))
+    # each P between two of its own socket alone: P = 4, exact
+    assert acquisition.estimate_uncertainty(cells, prior, machine=machine).per_octave == pytest.approx(0.0)

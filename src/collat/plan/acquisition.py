@@ -224,7 +224,8 @@ def _reason(c: _Curve, j: int, sd: float, choice: float, value: float) -> str:
 
 
 def estimate_uncertainty(cells: pd.DataFrame, prior: Uncertainty, physics: np.ndarray | None = None,
-                         min_points: int = 20, min_curve: int = 10, held_out: dict | None = None) -> Uncertainty:
+                         min_points: int = 20, min_curve: int = 10, held_out: dict | None = None,
+                         machine: dict | None = None) -> Uncertainty:
     """The :class:`Uncertainty` the measured ``cells`` (operation, algorithm, mapping, P, size,
     measured: median latency per cell) show, each number falling back to ``prior`` where they hold
     fewer than ``min_points`` examples:
@@ -233,7 +234,10 @@ def estimate_uncertainty(cells: pd.DataFrame, prior: Uncertainty, physics: np.nd
     * ``per_octave``: each measured P between two others of its curve predicted by log-linear
       interpolation between them; the median over them of |log error| less the floor, per octave to
       the nearer of the two; a curve with ``min_curve`` such examples (over its sizes) gets its own
-      median (curves are not alike: some bend, some are noisy);
+      median (curves are not alike: some bend, some are noisy); with ``machine``, only a P whose two
+      neighbours lie in its own placement regime (:func:`collat.model.placement.active_units`: the
+      sockets, or nodes, its mapping fills) counts, since a jump across a socket or node boundary
+      is a change of regime, not growth along P (the first design measures at those boundaries);
     * ``cap``: with ``physics`` (the calibrated mode's prediction of each cell), the median |log|
       of measured over physics: how far the model is where no measurement of the curve helps.
       With ``held_out`` (operation -> the median |log error| of the model's price of an algorithm
@@ -250,6 +254,16 @@ def estimate_uncertainty(cells: pd.DataFrame, prior: Uncertainty, physics: np.nd
     along = logP.groupby([cells[g] for g in GROUP])  # each curve in increasing P
     nearer = np.minimum(logP - along.shift(1), along.shift(-1) - logP).reindex(cells.index).to_numpy()
     inner = np.isfinite(guess)
+    if machine is not None:
+        from collat.model.placement import active_units
+
+        units = pd.Series(0, index=cells.index)
+        for mapping, rows in cells.groupby("mapping", sort=False).groups.items():
+            units[rows] = active_units(cells.loc[rows, "P"].to_numpy(), mapping, machine)
+        units = units.reindex(logP.index)
+        by = units.groupby([cells[g] for g in GROUP])
+        same = ((by.shift(1) == units) & (by.shift(-1) == units)).reindex(cells.index).to_numpy()
+        inner &= same
     ratios = np.maximum(np.abs(y - guess) - prior.floor, 0.0)[inner] / nearer[inner]
     own = pd.Series(ratios, index=pd.MultiIndex.from_frame(cells.loc[inner, CURVE])).groupby(level=[0, 1, 2])
     curves = ()

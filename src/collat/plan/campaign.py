@@ -117,8 +117,8 @@ def plan_round(machine: dict, algorithms: dict, mappings, channels, options: Pla
         physics = None
         if calibrated is not None and measured is not None:
             physics = measured.merge(calibrated, on=LAUNCH + ["size"], how="left")["predicted"].to_numpy(float)
-        u = (estimate_uncertainty(measured, prior, physics, held_out=held_out) if measured is not None and len(measured)
-             else prior)
+        u = (estimate_uncertainty(measured, prior, physics, held_out=held_out, machine=machine)
+             if measured is not None and len(measured) else prior)
         seconds = launch_seconds(grid, options.overhead_seconds, iterations, warmup)
         nodes = np.array([nodes_spanned(machine, "collective", m, P) for _, _, m, P in seconds.index])
         if options.node_hours is not None:
