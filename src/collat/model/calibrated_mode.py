@@ -21,12 +21,13 @@ the delay between an inner rank's own message and its sends (a rank that forward
 arrival to its first send; reduce, from the end of its fan-in to its send up; zero for the root and
 the leaves, so that a flat tree does not pay it and a deep one pays it once per level), and (reduce)
 the share of the wait for its receiver a sender sees, eager and rendezvous (``wait_eager``,
-``wait_rendezvous``); and ``skew_us_per_remote_rank``, a call's start skew: OSU starts each rank's
-call as it leaves the barrier before it, ranks on another node than the root's leave later the
-more of them one node holds, and a collective whose ranks wait for each other carries that into
-its time; s times the most ranks on one other node is added to a call (on ORFEO every algorithm's
-max at 1 B under map-by core grows from 5-10 us at P = 146 to 30-70 at 254, its own critical path
-aside). The values are read from ``results/model/calibration.csv``.
+``wait_rendezvous``); and ``skew_us_per_remote_rank``, a call's start skew: s times the most ranks
+on one node other than the root's, added to a call. OSU starts each rank's call as it leaves the
+barrier before it, and a collective whose ranks wait for each other carries a late start into its
+time. The form is measured, not explained: on the study's two nodes every algorithm's small-message
+time grows by about 0.2-0.3 us per rank on the second node under map-by core and socket, but hardly
+under map-by node with as many ranks there (benchmarks/README.md), and one s fitted over every
+mapping averages the two. The values are read from ``results/model/calibration.csv``.
 """
 
 from __future__ import annotations

@@ -235,7 +235,7 @@ def estimate_uncertainty(cells: pd.DataFrame, prior: Uncertainty, physics: np.nd
       interpolation between them; the median over them of |log error| less the floor, per octave to
       the nearer of the two; a curve with ``min_curve`` such examples (over its sizes) gets its own
       median (curves are not alike: some bend, some are noisy); with ``machine``, only a P whose two
-      neighbours lie in its own placement regime (:func:`collat.model.placement.active_units`: the
+      neighbours lie in its own placement regime (:func:`collat.model.validation.regime` along P: the
       sockets, or nodes, its mapping fills) counts, since a jump across a socket or node boundary
       is a change of regime, not growth along P (the first design measures at those boundaries);
     * ``cap``: with ``physics`` (the calibrated mode's prediction of each cell), the median |log|
@@ -245,7 +245,7 @@ def estimate_uncertainty(cells: pd.DataFrame, prior: Uncertainty, physics: np.nd
       operations gets that cap instead (``caps``): an error out of sample, where the median over
       the cells the calibration was fitted on is in sample, and smaller (study: 0.200 against
       0.226 for bcast and 0.291 for reduce)."""
-    from collat.model.validation import GROUP, measured_neighbours
+    from collat.model.validation import GROUP, measured_neighbours, regime
 
     per_octave, cap = prior.per_octave, prior.cap
     y = np.log(cells["measured"].to_numpy(float))
@@ -254,13 +254,8 @@ def estimate_uncertainty(cells: pd.DataFrame, prior: Uncertainty, physics: np.nd
     along = logP.groupby([cells[g] for g in GROUP])  # each curve in increasing P
     nearer = np.minimum(logP - along.shift(1), along.shift(-1) - logP).reindex(cells.index).to_numpy()
     inner = np.isfinite(guess)
-    if machine is not None:
-        from collat.model.placement import active_units
-
-        units = pd.Series(0, index=cells.index)
-        for mapping, rows in cells.groupby("mapping", sort=False).groups.items():
-            units[rows] = active_units(cells.loc[rows, "P"].to_numpy(), mapping, machine)
-        units = units.reindex(logP.index)
+    if machine is not None:  # along P the size bounds play no part
+        units = pd.Series(regime(cells, "P", machine, np.empty(0)), index=cells.index).reindex(logP.index)
         by = units.groupby([cells[g] for g in GROUP])
         same = ((by.shift(1) == units) & (by.shift(-1) == units)).reindex(cells.index).to_numpy()
         inner &= same
