@@ -275,3 +275,20 @@ def test_the_unseen_algorithm_split_per_mapping_names_where_the_calibration_carr
     better = "\n".join(unseen_algorithm_markdown(unseen_scores(0.35), {"validation": "v.csv"}))
     assert "no worse than the openmpi mode on every operation and mapping" in better
     assert unseen_algorithm_markdown(unseen_scores(0.5).assign(split="sparse_P"), {"validation": "v.csv"}) == []
+
+
+def test_the_summary_shows_the_default_held_out_where_it_runs_an_algorithm_nobody_forced():
+    from collat.evaluate.tables import default_runs_markdown
+
+    runs = pd.DataFrame([  # (algorithm, forced, model, points, error, coverage): reduce, map-by core, avg
+        (4, True, "calibrated", 80, 0.1, 0.9), (5, False, "calibrated", 1200, 0.425, 0.62),
+        (5, False, "openmpi", 1200, 0.494, np.nan), (5, False, "nearest_neighbour", 1200, 4.0, np.nan)],
+        columns=["algorithm", "forced", "model", "points", "median_error", "coverage"]).assign(
+        operation="reduce", mapping="core", target="avg")
+    text = "\n".join(default_runs_markdown(runs, {"default_runs": "d.csv"}))
+    assert "— `d.csv`" in text
+    assert "| operation | algorithm | mapping | target | points | calibrated | openmpi | in 80 %: calibrated |" in text
+    assert "| reduce | 5 | core | avg | 1200 | 0.425 | 0.494 | 0.62 |" in text
+    assert "| reduce | 4 |" not in text  # forced: its own curve measures it
+    assert default_runs_markdown(runs[runs["forced"]], {"default_runs": "d.csv"}) == []
+    assert default_runs_markdown(None, {}) == []

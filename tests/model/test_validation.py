@@ -542,3 +542,31 @@ def test_one_split_per_operation_and_mapping_takes_the_median_over_held_out_algo
     assert t.loc["calibrated", "median_mape"] == pytest.approx(0.2)  # median of 0.1, 0.3
     assert t.loc["calibrated", "coverage"] == pytest.approx((0.5 * 10 + 1.0 * 30) / 40)
     assert t.loc["openmpi", "median_mape"] == pytest.approx(0.4) and np.isnan(t.loc["openmpi", "coverage"])
+
+
+def test_the_default_held_out_is_scored_by_the_algorithm_its_rules_run_by_hand():
+    """The rules run the binary tree (5, forced: a measured curve) below 16 B and knomial (7, never
+    forced) from 16 B. Default held out, calibrated, map-by core, P = 4: at 1 B and 4 B predicted 1.1
+    and 3.0 against 1.0 and 2.0 (errors 0.1 and 0.5, median 0.3; 1.0 inside [0.9, 1.2], 2.0 outside
+    [2.5, 3.5]); at 16 B 8.0 against 10.0 (0.2, inside [7, 11]); the openmpi mode at 16 B 5.0 (0.5,
+    no interval). The forced binary tree's own points and another split's: not counted."""
+    rules = {"bcast": [{"P_below": None, "sizes": [[16, 5], [None, 7]]}]}
+    rows = [  # (model, algorithm, size, measured, predicted, lower, upper, split)
+        ("calibrated", 0, 1, 1.0, 1.1, 0.9, 1.2, "unseen_algorithm"),
+        ("calibrated", 0, 4, 2.0, 3.0, 2.5, 3.5, "unseen_algorithm"),
+        ("calibrated", 0, 16, 10.0, 8.0, 7.0, 11.0, "unseen_algorithm"),
+        ("openmpi", 0, 16, 10.0, 5.0, np.nan, np.nan, "unseen_algorithm"),
+        ("calibrated", 5, 1, 1.5, 9.0, 8.0, 10.0, "unseen_algorithm"),
+        ("calibrated", 0, 16, 10.0, 99.0, 98.0, 100.0, "sparse_P")]
+    table = pd.DataFrame([{"model": m, "operation": "bcast", "algorithm": a, "mapping": "core", "P": 4, "size": s,
+                           "target": "avg", "measured": y, "predicted": p, "lower": lo, "upper": hi, "split": sp,
+                           "scored": True} for m, a, s, y, p, lo, hi, sp in rows])
+    t = va.by_default_run(table, rules).set_index(["algorithm", "model"])
+    assert sorted(t.index) == [(5, "calibrated"), (7, "calibrated"), (7, "openmpi")]
+    assert t.loc[(5, "calibrated"), "forced"] and not t.loc[(7, "calibrated"), "forced"]
+    assert t.loc[(5, "calibrated"), "points"] == 2
+    assert t.loc[(5, "calibrated"), "median_error"] == pytest.approx(0.3)
+    assert t.loc[(5, "calibrated"), "coverage"] == pytest.approx(0.5)
+    assert t.loc[(7, "calibrated"), "median_error"] == pytest.approx(0.2) and t.loc[(7, "calibrated"), "coverage"] == 1.0
+    assert t.loc[(7, "openmpi"), "median_error"] == pytest.approx(0.5) and np.isnan(t.loc[(7, "openmpi"), "coverage"])
+    assert va.by_default_run(table, {}).empty  # no rules for the operation: nothing

@@ -34,6 +34,7 @@ rule evaluate_summary:
         regression="results/regression/scores.csv",
         tables=expand("results/tables/table{n}.csv", n=TABLE_NUMBERS),
         validation="results/model/validation.csv",
+        default_runs="results/model/default_runs.csv",  # algorithms nobody forced, as the default runs them
         noise_floor="results/model/noise_floor.csv",
         nbft_fits="results/nbft/fits.csv",
         what_if=expand("results/model/what_if/{name}.parquet", name=WHAT_IF),

@@ -271,6 +271,9 @@ rule model_validation:
         ),
         predictions="results/model/validation_predictions.parquet",
         intervals="results/model/intervals.csv",
+        default_runs="results/model/default_runs.csv",
+    params:
+        default_rules=config["model"]["openmpi"]["default_rules"],  # what the default runs at each held-out point
     priority: 10  # the longest path
     log:
         "logs/model/validation.log",

@@ -332,6 +332,37 @@ def unseen_algorithm_markdown(validation: pd.DataFrame, paths: dict) -> list[str
     return out + [""]
 
 
+def default_runs_markdown(runs: pd.DataFrame | None, paths: dict) -> list[str]:
+    """The default held out, at the points where its fixed rules run an algorithm nobody forced
+    (:func:`collat.model.validation.by_default_run`, ``forced`` False): measurements of an algorithm
+    nobody measured, out of sample for every model; nothing where there are none."""
+    if runs is None or runs.empty:
+        return []
+    t = runs[~runs["forced"].astype(bool) & runs["model"].isin(UNSEEN_MODELS)]
+    if t.empty:
+        return []
+    error = t.pivot_table(index=["operation", "algorithm", "mapping", "target"], columns="model",
+                          values="median_error")
+    inside = t.pivot_table(index=["operation", "algorithm", "mapping", "target"], columns="model", values="coverage")
+    points = t.groupby(["operation", "algorithm", "mapping", "target"])["points"].max()
+    models = [m for m in UNSEEN_MODELS if m in error]
+    fitted = [m for m in models if m != "openmpi" and m in inside and inside[m].notna().any()]
+    out = [f"### Algorithms nobody forced, as the default runs them — `{paths['default_runs']}`", "",
+           "Split unseen_algorithm, OpenMPI's default held out, at the points where its fixed rules run an "
+           "algorithm no measured curve forced (with the default's own segment size and fan-out): measurements "
+           "of an algorithm nobody measured, out of sample for every model. Median relative error over the "
+           "points, then the share inside each fitted mode's 80 % interval.", "",
+           "| operation | algorithm | mapping | target | points | " + " | ".join(models)
+           + "".join(f" | in 80 %: {m}" for m in fitted) + " |",
+           "|---|---|---|---|---|" + "---|" * (len(models) + len(fitted))]
+    for key in error.index:
+        row = [key[0], str(int(key[1])), key[2], key[3], str(int(points[key]))]
+        row += ["—" if pd.isna(error.loc[key, m]) else f"{error.loc[key, m]:.3f}" for m in models]
+        row += ["—" if pd.isna(inside.loc[key, m]) else f"{inside.loc[key, m]:.2f}" for m in fitted]
+        out.append("| " + " | ".join(row) + " |")
+    return out + [""]
+
+
 SPLIT_WORDS = {"sparse_P": "at P held out", "extrapolation": "beyond the largest measured P",
                "unseen_algorithm": "for an algorithm nobody measured", "unseen_mapping": "under a mapping nobody measured",
                "sizes": "at sizes nobody measured"}
@@ -403,13 +434,14 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                      nbft_fits: pd.DataFrame | None = None, what_if: dict | None = None,
                      noise_floors: pd.DataFrame | None = None, figure_setting: dict | None = None,
                      rules: dict | None = None, fanout_form: str = "line", pick: str = "expected",
-                     algorithms: str = "every", eager: tuple[float, str] | None = None) -> str:
+                     algorithms: str = "every", eager: tuple[float, str] | None = None,
+                     default_runs: pd.DataFrame | None = None) -> str:
     """results/summary.md: the headline numbers, each with the file it comes from; ``selection`` is
     (regret.csv, regret_unseen_algorithm.csv, regret_unseen_P.csv) of the selection stage;
     ``nbft_fits`` (results/nbft/fits.csv) names the fan-outs priced by assumption, not measurement;
     ``figure_setting`` (config ``partitioned.figure``) adds the figures' break-even beside ``setting``'s;
     ``pick``: config ``selection.pick``; ``eager``: the eager limit and its source
-    (:func:`collat.model.options.eager_limit`)."""
+    (:func:`collat.model.options.eager_limit`); ``default_runs``: results/model/default_runs.csv."""
     out = ["# Summary", ""]
     board = None
     if validation is not None and len(validation):
@@ -513,6 +545,7 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
         out += ["", "Noise floor: " + ", ".join(f"{t} {v:.3f}" for t, v in floors.items()), ""]
         out += noise_floor_markdown(noise_floors, paths)
         out += unseen_algorithm_markdown(validation, paths)
+        out += default_runs_markdown(default_runs, paths)
     if selection is not None:
         out += selection_markdown(selection[0], selection[1], paths, *selection[2:], pick=pick, algorithms=algorithms)
     if rules:

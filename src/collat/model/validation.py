@@ -857,3 +857,43 @@ def by_operation_mapping(scores: pd.DataFrame, split: str = "unseen_algorithm") 
     ``coverage``, the share of their test points inside the model's 80 % interval (NaN without one)."""
     return _pooled(scores[scores["split"] == split], ["operation", "mapping", "target", "model"],
                    curves=("n", "size"), median_mape=("mape", "median")).reset_index()
+
+
+def by_default_run(table: pd.DataFrame, default_rules: dict) -> pd.DataFrame:
+    """OpenMPI's default held out (split unseen_algorithm, algorithm 0), scored by the algorithm its
+    fixed rules (``default_rules``, config ``model.openmpi.default_rules``) run at each test point:
+    how each model prices an algorithm as the default runs it, with the default's own segment size
+    and fan-out. Where that algorithm was never forced (``forced`` False: no measured curve of it at
+    the operation), these points are measurements of an algorithm nobody measured, out of sample for
+    every model: the only ones a campaign gets without forcing it. ``table``: the validation's
+    test-part predictions (:func:`validate`). Per operation, ``algorithm`` (what the default runs),
+    mapping, target and model: ``points``, ``median_error`` (the median relative error over the
+    points) and ``coverage`` (the share inside the model's 80 % interval; NaN without one).
+    Operations without rules are left out."""
+    from collat.model.shapes.openmpi import default_algorithms
+
+    t = table[(table["split"] == "unseen_algorithm") & table["scored"].astype(bool)]
+    forced = {(op, int(a)) for op, a in t[["operation", "algorithm"]].drop_duplicates().itertuples(index=False)}
+    t = t[t["algorithm"] == 0]
+    parts = []
+    for op, d in t.groupby("operation", sort=True):
+        if op not in default_rules:
+            continue
+        Ps, sizes = np.sort(d["P"].unique()), np.sort(d["size"].unique())
+        runs = default_algorithms(op, Ps, sizes, default_rules)[np.searchsorted(Ps, d["P"]),
+                                                                  np.searchsorted(sizes, d["size"])]
+        parts.append(d.assign(algorithm=runs))
+    keys = ["operation", "algorithm", "mapping", "target", "model"]
+    columns = keys + ["forced", "points", "median_error", "coverage"]
+    if not parts:
+        return pd.DataFrame(columns=columns)
+    d = pd.concat(parts, ignore_index=True)
+    measured, predicted = d["measured"].to_numpy(float), d["predicted"].to_numpy(float)
+    has = d["lower"].notna().to_numpy() & d["upper"].notna().to_numpy()
+    d = d.assign(error=np.abs(predicted - measured) / measured,
+                 inside=np.where(has, (d["lower"] <= d["measured"]) & (d["measured"] <= d["upper"]), np.nan))
+    d = d[np.isfinite(predicted)]
+    out = d.groupby(keys, sort=True).agg(points=("error", "size"), median_error=("error", "median"),
+                                         coverage=("inside", "mean")).reset_index()
+    out["forced"] = [(op, int(a)) in forced for op, a in zip(out["operation"], out["algorithm"])]
+    return out[columns]
