@@ -157,6 +157,10 @@ def test_a_foreign_algorithms_interval_is_as_wide_as_the_openmpi_modes_error():
     # a narrower error keeps the wider interval it had
     lo, up = tr.unmeasured_bounds(grid, openmpi, measured, TREES, np.full(6, 0.1), np.full(6, 40.0))
     assert up.tolist() == pytest.approx([40.0] * 6) and lo.tolist() == pytest.approx([0.1] * 6)
+    # the hybrid's bcast 8 priced by a twin's measurement (the default running its shape) keeps its own
+    twin = grid.assign(twin=[False, False, False, True, False, False])
+    lo, up = tr.unmeasured_bounds(twin, openmpi, measured, TREES, lower, upper)
+    assert up.tolist() == pytest.approx([2.1, 2 * np.exp(width), 2.1, 2.1, 2.1, 2.1])
 
 
 def test_physics_width_is_the_openmpi_modes_80th_percentile_error():

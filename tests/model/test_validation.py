@@ -570,3 +570,70 @@ def test_the_default_held_out_is_scored_by_the_algorithm_its_rules_run_by_hand()
     assert t.loc[(7, "calibrated"), "median_error"] == pytest.approx(0.2) and t.loc[(7, "calibrated"), "coverage"] == 1.0
     assert t.loc[(7, "openmpi"), "median_error"] == pytest.approx(0.5) and np.isnan(t.loc[(7, "openmpi"), "coverage"])
     assert va.by_default_run(table, {}).empty  # no rules for the operation: nothing
+
+
+def test_a_hybrid_price_that_is_a_twins_measurement_has_the_spread_between_jobs_as_its_interval():
+    """The default (0) runs the binomial tree (1) everywhere and measures 1.1x its forced run under
+    map-by core (one node), 1.2x under map-by node (two). The fitted hybrid marks its first test
+    cell (map-by core, P = 2) of every fold as a twin's measurement. Algorithm 2 held out: the
+    training part's pairs (0 against 1) give that cell the spread of map-by core on one node, log
+    1.1; algorithm 1 or 0 held out: no pair in the training part, the split's width (log 1.3)
+    stands. The calibrated mode has no twins."""
+    base = cells()
+    default = base[base["algorithm"] == 1].assign(algorithm=0)
+    default["measured"] *= np.where(default["mapping"] == "core", 1.1, 1.2)
+    c = pd.concat([base, default], ignore_index=True)
+    openmpi = c.assign(mode="openmpi", target="avg", predicted=c["measured"] * 2.0)
+    stage = pd.concat([openmpi, c.assign(mode="calibrated", target="avg", predicted=np.nan)], ignore_index=True)
+    rules = {"bcast": [{"P_below": None, "sizes": [[None, 1]]}]}
+    trees = [{"operation": "bcast", "algorithm": 1, "tree": "binomial"},
+             {"operation": "bcast", "algorithm": 2, "tree": "binary"}]
+
+    def fit(train, test, target, trend, unfitted, inner):
+        twin = np.zeros(len(test), dtype=bool)
+        twin[0] = True
+        return {"calibrated": test["measured"].to_numpy() * 1.1, "hybrid": test["measured"].to_numpy() * 1.05,
+                "twin": twin, "interval": {"calibrated": va.Width(np.log(1.3)), "hybrid": va.Width(np.log(1.3))}}
+
+    def halves(table, model):
+        t = table[(table["model"] == model) & (table["split"] == "unseen_algorithm") & table["scored"]]
+        return {a: sorted(np.unique(np.round(np.log(g["upper"] / g["predicted"]), 9)).tolist())
+                for a, g in t.groupby("algorithm")}
+    _, table = va.validate(collective_of(c), stage, MACHINE, [], OPTIONS, {"calibrated": fit}, trees=trees,
+                           default_rules=rules)
+    assert halves(table, "hybrid") == {0: [pytest.approx(np.log(1.3))], 1: [pytest.approx(np.log(1.3))],
+                                       2: [pytest.approx(np.log(1.1)), pytest.approx(np.log(1.3))]}
+    assert halves(table, "calibrated") == {a: [pytest.approx(np.log(1.3))] for a in (0, 1, 2)}
+    u = table[(table["split"] == "unseen_algorithm") & table["scored"]]
+    assert u.loc[u["model"] == "hybrid", "twin"].sum() == 3 and not u.loc[u["model"] == "calibrated", "twin"].any()
+    _, table = va.validate(collective_of(c), stage, MACHINE, [], OPTIONS, {"calibrated": fit}, trees=trees)
+    assert halves(table, "hybrid")[2] == [pytest.approx(np.log(1.3))]  # without the rules: no pairs
+
+
+def test_interval_table_leaves_a_twins_measurement_out_of_its_splits_width():
+    t = pd.DataFrame({"model": "hybrid", "target": "avg", "split": "unseen_algorithm", "scored": True,
+                      "measured": np.exp([0.5, 0.5, 0.05]), "predicted": 1.0, "distance": 0.0, "lower": 0.5,
+                      "upper": [2.0, 2.0, 1.01], "twin": [False, False, True]})
+    got = va.interval_table(t).set_index("split")
+    assert got.loc["unseen_algorithm", "width"] == pytest.approx(0.5) and got.loc["unseen_algorithm", "cells"] == 3
+    assert got.loc["unseen_algorithm", "coverage"] == pytest.approx(2 / 3)
+
+
+def test_grid_bounds_give_a_twins_measurement_a_measured_cells_interval_of_another_job():
+    """Algorithm 2 nobody measured: at P = 4 the hybrid's price is the default's measurement (a
+    twin): a measured cell's width (sparse_P at distance 0, 0.1) plus the spread between jobs of
+    map-by core on one node (0.2) in quadrature, though no curve of it is one job's; at P = 8 the
+    unseen algorithm's width (0.5)."""
+    measured = pd.DataFrame({"operation": "bcast", "algorithm": 1, "mapping": "core", "P": [4, 16], "size": 1,
+                             "measured": 1.0})
+    grid = pd.DataFrame({"operation": "bcast", "algorithm": 2, "mapping": "core", "P": [4, 8], "size": 1,
+                         "mode": "hybrid", "target": "avg", "predicted": 1.0, "twin": [True, False]})
+    widths = pd.DataFrame({"model": "hybrid", "target": "avg", "split": ["sparse_P", "unseen_algorithm"],
+                           "width": [0.1, 0.5], "per_octave": [0.3, 0.0]})
+    runs = pd.DataFrame({"target": "avg", "kind": "another_run", "mapping": ["all", "core"], "nodes": ["all", "1"],
+                         "spread": [0.8, 0.2]})
+    one_job = pd.DataFrame({"operation": "bcast", "algorithm": [1], "mapping": "core"})
+    upper = va.grid_bounds(grid, {"avg": measured}, widths, MACHINE, None, runs, one_job)[1]
+    assert upper.tolist() == pytest.approx([np.exp(np.hypot(0.1, 0.2)), np.exp(0.5)])
+    # without the runs (the selection's own error of a price): a measured cell's width
+    assert va.grid_bounds(grid, {"avg": measured}, widths)[1].tolist() == pytest.approx([np.exp(0.1), np.exp(0.5)])

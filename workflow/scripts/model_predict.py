@@ -47,6 +47,8 @@ if "hybrid" in options.modes:  # the calibrated grid corrected by its residuals 
     parts["hybrid"] = hybrid_predictions(raw, measured, k, trend, parts.get("openmpi"), bend=bend,
                                          trees=options.openmpi.trees)
 predictions = pd.concat([parts[m] for m in options.modes if m in parts], ignore_index=True)
+if "twin" in predictions:  # the hybrid's prices that are a measurement of the same run
+    predictions["twin"] = predictions["twin"].fillna(False).astype(bool)
 measured = {t: measured[t] if t in measured else measured_cells(collective, t) for t in predictions["target"].unique()}
 # the fitted modes' 80 % intervals for a new run: as wide as the validation found their errors where each
 # cell stands, and, on a curve one job measured, as far apart as two jobs' runs of one configuration lie

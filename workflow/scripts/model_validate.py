@@ -33,7 +33,7 @@ if "calibrated" in options.modes:  # recalibrated on the training part of every 
                                    max_receivers=receivers, hybrid_neighbours=neighbours)
 one = replace(ValidationOptions.from_config(p.options, p.machine), targets=(snakemake.wildcards.target,))
 scores, table = validate(collective, predictions, p.machine, p.forms, one, fitted, snakemake.threads, p.outliers,
-                        size_bounds(hockney), options.openmpi.trees)
+                        size_bounds(hockney), options.openmpi.trees, options.openmpi.default_rules)
 atomic_write(snakemake.output.scores, lambda tmp: scores.to_csv(tmp, index=False))
 atomic_write(snakemake.output.predictions, lambda tmp: table.to_parquet(tmp, index=False))
 log.info("%s: %d scored cells, %d test predictions", snakemake.wildcards.target, len(scores), len(table))

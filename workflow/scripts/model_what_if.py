@@ -55,6 +55,7 @@ if "hybrid" in options.modes and "calibrated" in set(predictions["mode"]) and sa
     hybrid = hybrid_predictions(cal, measured, k, trend, openmpi if len(openmpi) else None, at_measured, bend,
                                 options.openmpi.trees)
     predictions = pd.concat([predictions, hybrid], ignore_index=True)
+    predictions["twin"] = predictions["twin"].fillna(False).astype(bool)  # the hybrid's measured prices
 # an algorithm nobody measured: the calibrated price as far as the calibration carries (rule model_transfer)
 calibrated = (predictions["mode"] == "calibrated").to_numpy()
 if "transfer" in snakemake.input.keys() and calibrated.any():

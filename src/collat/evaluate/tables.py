@@ -481,6 +481,10 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "An algorithm held out with no inner fold to show how it is priced (one algorithm of its operation "
                 "in the training part, or one of a kind none of theirs is) has an interval at least as wide as the "
                 "openmpi mode's error on the training cells (its 80th percentile).", "",
+                "A hybrid price that is a measurement of the same run (OpenMPI's default measured where its fixed "
+                "rules run the held-out algorithm's shape: a twin) has the interval of a run by another job, the "
+                "spread of the training part's own pairs of the default and a forced run of its tree (80th "
+                "percentile of |log(a / b)|, per mapping and number of nodes), not the split's width.", "",
                 "These rules were chosen on these splits (the larger of the two widths was seen first; the "
                 "node's cells alone after the extrapolation split's coverage was seen under 0.75).", "",
                 "Models:", "",

@@ -477,7 +477,8 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     and ``unfitted`` (one per test cell, or None; :func:`collat.model.hybrid_mode.hybrid`), and
     {:data:`collat.model.hybrid_mode.CARRIED`: ...}, the same without ``trend``, and
     {:data:`collat.model.hybrid_mode.UNTWINNED`: ...}, the same without the measurement of a train
-    cell the model prices as the same run (:func:`collat.model.hybrid_mode.default_twins`). Between
+    cell the model prices as the same run (:func:`collat.model.hybrid_mode.default_twins`), and
+    {"twin": whether the hybrid's price of each test cell is such a measurement}. Between
     two train P of a curve the hybrid keeps the share ``bend`` (operation -> weight) of the model's
     bend (:mod:`collat.model.bend`); without, the share its sparse_P inner folds choose, or all of it.
 
@@ -489,7 +490,7 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     out), where it has them."""
     from dataclasses import replace
 
-    from collat.model.hybrid_mode import CARRIED, UNTWINNED, hybrid
+    from collat.model.hybrid_mode import CARRIED, UNTWINNED, hybrid, twin_priced
 
     out = np.full(len(test), np.nan)
     result = {"calibrated": out}
@@ -569,6 +570,9 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
         result[UNTWINNED] = np.full(len(test), np.nan)
         result[UNTWINNED][rows] = hybrid(train, p[n:], test[rows], p[:n], hybrid_neighbours, trend_r, unfitted_r,
                                          twins=np.full(n, np.nan), bend=share, foreign=alien)
+        # the test cells whose hybrid price is a twin's measurement: its error is the spread between jobs
+        result["twin"] = np.zeros(len(test), dtype=bool)
+        result["twin"][rows] = twin_priced(train, p[n:], test[rows], p[:n])
     if inner is not None:
         result["interval"] = _inner_widths(train, folds, inner.models, hybrid_neighbours, weight, weights, trees)
         if regime_folds:  # a test cell in a regime its curve was never measured in: as a mapping held out

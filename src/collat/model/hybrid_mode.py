@@ -269,9 +269,8 @@ def hybrid(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame,
         # algorithm as the same run, that cell's measurement is one of this cell's, and between two
         # such P its residual is interpolated as a measured curve's (default_twins)
         rows = np.flatnonzero(where == 0)
-        twin = default_twins(train, np.asarray(train_predicted, float)[ok], test.iloc[rows],
-                             np.asarray(test_predicted, float)[rows]) if twins is None else \
-            np.asarray(twins, float)[rows]
+        twin = _twin_answers(train, np.asarray(train_predicted, float)[ok], test, np.asarray(test_predicted, float),
+                             rows) if twins is None else np.asarray(twins, float)[rows]
         out[rows[np.isfinite(twin)]] = twin[np.isfinite(twin)]
     # where the openmpi mode counts: no algorithm measured at the cell's (operation, mapping). An
     # algorithm nobody measured beside measured ones keeps their residuals alone, so that the
@@ -481,6 +480,30 @@ TWIN = ["operation", "mapping", "P", "size"]
 TWIN_RTOL = 1e-9  # predictions this close are one priced run (the same shape, channels and costs)
 
 
+def twin_priced(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame,
+                test_predicted: np.ndarray) -> np.ndarray:
+    """True for each test cell that :func:`hybrid` prices by a train cell's measurement of the same
+    run (:func:`default_twins`, on a curve with no train cell): there its price is a measurement,
+    taken by another job than a forced run of it would be, and its interval is a twin's, not a
+    prediction's (:func:`collat.model.validation.interval_table`, situation ``twin``)."""
+    tp = np.asarray(train_predicted, float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ok = np.isfinite(np.log(train["measured"].to_numpy(float)) - np.log(tp))
+    if not ok.any() or test.empty:
+        return np.zeros(len(test), dtype=bool)
+    train = train[ok].reset_index(drop=True)
+    rows = np.flatnonzero(~pd.MultiIndex.from_frame(test[CURVE]).isin(pd.MultiIndex.from_frame(train[CURVE])))
+    out = np.zeros(len(test), dtype=bool)
+    out[rows] = np.isfinite(_twin_answers(train, tp[ok], test, np.asarray(test_predicted, float), rows))
+    return out
+
+
+def _twin_answers(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame, test_predicted: np.ndarray,
+                  rows: np.ndarray) -> np.ndarray:
+    """:func:`default_twins` of the test cells ``rows`` (train cells with finite residuals)."""
+    return default_twins(train, train_predicted, test.iloc[rows], test_predicted[rows])
+
+
 def default_twins(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame,
                   test_predicted: np.ndarray) -> np.ndarray:
     """For every test cell, what the train cells of other algorithms priced as the same run say of
@@ -582,7 +605,8 @@ def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFram
     two measured P each (operation, target) keeps (all of it without); on another grid, of the
     measured machine's bend, at the cells that grid shares with it. ``trees`` (config
     ``model.openmpi.trees``): the shapes that tell an algorithm foreign to the measured ones
-    (:func:`collat.model.transfer.foreign`)."""
+    (:func:`collat.model.transfer.foreign`). Column ``twin``: the price is a measured cell's of the
+    same run (:func:`twin_priced`)."""
     from collat.model.transfer import foreign
     parts = []
     for target, g in calibrated.groupby("target", sort=True):
@@ -611,13 +635,15 @@ def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFram
             kept = g["operation"].astype(str).map(weights).fillna(1.0).to_numpy(float)
             if at_measured is not None:  # the measured machine's bend; the what-if machine's difference whole
                 bent = _aligned(at_measured, target, g)
+        twin = (twin_priced(train, train["predicted"].to_numpy(), g, g["predicted"].to_numpy())
+                if twins is None else np.isfinite(twins))
         parts.append(g.assign(mode="hybrid", predicted=hybrid(train, train["predicted"].to_numpy(), g,
                                                                 g["predicted"].to_numpy(), k, line, free, turned,
                                                                 twins, None if at_measured is None else priced,
                                                                 bend=kept, bent=bent,
-                                                                foreign=foreign(g, cells, trees))))
+                                                                foreign=foreign(g, cells, trees)), twin=twin))
     if not parts:
-        return calibrated.iloc[:0].assign(mode="hybrid")
+        return calibrated.iloc[:0].assign(mode="hybrid", twin=False)
     out = pd.concat(parts, ignore_index=True)
     out["mode"] = out["mode"].astype(calibrated["mode"].dtype)
     return out

@@ -85,7 +85,8 @@ def unmeasured_bounds(grid: pd.DataFrame, openmpi: pd.DataFrame, measured: dict,
     validation found no width for it: one algorithm of its operation measured, or one mapping), an
     interval at least as wide as the openmpi mode's error on what was measured (:func:`physics_width`
     over the measured cells of its operation and target). Nothing measured says how far the
-    calibration carries there but how far the physics alone misses the rest."""
+    calibration carries there but how far the physics alone misses the rest. A row whose column
+    ``twin`` is True (a measurement of the same run prices it) keeps its interval."""
     lower, upper = np.asarray(lower, float).copy(), np.asarray(upper, float).copy()
     key = ["operation", "algorithm", "mapping", "P", "size"]
     curve = ["operation", "algorithm", "mapping"]
@@ -99,6 +100,8 @@ def unmeasured_bounds(grid: pd.DataFrame, openmpi: pd.DataFrame, measured: dict,
         unseen = ~pd.MultiIndex.from_frame(here[curve]).isin(pd.MultiIndex.from_frame(cells[curve].drop_duplicates()))
         bare = ~(np.isfinite(lower[rows]) & np.isfinite(upper[rows]))
         wide = fitted & (foreign(here, cells, trees) | (unseen & bare))
+        if "twin" in here:  # a price that is a measurement of the same run: its own interval
+            wide &= ~here["twin"].fillna(False).to_numpy(bool)
         if not wide.any():
             continue
         at = cells.merge(openmpi[openmpi["target"] == target][key + ["predicted"]], on=key, how="inner")

@@ -138,19 +138,26 @@ def _repeat_differences(collective: pd.DataFrame, target: str) -> tuple[np.ndarr
 
 def _default_twin_differences(collective: pd.DataFrame, target: str, default_rules: dict,
                                trees: list) -> tuple[np.ndarray, pd.DataFrame]:
-    """(log(a / b) over both orders of every pair (OpenMPI's default, a forced algorithm) measured at
-    one (operation, mapping, P, size) where the fixed rules (``default_rules``, config
-    ``model.openmpi.default_rules``) run that algorithm with its forced shape (``trees``, config
-    ``model.openmpi.trees``; a chain by default is another shape: :func:`collat.model.shapes.openmpi.as_run`), each
-    side the median of its runs; the cell of each pair): one configuration measured in two runs
-    (two jobs of the study), where :func:`_repeat_differences` compares runs within one job."""
+    """:func:`twin_pairs` of the measured cells of ``target`` (two jobs of the study)."""
+    return twin_pairs(measured_cells(collective, target), default_rules, trees)
+
+
+def twin_pairs(c: pd.DataFrame, default_rules: dict, trees: list) -> tuple[np.ndarray, pd.DataFrame]:
+    """(log(a / b) over both orders of every pair (OpenMPI's default, a forced algorithm) of the
+    measured cells ``c`` (:func:`measured_cells`) at one (operation, mapping, P, size) where the
+    fixed rules (``default_rules``, config ``model.openmpi.default_rules``) run that algorithm with
+    its forced shape (``trees``, config ``model.openmpi.trees``; a chain by default is another shape:
+    :func:`collat.model.shapes.openmpi.as_run`), each side the median of its runs; the cell of each
+    pair): one configuration measured in two runs (two jobs of the study), where
+    :func:`_repeat_differences` compares runs within one job."""
     from collat.model.shapes.openmpi import as_run, default_algorithms, tree_spec
 
-    c = measured_cells(collective, target)
     key = ["operation", "mapping", "P", "size"]
     default = c[c["algorithm"] == 0]
     parts = []
     for op, d in default.groupby("operation", sort=True):
+        if op not in default_rules:
+            continue
         Ps, sizes = np.sort(d["P"].unique()), np.sort(d["size"].unique())
         runs = default_algorithms(op, Ps, sizes, default_rules)[np.searchsorted(Ps, d["P"]),
                                                                   np.searchsorted(sizes, d["size"])]
@@ -198,19 +205,26 @@ def noise_floors(collective: pd.DataFrame, machine: dict, targets, default_rules
         if default_rules is not None and trees is not None:
             kinds["another_run"] = _default_twin_differences(collective, target, default_rules, trees)
         for kind, (ratio, cells) in kinds.items():
-            if not len(ratio):
-                continue
-            rel, spread = np.abs(np.expm1(ratio)), np.abs(ratio)
-            nodes = nodes_spanned(cells, machine)
-            rows.append({"target": target, "kind": kind, "mapping": "all", "nodes": "all",
-                         "cells": len(cells.drop_duplicates()), "pairs": len(rel), "floor": float(np.median(rel)),
-                         "spread": float(np.quantile(spread, INTERVAL))})
-            spanned = pd.DataFrame({"m": cells["mapping"], "n": nodes}).groupby(["m", "n"]).indices
-            for (mapping, n), idx in spanned.items():
-                rows.append({"target": target, "kind": kind, "mapping": mapping, "nodes": str(n),
-                             "cells": len(cells.iloc[idx].drop_duplicates()), "pairs": len(idx),
-                             "floor": float(np.median(rel[idx])), "spread": float(np.quantile(spread[idx], INTERVAL))})
+            rows += _floor_rows(target, kind, ratio, cells, machine)
     return pd.DataFrame(rows, columns=FLOOR_COLUMNS)
+
+
+def _floor_rows(target: str, kind: str, ratio: np.ndarray, cells: pd.DataFrame, machine: dict) -> list[dict]:
+    """The rows of :func:`noise_floors` of one target and kind from the log ratios of its pairs
+    (``ratio``, one per pair, the pair's cell in ``cells``): over all, then per mapping and number
+    of nodes spanned; none without a pair."""
+    if not len(ratio):
+        return []
+    rel, spread = np.abs(np.expm1(ratio)), np.abs(ratio)
+    nodes = nodes_spanned(cells, machine)
+    rows = [{"target": target, "kind": kind, "mapping": "all", "nodes": "all", "cells": len(cells.drop_duplicates()),
+             "pairs": len(rel), "floor": float(np.median(rel)), "spread": float(np.quantile(spread, INTERVAL))}]
+    spanned = pd.DataFrame({"m": cells["mapping"], "n": nodes}).groupby(["m", "n"]).indices
+    for (mapping, n), idx in spanned.items():
+        rows.append({"target": target, "kind": kind, "mapping": mapping, "nodes": str(n),
+                     "cells": len(cells.iloc[idx].drop_duplicates()), "pairs": len(idx),
+                     "floor": float(np.median(rel[idx])), "spread": float(np.quantile(spread[idx], INTERVAL))})
+    return rows
 
 
 def measured_neighbours(cells: pd.DataFrame) -> np.ndarray:
@@ -530,7 +544,8 @@ def _priced(tr: pd.DataFrame, te: pd.DataFrame, split: str) -> pd.DataFrame:
 def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict, forms: list[dict],
              options: ValidationOptions, fitted: dict | None = None, processes: int = 1,
              outliers: dict | None = None,
-             bounds: np.ndarray | None = None, trees=()) -> tuple[pd.DataFrame, pd.DataFrame]:
+             bounds: np.ndarray | None = None, trees=(),
+             default_rules: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(scores per model x split x operation x algorithm x mapping x target, test-part predictions:
     ``scored`` False marks a fitted model's predictions of its own training cells in the
     unseen_algorithm split, kept for :func:`collat.selection.choice.regret_unseen_algorithm`).
@@ -554,7 +569,11 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
     where the held-out algorithm is :func:`collat.model.transfer.foreign` to the training ones
     (``trees``: config ``model.openmpi.trees``) or the training part has no inner fold (one algorithm),
     as the model stage's grid gives an algorithm nobody measured
-    (:func:`collat.model.transfer.unmeasured_bounds`).
+    (:func:`collat.model.transfer.unmeasured_bounds`). With OpenMPI's ``default_rules``, a hybrid
+    price that is a twin's measurement (a fitted model's ``twin`` cells,
+    :func:`collat.model.hybrid_mode.twin_priced`; column ``twin``) has the interval of a run by
+    another job instead: the spread of the training part's own pairs of the default and the forced
+    run of its tree (:func:`twin_pairs`, :func:`new_run_spread`).
     """
     from collat.model.transfer import foreign, physics_width
 
@@ -601,14 +620,16 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
             models = ("calibrated", "hybrid", *(m for m, s in SCORED_ON.items() if s == split))
             inner = InnerFolds(held_out(split), models, split,
                                held_out("regime") if bounds is not None and split in ALONG else ())
-            widths, regime_widths = {}, {}
+            widths, regime_widths, twin = {}, {}, None
             for fit in fitted.values():
                 got = fit(tr, priced, target, trend, unfitted, inner=inner)
                 widths.update(got.pop("interval", {}))
                 regime_widths.update(got.pop("interval_regime", {}))
+                twin = got.pop("twin", twin)
                 out.update(got)
             out["interval"] = widths
             out["interval_regime"] = regime_widths
+            out["interval_twin_cells"] = twin
         return out
 
     results = fork_map(one_fold, len(folds), processes)
@@ -622,6 +643,13 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
         for model, p in preds.items():
             rows.append(te.assign(model=model, split=split, fold=fold, target=target, predicted=p, scored=True))
         widths, regime_widths = out.get("interval", {}), out.get("interval_regime", {})
+        twin = out.get("interval_twin_cells")
+        # a hybrid price that is a twin's measurement errs as two jobs' runs of one configuration
+        # differ: the spread of the training part's own pairs (the default against a forced run of its
+        # tree) for the cell's mapping and nodes (new_run_spread), where the training part has pairs
+        runs = (pd.DataFrame(_floor_rows(target, "another_run", *twin_pairs(tr, default_rules, trees), machine),
+                             columns=FLOOR_COLUMNS)
+                if default_rules is not None and twin is not None and np.any(twin) else pd.DataFrame())
         fits = {m: p for m, p in out.items()
                 if m not in preds and not m.startswith("interval") and SCORED_ON.get(m, split) == split}
         if fits and split == "unseen_algorithm" and "openmpi" in fixed:
@@ -644,14 +672,19 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
                 regime_width = regime_widths.get(m, NO_WIDTH).base
                 widened = unseen & np.isfinite(regime_width)
                 half = regime_half_width(widths.get(m, NO_WIDTH).at(far - 1.0), regime_width, widened)
+                twinned = (np.asarray(twin, dtype=bool) if m == "hybrid" and twin is not None
+                           else np.zeros(len(priced), dtype=bool))
+                if len(runs) and twinned.any():
+                    half = np.where(twinned, new_run_spread(priced, runs, target, machine), half)
                 later.append(priced.assign(model=m, split=split, fold=fold, target=target, predicted=p,
                                            lower=p * np.exp(-half), upper=p * np.exp(half), distance=far - 1.0,
-                                           regime=widened))
+                                           regime=widened, twin=twinned))
     rows += later  # the refitted models' rows after the others, fold by fold
     table = pd.concat(rows, ignore_index=True)
     for bound in ("lower", "upper", "distance"):  # the models without an interval: none
         table[bound] = table[bound].astype(float) if bound in table else np.nan
-    table["regime"] = table["regime"].fillna(False).astype(bool) if "regime" in table else False
+    for flag in ("regime", "twin"):
+        table[flag] = table[flag].fillna(False).astype(bool) if flag in table else False
     keys = ["model", "split", "operation", "algorithm", "mapping", "target"]
     scores = group_scores(table[table["scored"]], keys)
     scores = scores.merge(coverage(table[table["scored"]], keys), on=keys, how="left")
@@ -681,12 +714,15 @@ def interval_table(table: pd.DataFrame) -> pd.DataFrame:
     (``coverage``). A prediction p at d octaves from its curve's nearest measured P (or size) has the
     interval p exp(+-(width + per_octave d)). The width comes from the cells in a regime their
     curve's training part holds (column ``regime`` False: the cells whose interval did not add the
-    width of a mapping nobody measured, :func:`regime_half_width`; every cell where none is).
-    Columns :data:`INTERVAL_COLUMNS`."""
+    width of a mapping nobody measured, :func:`regime_half_width`; every cell where none is), and
+    not a price that is a twin's measurement (column ``twin``: the spread between jobs is its
+    interval, :func:`grid_bounds`). Columns :data:`INTERVAL_COLUMNS`."""
     keys = ["model", "target", "split"]
     t = table[table["scored"] & table["lower"].notna() & table["predicted"].notna()]
 
     def width(g):
+        if "twin" in g and (~g["twin"]).any():
+            g = g[~g["twin"]]
         same = g[~g["regime"]] if "regime" in g and (~g["regime"]).any() else g
         return interval_width(same["measured"], same["predicted"], same["distance"].fillna(0.0))
     rows = []
@@ -778,7 +814,10 @@ def grid_bounds(grid: pd.DataFrame, measured: dict, widths: pd.DataFrame, machin
     (:func:`one_file_curves`; every curve where None), adds in quadrature how far two jobs' runs of
     one configuration lie apart (:func:`new_run_spread`). The other splits hold out whole curves,
     which a study measures by jobs of their own (a job per algorithm and mapping), so their widths
-    hold that already."""
+    hold that already. A row whose column ``twin`` is True (the hybrid's price is a measurement of
+    the same run, :func:`collat.model.hybrid_mode.twin_priced`: OpenMPI's default running the
+    row's shape) is a measured cell (``sparse_P`` at distance 0) whose run is always another job's:
+    with ``runs``, the spread is added whatever ``one_job`` says."""
     lower, upper = np.full(len(grid), np.nan), np.full(len(grid), np.nan)
     w = {key: Width(float(r["width"]), float(r["per_octave"]))
          for key, r in widths.set_index(["model", "target", "split"]).iterrows()}
@@ -792,6 +831,9 @@ def grid_bounds(grid: pd.DataFrame, measured: dict, widths: pd.DataFrame, machin
             continue
         here = grid.iloc[rows]
         split, distance = situations(here, cells)
+        # a price that is a twin's measurement: a measured cell's, whose run was another job's
+        twin = here["twin"].fillna(False).to_numpy(bool) if "twin" in here else np.zeros(len(rows), dtype=bool)
+        split, distance = np.where(twin, "sparse_P", split), np.where(twin, 0.0, distance)
         width = np.full(len(rows), np.nan)
         for name in set(split):
             at = split == name
@@ -810,6 +852,7 @@ def grid_bounds(grid: pd.DataFrame, measured: dict, widths: pd.DataFrame, machin
             if one_job is not None:
                 same_job &= pd.MultiIndex.from_frame(here[MEASURED_CURVE]).isin(
                     pd.MultiIndex.from_frame(one_job[MEASURED_CURVE]))
+            same_job |= twin
             width = np.where(same_job, np.hypot(width, new_run_spread(here, runs, target, machine)), width)
         lower[rows], upper[rows] = predicted[rows] * np.exp(-width), predicted[rows] * np.exp(width)
     return lower, upper
