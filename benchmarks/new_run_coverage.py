@@ -28,7 +28,7 @@ from collat.config.defaults import complete
 from collat.config.schema import validate_config  # noqa: E402
 from collat.ingest.tidy import read_parquet  # noqa: E402
 from collat.model.validation import (INTERVAL, SAME_JOB, _default_twin_differences, measured_cells,  # noqa: E402
-                                     nodes_spanned, one_file_curves, situations, MEASURED_CURVE)
+                                     new_run_spread, nodes_spanned, one_file_curves, situations, MEASURED_CURVE)
 
 
 def main() -> None:
@@ -53,8 +53,7 @@ def main() -> None:
         half = len(ratio) // 2  # the pairs in one order: log(default / forced)
         pairs = cells.iloc[:half].assign(ratio=ratio[:half])
         pairs["nodes"] = nodes_spanned(pairs, machine).astype(str)
-        used = floors[(floors["kind"] == "another_run") & (floors["target"] == target)]
-        used = {(m, n): s for m, n, s in used[["mapping", "nodes", "spread"]].itertuples(index=False)}
+        runs = floors[floors["kind"] == "another_run"]
         # the spread of each (operation, mapping, nodes) from the other operation's pairs alone
         crossed = {}
         for (op, m, n), _ in pairs.groupby(["operation", "mapping", "nodes"]):
@@ -67,7 +66,7 @@ def main() -> None:
             m = pairs.merge(measured[key + ["measured"]], on=key).merge(g, on=key)
             split = situations(m[key], measured)[0]
             h = np.log(m["upper"] / m["predicted"]).to_numpy()
-            s_all = np.array([used.get((a, n), 0.0) for a, n in zip(m["mapping"], m["nodes"])])
+            s_all = new_run_spread(m, runs, target, machine)  # the spread the pipeline added there
             # where the pipeline added the spread: a situation along a curve, on a curve one file measured
             same = np.isin(split, SAME_JOB) & pd.MultiIndex.from_frame(m[MEASURED_CURVE]).isin(
                 pd.MultiIndex.from_frame(one_job))

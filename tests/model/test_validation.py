@@ -179,7 +179,11 @@ def test_noise_floors_per_mapping_and_nodes_spanned_by_hand():
     c = pd.DataFrame({"operation": "bcast", "algorithm": 1, "size": 1, "P": 4, "outlier": False,
                       "mapping": ["core", "core", "node", "node", "node"], "avg": [1.0, 2.0, 10.0, 11.0, 7.0]})
     c.loc[4, "P"] = 6  # a cell without repeats: no pair
-    f = va.noise_floors(c, MACHINE, ["avg"]).set_index(["mapping", "nodes"])
+    every = va.noise_floors(c, MACHINE, ["avg"])
+    # one operation: its own rows are the same as those over every operation
+    mine = every[every["operation"] == "bcast"].drop(columns="operation").reset_index(drop=True)
+    assert mine.equals(every[every["operation"] == "all"].drop(columns="operation").reset_index(drop=True))
+    f = every[every["operation"] == "all"].set_index(["mapping", "nodes"])
     assert list(f.index) == [("all", "all"), ("core", "1"), ("node", "2")]
     assert f.loc[("all", "all"), "floor"] == pytest.approx(0.3) == va.noise_floor(c, "avg")
     assert f.loc[("core", "1"), "floor"] == pytest.approx(0.75)
@@ -200,6 +204,7 @@ def test_another_run_floor_pairs_the_default_with_the_forced_run_of_its_tree_by_
                       "algorithm": [0, 0, 5, 0, 5, 0, 2], "mapping": ["core"] * 3 + ["node"] * 2 + ["core"] * 2,
                       "size": [1, 1, 1, 1, 1, 32, 32], "avg": [2.0, 2.2, 3.0, 10.0, 11.0, 5.0, 9.0]})
     f = va.noise_floors(c, MACHINE, ["avg"], rules, trees)
+    f = f[f["operation"] == "all"]
     twin = f[f["kind"] == "another_run"].set_index(["mapping", "nodes"])
     assert list(twin.index) == [("all", "all"), ("core", "1"), ("node", "2")]
     assert twin.loc[("all", "all"), "floor"] == pytest.approx(0.2) and twin["pairs"].tolist() == [4, 2, 2]
@@ -637,3 +642,20 @@ def test_grid_bounds_give_a_twins_measurement_a_measured_cells_interval_of_anoth
     assert upper.tolist() == pytest.approx([np.exp(np.hypot(0.1, 0.2)), np.exp(0.5)])
     # without the runs (the selection's own error of a price): a measured cell's width
     assert va.grid_bounds(grid, {"avg": measured}, widths)[1].tolist() == pytest.approx([np.exp(0.1), np.exp(0.5)])
+
+
+def test_a_new_runs_spread_is_its_operations_before_every_operations():
+    """reduce under map-by core on one node has a row of its own (0.05); reduce under map-by node
+    (two nodes) has its operation's over every mapping (0.1), not the bcasts' (0.5); bcast under
+    map-by socket, no row of its operation there nor over all: every operation's for socket on one
+    node (0.3); without an operation column, the mapping's rows."""
+    runs = pd.DataFrame({"target": "avg", "kind": "another_run",
+                         "operation": ["all", "all", "all", "reduce", "reduce", "bcast"],
+                         "mapping": ["all", "node", "socket", "all", "core", "node"],
+                         "nodes": ["all", "2", "1", "all", "1", "2"], "spread": [0.4, 0.5, 0.3, 0.1, 0.05, 0.5]})
+    cells = pd.DataFrame({"operation": ["reduce", "reduce", "bcast"], "mapping": ["core", "node", "socket"],
+                          "P": [4, 4, 4]})
+    runs_b = runs[runs["operation"] != "bcast"]
+    assert va.new_run_spread(cells, runs_b, "avg", MACHINE).tolist() == pytest.approx([0.05, 0.1, 0.3])
+    plain = runs[runs["operation"] == "all"].drop(columns="operation")
+    assert va.new_run_spread(cells, plain, "avg", MACHINE).tolist() == pytest.approx([0.4, 0.5, 0.3])

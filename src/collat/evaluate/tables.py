@@ -255,6 +255,8 @@ def noise_floor_markdown(floors: pd.DataFrame | None, paths: dict) -> list[str]:
     if floors is None:
         return []
     f = floors[floors["mapping"] != "all"]
+    if "operation" in f:  # the floors over both operations (the intervals take each operation's own)
+        f = f[f["operation"] == "all"]
     if "kind" not in f:
         f = f.assign(kind="repeats")
     where = paths.get("noise_floor", "results/model/noise_floor.csv")
