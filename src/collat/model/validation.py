@@ -142,6 +142,21 @@ def _default_twin_differences(collective: pd.DataFrame, target: str, default_rul
     return twin_pairs(measured_cells(collective, target), default_rules, trees)
 
 
+def default_run(cells: pd.DataFrame, default_rules: dict) -> np.ndarray:
+    """The algorithm OpenMPI's fixed rules (``default_rules``, config ``model.openmpi.default_rules``)
+    run at each of ``cells`` (operation, P, size), -1 for an operation without rules."""
+    from collat.model.shapes.openmpi import default_algorithms
+
+    out = np.full(len(cells), -1, dtype=np.int64)
+    for op, rows in cells.groupby("operation", sort=False).indices.items():
+        if op in default_rules:
+            d = cells.iloc[rows]
+            Ps, sizes = np.sort(d["P"].unique()), np.sort(d["size"].unique())
+            out[rows] = default_algorithms(op, Ps, sizes, default_rules)[np.searchsorted(Ps, d["P"]),
+                                                                         np.searchsorted(sizes, d["size"])]
+    return out
+
+
 def twin_pairs(c: pd.DataFrame, default_rules: dict, trees: list) -> tuple[np.ndarray, pd.DataFrame]:
     """(log(a / b) over both orders of every pair (OpenMPI's default, a forced algorithm) of the
     measured cells ``c`` (:func:`measured_cells`) at one (operation, mapping, P, size) where the
@@ -150,23 +165,16 @@ def twin_pairs(c: pd.DataFrame, default_rules: dict, trees: list) -> tuple[np.nd
     :func:`collat.model.shapes.openmpi.as_run`), each side the median of its runs; the cell of each
     pair): one configuration measured in two runs (two jobs of the study), where
     :func:`_repeat_differences` compares runs within one job."""
-    from collat.model.shapes.openmpi import as_run, default_algorithms, tree_spec
+    from collat.model.shapes.openmpi import as_run, tree_spec
 
     key = ["operation", "mapping", "P", "size"]
     default = c[c["algorithm"] == 0]
-    parts = []
-    for op, d in default.groupby("operation", sort=True):
-        if op not in default_rules:
-            continue
-        Ps, sizes = np.sort(d["P"].unique()), np.sort(d["size"].unique())
-        runs = default_algorithms(op, Ps, sizes, default_rules)[np.searchsorted(Ps, d["P"]),
-                                                                  np.searchsorted(sizes, d["size"])]
-        same = np.array([(spec := tree_spec(trees, op, a)) is not None and as_run(spec, True) == spec
-                         for a in runs], dtype=bool)
-        parts.append(d.assign(algorithm=runs)[same])
-    if not parts:
+    runs = default_run(default, default_rules)
+    same = np.array([(spec := tree_spec(trees, op, a)) is not None and as_run(spec, True) == spec
+                     for op, a in zip(default["operation"], runs)], dtype=bool)
+    if not same.any():
         return np.zeros(0), pd.DataFrame(columns=CELL)
-    pairs = pd.concat(parts).merge(c[c["algorithm"] != 0], on=key + ["algorithm"], suffixes=("_default", ""))
+    pairs = default.assign(algorithm=runs)[same].merge(c[c["algorithm"] != 0], on=key + ["algorithm"], suffixes=("_default", ""))
     ratio = np.log(pairs["measured_default"].to_numpy(float)) - np.log(pairs["measured"].to_numpy(float))
     cells = pairs[CELL].reset_index(drop=True)
     return np.r_[ratio, -ratio], pd.concat([cells, cells], ignore_index=True)
@@ -931,24 +939,15 @@ def by_default_run(table: pd.DataFrame, default_rules: dict) -> pd.DataFrame:
     mapping, target and model: ``points``, ``median_error`` (the median relative error over the
     points) and ``coverage`` (the share inside the model's 80 % interval; NaN without one).
     Operations without rules are left out."""
-    from collat.model.shapes.openmpi import default_algorithms
-
     t = table[(table["split"] == "unseen_algorithm") & table["scored"].astype(bool)]
     forced = {(op, int(a)) for op, a in t[["operation", "algorithm"]].drop_duplicates().itertuples(index=False)}
     t = t[t["algorithm"] == 0]
-    parts = []
-    for op, d in t.groupby("operation", sort=True):
-        if op not in default_rules:
-            continue
-        Ps, sizes = np.sort(d["P"].unique()), np.sort(d["size"].unique())
-        runs = default_algorithms(op, Ps, sizes, default_rules)[np.searchsorted(Ps, d["P"]),
-                                                                  np.searchsorted(sizes, d["size"])]
-        parts.append(d.assign(algorithm=runs))
+    d = t.assign(algorithm=default_run(t, default_rules))
+    d = d[d["algorithm"] >= 0].reset_index(drop=True)
     keys = ["operation", "algorithm", "mapping", "target", "model"]
     columns = keys + ["forced", "points", "median_error", "coverage"]
-    if not parts:
+    if d.empty:
         return pd.DataFrame(columns=columns)
-    d = pd.concat(parts, ignore_index=True)
     measured, predicted = d["measured"].to_numpy(float), d["predicted"].to_numpy(float)
     has = d["lower"].notna().to_numpy() & d["upper"].notna().to_numpy()
     d = d.assign(error=np.abs(predicted - measured) / measured,
