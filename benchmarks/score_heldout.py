@@ -163,6 +163,8 @@ def score(args: argparse.Namespace, base: Path) -> None:
     held = held[[k not in seen for k in zip(held["operation"], held["algorithm"], held["P"])]]
     floor = pd.read_csv(base / "rounds/results/model/noise_floor.csv")
     floor = floor[(floor["target"] == target) & (floor["mapping"] == "all")]
+    if "operation" in floor:  # over both operations
+        floor = floor[floor["operation"] == "all"]
 
     errors = prediction_errors(pred, held)
     print(f"held-out launches: {held.groupby(['operation', 'algorithm', 'P']).ngroups} "
