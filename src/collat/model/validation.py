@@ -174,7 +174,8 @@ def twin_pairs(c: pd.DataFrame, default_rules: dict, trees: list) -> tuple[np.nd
                      for op, a in zip(default["operation"], runs)], dtype=bool)
     if not same.any():
         return np.zeros(0), pd.DataFrame(columns=CELL)
-    pairs = default.assign(algorithm=runs)[same].merge(c[c["algorithm"] != 0], on=key + ["algorithm"], suffixes=("_default", ""))
+    pairs = default.assign(algorithm=runs)[same].merge(c[c["algorithm"] != 0], on=key + ["algorithm"],
+                                                       suffixes=("_default", ""))
     ratio = np.log(pairs["measured_default"].to_numpy(float)) - np.log(pairs["measured"].to_numpy(float))
     cells = pairs[CELL].reset_index(drop=True)
     return np.r_[ratio, -ratio], pd.concat([cells, cells], ignore_index=True)
@@ -784,8 +785,8 @@ def new_run_spread(cells: pd.DataFrame, runs: pd.DataFrame, target: str, machine
     number of nodes its P spans there, else its operation's over every mapping, else the cell's
     mapping and nodes over every operation, else the target's over all, else 0 (the data hold no
     configuration measured by two jobs). An operation's own pairs come first: a bcast's two jobs
-    differ more than a reduce's on the study's data (80th percentile 0.35-0.54 against 0.06-0.25
-    across two nodes, avg)."""
+    differ more than a reduce's on the study's data (80th percentile of |log(a / b)|, avg, per
+    mapping and nodes: bcast 0.10-0.54, reduce 0.06-0.25)."""
     have = runs[runs["target"] == target]
     op = have["operation"].astype(str) if "operation" in have else pd.Series("all", index=have.index)
     spread = {(o, str(m), str(n)): float(v)
