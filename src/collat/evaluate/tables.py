@@ -343,10 +343,10 @@ def default_runs_markdown(runs: pd.DataFrame | None, paths: dict) -> list[str]:
     t = runs[~runs["forced"].astype(bool) & runs["model"].isin(UNSEEN_MODELS)]
     if t.empty:
         return []
-    error = t.pivot_table(index=["operation", "algorithm", "mapping", "target"], columns="model",
-                          values="median_error")
-    inside = t.pivot_table(index=["operation", "algorithm", "mapping", "target"], columns="model", values="coverage")
-    points = t.groupby(["operation", "algorithm", "mapping", "target"])["points"].max()
+    key = ["operation", "algorithm", "mapping", "target"]
+    error = t.pivot_table(index=key, columns="model", values="median_error")
+    inside = t.pivot_table(index=key, columns="model", values="coverage")
+    points = t.groupby(key)["points"].max()
     models = [m for m in UNSEEN_MODELS if m in error]
     fitted = [m for m in models if m != "openmpi" and m in inside and inside[m].notna().any()]
     out = [f"### Algorithms nobody forced, as the default runs them — `{paths['default_runs']}`", "",
@@ -486,7 +486,9 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "A hybrid price that is a measurement of the same run (OpenMPI's default measured where its fixed "
                 "rules run the held-out algorithm's shape: a twin) has the interval of a run by another job, the "
                 "spread of the training part's own pairs of the default and a forced run of its tree (80th "
-                "percentile of |log(a / b)|, per mapping and number of nodes), not the split's width.", "",
+                "percentile of |log(a / b)|, per operation, mapping and number of nodes), not the split's width; "
+                "that rule was chosen after the twin cells' coverage was seen on this split (a width from the "
+                "inner folds' own twins was seen first).", "",
                 "These rules were chosen on these splits (the larger of the two widths was seen first; the "
                 "node's cells alone after the extrapolation split's coverage was seen under 0.75).", "",
                 "Models:", "",

@@ -490,7 +490,7 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     out), where it has them."""
     from dataclasses import replace
 
-    from collat.model.hybrid_mode import CARRIED, UNTWINNED, hybrid, twin_priced
+    from collat.model.hybrid_mode import CARRIED, UNTWINNED, hybrid, twin_answers
 
     out = np.full(len(test), np.nan)
     result = {"calibrated": out}
@@ -561,18 +561,19 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     # are the calibration's
     if hybrid_neighbours is not None:
         trend_r = None if trend is None else np.asarray(trend, float)[rows]
+        # the test cells priced by a twin's measurement, found once: its error is the spread between jobs
+        twins = twin_answers(train, p[n:], test[rows], p[:n])
+        result["twin"] = np.zeros(len(test), dtype=bool)
+        result["twin"][rows] = np.isfinite(twins)
         result["hybrid"][rows] = hybrid(train, p[n:], test[rows], p[:n], hybrid_neighbours, trend_r, unfitted_r,
-                                        bend=share, foreign=alien)
+                                        twins=twins, bend=share, foreign=alien)
         # without the trend: what a what-if machine's P beyond the measured machine's get
         result[CARRIED] = np.full(len(test), np.nan)
         result[CARRIED][rows] = hybrid(train, p[n:], test[rows], p[:n], hybrid_neighbours, None, unfitted_r,
-                                       bend=share, foreign=alien)
+                                       twins=twins, bend=share, foreign=alien)
         result[UNTWINNED] = np.full(len(test), np.nan)
         result[UNTWINNED][rows] = hybrid(train, p[n:], test[rows], p[:n], hybrid_neighbours, trend_r, unfitted_r,
                                          twins=np.full(n, np.nan), bend=share, foreign=alien)
-        # the test cells whose hybrid price is a twin's measurement: its error is the spread between jobs
-        result["twin"] = np.zeros(len(test), dtype=bool)
-        result["twin"][rows] = twin_priced(train, p[n:], test[rows], p[:n])
     if inner is not None:
         result["interval"] = _inner_widths(train, folds, inner.models, hybrid_neighbours, weight, weights, trees)
         if regime_folds:  # a test cell in a regime its curve was never measured in: as a mapping held out

@@ -269,8 +269,8 @@ def hybrid(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame,
         # algorithm as the same run, that cell's measurement is one of this cell's, and between two
         # such P its residual is interpolated as a measured curve's (default_twins)
         rows = np.flatnonzero(where == 0)
-        twin = _twin_answers(train, np.asarray(train_predicted, float)[ok], test, np.asarray(test_predicted, float),
-                             rows) if twins is None else np.asarray(twins, float)[rows]
+        twin = (twin_answers(train, np.asarray(train_predicted, float)[ok], test, test_predicted) if twins is None
+                else np.asarray(twins, float))[rows]
         out[rows[np.isfinite(twin)]] = twin[np.isfinite(twin)]
     # where the openmpi mode counts: no algorithm measured at the cell's (operation, mapping). An
     # algorithm nobody measured beside measured ones keeps their residuals alone, so that the
@@ -480,28 +480,31 @@ TWIN = ["operation", "mapping", "P", "size"]
 TWIN_RTOL = 1e-9  # predictions this close are one priced run (the same shape, channels and costs)
 
 
-def twin_priced(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame,
-                test_predicted: np.ndarray) -> np.ndarray:
-    """True for each test cell that :func:`hybrid` prices by a train cell's measurement of the same
-    run (:func:`default_twins`, on a curve with no train cell): there its price is a measurement,
-    taken by another job than a forced run of it would be, and its interval is a twin's, not a
-    prediction's (:func:`collat.model.validation.interval_table`, situation ``twin``)."""
+def twin_answers(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame,
+                 test_predicted: np.ndarray) -> np.ndarray:
+    """What :func:`hybrid` prices each test cell at by a train cell's measurement of the same run
+    (:func:`default_twins` on a curve with no train cell, train cells the model could not price
+    left out); NaN elsewhere. Passed to :func:`hybrid` as ``twins``, it is computed once for every
+    variant that takes it."""
     tp = np.asarray(train_predicted, float)
+    out = np.full(len(test), np.nan)
     with np.errstate(divide="ignore", invalid="ignore"):
         ok = np.isfinite(np.log(train["measured"].to_numpy(float)) - np.log(tp))
     if not ok.any() or test.empty:
-        return np.zeros(len(test), dtype=bool)
+        return out
     train = train[ok].reset_index(drop=True)
     rows = np.flatnonzero(~pd.MultiIndex.from_frame(test[CURVE]).isin(pd.MultiIndex.from_frame(train[CURVE])))
-    out = np.zeros(len(test), dtype=bool)
-    out[rows] = np.isfinite(_twin_answers(train, tp[ok], test, np.asarray(test_predicted, float), rows))
+    out[rows] = default_twins(train, tp[ok], test.iloc[rows], np.asarray(test_predicted, float)[rows])
     return out
 
 
-def _twin_answers(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame, test_predicted: np.ndarray,
-                  rows: np.ndarray) -> np.ndarray:
-    """:func:`default_twins` of the test cells ``rows`` (train cells with finite residuals)."""
-    return default_twins(train, train_predicted, test.iloc[rows], test_predicted[rows])
+def twin_priced(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame,
+                test_predicted: np.ndarray) -> np.ndarray:
+    """True for each test cell that :func:`hybrid` prices by a train cell's measurement of the same
+    run (:func:`twin_answers`): there its price is a measurement, taken by another job than a forced
+    run of it would be, and its interval that of a run by another job
+    (:func:`collat.model.validation.validate`, :func:`collat.model.validation.grid_bounds`)."""
+    return np.isfinite(twin_answers(train, train_predicted, test, test_predicted))
 
 
 def default_twins(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame,
@@ -606,7 +609,7 @@ def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFram
     measured machine's bend, at the cells that grid shares with it. ``trees`` (config
     ``model.openmpi.trees``): the shapes that tell an algorithm foreign to the measured ones
     (:func:`collat.model.transfer.foreign`). Column ``twin``: the price is a measured cell's of the
-    same run (:func:`twin_priced`)."""
+    same run (:func:`twin_answers`)."""
     from collat.model.transfer import foreign
     parts = []
     for target, g in calibrated.groupby("target", sort=True):
@@ -635,13 +638,14 @@ def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFram
             kept = g["operation"].astype(str).map(weights).fillna(1.0).to_numpy(float)
             if at_measured is not None:  # the measured machine's bend; the what-if machine's difference whole
                 bent = _aligned(at_measured, target, g)
-        twin = (twin_priced(train, train["predicted"].to_numpy(), g, g["predicted"].to_numpy())
-                if twins is None else np.isfinite(twins))
+        if twins is None:  # the twins of this grid, found once for the price and its column
+            twins = twin_answers(train, train["predicted"].to_numpy(), g, g["predicted"].to_numpy())
         parts.append(g.assign(mode="hybrid", predicted=hybrid(train, train["predicted"].to_numpy(), g,
                                                                 g["predicted"].to_numpy(), k, line, free, turned,
                                                                 twins, None if at_measured is None else priced,
                                                                 bend=kept, bent=bent,
-                                                                foreign=foreign(g, cells, trees)), twin=twin))
+                                                                foreign=foreign(g, cells, trees)),
+                              twin=np.isfinite(twins)))
     if not parts:
         return calibrated.iloc[:0].assign(mode="hybrid", twin=False)
     out = pd.concat(parts, ignore_index=True)
