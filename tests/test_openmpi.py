@@ -309,6 +309,31 @@ def test_every_message_equals_what_openmpi_sends():
     print(f"messages: {len(cells)} cells equal, every peer's count and bytes")
 
 
+def test_the_barrier_sends_what_the_model_says():
+    """The barrier OSU runs before every call (its last round spreads the ranks' starts): per-peer
+    message counts from OpenMPI's pml monitoring equal collat.model.shapes.barrier's rounds of the
+    barrier the fixed rules pick, at P where each of recursive doubling (a power of two and not),
+    linear and Bruck runs."""
+    from collections import Counter
+
+    from collat.config.defaults import openmpi_facts
+    from collat.model.shapes import barrier
+
+    rules = openmpi_facts("4.1")["barrier_rules"]
+    wrong = []
+    Ps = (2, 3, 5, 7, 8, 12, 16, 63, 64, 70)
+    for P in Ps:
+        name = barrier.algorithm(P, rules)
+        ours = Counter((int(a), int(b)) for src, dst in barrier.rounds(P, name) for a, b in zip(src, dst))
+        measured = {pair: n for pair, (n, _) in monitored("barrier", 0, P, 0).items()}
+        if measured != dict(ours):
+            diff = sorted((k, measured.get(k), ours.get(k)) for k in set(measured) | set(ours)
+                          if measured.get(k) != ours.get(k))
+            wrong.append(f"P={P} ({name}): (peer, OpenMPI, ours) {diff[:3]}")
+    assert not wrong, "; ".join(wrong)
+    print(f"barrier: {len(Ps)} communicator sizes equal, every peer's messages")
+
+
 OSU = os.environ.get("COLLAT_OSU_BUILD")
 
 

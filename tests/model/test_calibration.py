@@ -133,6 +133,38 @@ def test_a_call_s_start_skew_grows_with_the_ranks_of_the_fullest_other_node():
     assert not row["fitted"] and row["value"] == pytest.approx(row["start"])
 
 
+def test_the_barrier_s_release_queue_spreads_the_starts_whole_on_the_max_in_share_on_the_avg():
+    """TINY has 4 cores a node. OpenMPI 4.1's barrier: linear for P = 4-7 (the root releases the
+    ranks of node 1 at once: 1, 2, 3 under map-by core at P = 5, 6, 7), recursive doubling at
+    P = 8 (rank r swaps with r ^ 4: four messages into each node under map-by core, none under
+    map-by node, where r and r ^ 4 share a node). A spread of 0.5 us per queued message adds 0.5 n
+    to the completion and 0.5 n times the binary reduce's average share to the average:
+    P = 5, OpenMPI's binary tree 0 <- 1, 2; 1 <- 3; 2 <- 4: subtrees 5, 2, 2, 1, 1, share
+    (5/6 - 1/2 + 2 (2/3 - 1/2)) / 5 = 2/15."""
+    from collat.config.defaults import openmpi_facts
+    from collat.model.shapes import barrier
+
+    rules = tuple(openmpi_facts("4.1")["barrier_rules"])
+    options = replace(OPTIONS, openmpi=replace(OPTIONS.openmpi, barrier_rules=rules))
+    placements = md.Placements(TINY)
+    assert placements.release_queue([2, 4, 5, 6, 7, 8], "core", rules).tolist() == [0, 0, 1, 2, 3, 4]
+    assert placements.release_queue([5, 8], "node", rules).tolist() == [2, 0]
+    assert barrier.average_share({"tree": "binary"}, "reduce", 5) == pytest.approx(2 / 15)
+    plain = cal.parametric_costs(TRUE, CHANNELS, [1, 1000], 7, overhead=0.1)
+    spread = cal.parametric_costs(TRUE, CHANNELS, [1, 1000], 7, overhead=0.1, release=0.5)
+    Pv = [4, 5, 8]
+    base = predict_arrays("reduce", 2, "core", Pv, plain, options, placements)[0]
+    more = predict_arrays("reduce", 2, "core", Pv, spread, options, placements)[0]
+    queue = np.array([0.0, 1.0, 4.0])
+    np.testing.assert_allclose(more["max"] - base["max"], 0.5 * queue[:, None] * np.ones((1, 2)), atol=1e-12)
+    share = np.array([barrier.average_share({"tree": "binary"}, "reduce", P) for P in Pv])
+    np.testing.assert_allclose(more["avg"] - base["avg"], 0.5 * (queue * share)[:, None] * np.ones((1, 2)),
+                               atol=1e-12)
+    # without the MPI version's barrier rules, nothing is added
+    same = predict_arrays("reduce", 2, "core", Pv, spread, OPTIONS, placements)[0]
+    np.testing.assert_allclose(same["avg"], base["avg"], atol=1e-12)
+
+
 def test_per_byte_terms_are_fitted_only_beyond_their_half_performance_length():
     start = np.array([[0.3, 2e-4, 0.2, 1e-4]])  # n_1/2: 0.3 / 2e-4 = 1500 B, 0.2 / 1e-4 = 2000 B
     extra = (cal.OVERHEAD, cal.MEMORY)

@@ -2,7 +2,8 @@
 
 Applied once, after the schema has filled its own defaults (:func:`collat.config.schema.validate_config`):
 
-* ``algorithms``, ``model.openmpi.trees`` and ``model.openmpi.default_rules``: facts of the MPI
+* ``algorithms``, ``model.openmpi.trees``, ``model.openmpi.default_rules`` and
+  ``model.openmpi.barrier_rules``: facts of the MPI
   version (``model.openmpi.version``), kept in the package (``collat/model/shapes/openmpi-<version>.yaml``);
   a config that lists fewer algorithms gets the trees of those only;
 * ``channels``: the channels the machine has (:func:`machine_channels`);
@@ -71,7 +72,8 @@ def complete(config: dict) -> dict:
     module's docstring); returns the config."""
     openmpi = config.setdefault("model", {}).setdefault("openmpi", {})
     facts = None
-    if config.get("algorithms") is None or openmpi.get("trees") is None or openmpi.get("default_rules") is None:
+    if (config.get("algorithms") is None or openmpi.get("trees") is None or openmpi.get("default_rules") is None
+            or openmpi.get("barrier_rules") is None):
         facts = openmpi_facts(str(openmpi.get("version", "4.1")))
     if config.get("algorithms") is None:
         config["algorithms"] = facts["algorithms"]
@@ -80,6 +82,8 @@ def complete(config: dict) -> dict:
         openmpi["trees"] = [t for t in facts["trees"] if (t["operation"], int(t["algorithm"])) in ids]
     if openmpi.get("default_rules") is None:
         openmpi["default_rules"] = facts["default_rules"]
+    if openmpi.get("barrier_rules") is None:
+        openmpi["barrier_rules"] = facts["barrier_rules"]
     if config.get("channels") is None and "machine" in config:
         config["channels"] = machine_channels(config["machine"])
     model = config["model"]

@@ -21,13 +21,19 @@ the delay between an inner rank's own message and its sends (a rank that forward
 arrival to its first send; reduce, from the end of its fan-in to its send up; zero for the root and
 the leaves, so that a flat tree does not pay it and a deep one pays it once per level), and (reduce)
 the share of the wait for its receiver a sender sees, eager and rendezvous (``wait_eager``,
-``wait_rendezvous``); and ``skew_us_per_remote_rank``, a call's start skew: s times the most ranks
-on one node other than the root's, added to a call. OSU starts each rank's call as it leaves the
-barrier before it, and a collective whose ranks wait for each other carries a late start into its
-time. The form is measured, not explained: on the study's two nodes every algorithm's small-message
-time grows by about 0.2-0.3 us per rank on the second node under map-by core and socket, but hardly
-under map-by node with as many ranks there (benchmarks/README.md), and one s fitted over every
-mapping averages the two. The values are read from ``results/model/calibration.csv``.
+``wait_rendezvous``); and two start terms. OSU starts each rank's call as it leaves the barrier
+before it, and a collective whose ranks wait for each other carries a late start into its time.
+``spread_us_per_release`` explains one cause: the barrier's last round sends its messages between
+nodes at once, they queue at the network interface, and the ranks they release leave over a time
+s' n, n the messages of that queue (:mod:`collat.model.shapes.barrier`: OpenMPI 4.1 runs Bruck's
+barrier from 64 to 255 ranks, whose last round crosses the nodes under map-by core and socket, not
+under map-by node); the completion carries s' n, the average the share of it each rank waits for
+(a reduce rank its subtree's starts, a bcast rank its ancestors'). ``skew_us_per_remote_rank`` is
+measured, not explained: s times the most ranks on one node other than the root's, added to a
+call. On the study, fitted over every algorithm and mapping, the reduce's average takes the first
+and leaves the second at 0, the bcast's the reverse: a bcast under map-by node grows with its P
+where the barrier sends nothing between nodes (benchmarks/README.md). The values are read from
+``results/model/calibration.csv``.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ WAITS = ("wait_eager", "wait_rendezvous")  # reduce only: the share of the wait 
 MEMORY = "memory_us_per_byte"  # shared_memory: per byte per concurrent message in one socket
 FORWARD = "forward_us"  # an inner rank's delay between its own message and its sends (osu_rank_times)
 SKEW = "skew_us_per_remote_rank"  # a call's start skew per rank of the fullest other node than the root's
+RELEASE = "spread_us_per_release"  # the spread of the ranks' starts per message of the barrier's release queue
 SHAPE = "nbft_shape"  # 1 where the calibration kept the measured fan-outs' shape (fanout_shape), 0 a line
 CONCURRENT = "concurrent_rendezvous"  # 1 where the calibration priced a bcast's rendezvous bytes as shared
 
@@ -54,7 +61,7 @@ CONCURRENT = "concurrent_rendezvous"  # 1 where the calibration priced a bcast's
 def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receivers: int,
                      overhead=0.0, eager_limit: float = np.inf, waits=(0.0, 1.0), memory=0.0,
                      forward=0.0, small_limit: float = -1.0, concurrent=False,
-                     shape: np.ndarray | None = None, skew=0.0) -> ChannelCosts:
+                     shape: np.ndarray | None = None, skew=0.0, release=0.0) -> ChannelCosts:
     """:class:`ChannelCosts` from parameters ``values`` [K, 5] in the order of :data:`PARAMETERS`
     (or [K, 4]: one gap at every size), the gap ``gap_us_small`` taken up to ``small_limit`` bytes,
     the per-call ``overhead``, a reduce sender's ``waits`` (eager, rendezvous) around ``eager_limit``,
@@ -112,6 +119,7 @@ def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receive
         costs.gap_bytes = np.where(above, per[3] * m[None, :], 0.0)
     costs.overhead = columns(overhead)
     costs.skew = columns(np.zeros(B) + np.asarray(skew, dtype=float))
+    costs.release = columns(np.zeros(B) + np.asarray(release, dtype=float))
     costs.eager_limit = float(eager_limit)
     w = np.asarray(waits, dtype=float).reshape(B, 2)
     costs.wait_eager, costs.wait_rendezvous = columns(w[:, 0]), columns(w[:, 1])
@@ -180,9 +188,9 @@ def costs_from_table(table: pd.DataFrame, operation: str, target: str, channels:
                      concurrent: bool = False, shape: np.ndarray | None = None) -> ChannelCosts:
     """The :class:`ChannelCosts` of one (operation, target) from rows of :func:`collat.model.calibration.calibrate`
     (a table without ``gap_us_small``: the gap of every size), with the fan-outs' ``shape`` (:func:`fanout_shape`)."""
-    have, values, overhead, waits, memory, forward, skew = _table_values(table, operation, target, channels)
+    have, values, overhead, waits, memory, forward, skew, release = _table_values(table, operation, target, channels)
     return parametric_costs(values, have, sizes, max_receivers, overhead, eager_limit, waits, memory, forward,
-                            small_limit, concurrent, shape, skew)
+                            small_limit, concurrent, shape, skew, release)
 
 
 def batched_costs_from_table(table: pd.DataFrame, operation: str, targets: tuple[str, ...], channels: list[str],
@@ -194,9 +202,9 @@ def batched_costs_from_table(table: pd.DataFrame, operation: str, targets: tuple
     parts = [_table_values(table, operation, t, channels) for t in targets]
     if any(p[0] != parts[0][0] for p in parts):
         raise ValueError(f"calibration of {operation}: the targets {list(targets)} calibrate different channels")
-    stack = [np.array([p[i] for p in parts], dtype=float) for i in range(1, 7)]
+    stack = [np.array([p[i] for p in parts], dtype=float) for i in range(1, 8)]
     return parametric_costs(stack[0], parts[0][0], sizes, max_receivers, stack[1], eager_limit, stack[2], stack[3],
-                            stack[4], small_limit, concurrent, shape, stack[5])
+                            stack[4], small_limit, concurrent, shape, stack[5], stack[6])
 
 
 def _table_values(table: pd.DataFrame, operation: str, target: str, channels: list[str]):
@@ -211,7 +219,8 @@ def _table_values(table: pd.DataFrame, operation: str, target: str, channels: li
     waits = tuple(value[("all", w)] for w in WAITS) if ("all", WAITS[0]) in value.index else (0.0, 1.0)
     forward = value[("all", FORWARD)] if ("all", FORWARD) in value.index else 0.0
     skew = value[("all", SKEW)] if ("all", SKEW) in value.index else 0.0
-    return have, values, value[("all", OVERHEAD)], waits, value[("all", MEMORY)], forward, skew
+    release = value[("all", RELEASE)] if ("all", RELEASE) in value.index else 0.0
+    return have, values, value[("all", OVERHEAD)], waits, value[("all", MEMORY)], forward, skew, release
 
 
 def keeps_shape(table: pd.DataFrame, operation: str, target: str) -> bool:

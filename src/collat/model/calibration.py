@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from collat.model.calibrated_mode import (CONCURRENT, FORWARD, MEMORY, OVERHEAD, PARAMETERS, SHAPE, SKEW, WAITS,
-                                          costs_from_table, fanout_shape, keeps_shape, parametric_costs,
+from collat.model.calibrated_mode import (CONCURRENT, FORWARD, MEMORY, OVERHEAD, PARAMETERS, RELEASE, SHAPE, SKEW,
+                                          WAITS, costs_from_table, fanout_shape, keeps_shape, parametric_costs,
                                           rendezvous_forms, shares_rendezvous)
 from collat.model.bend import inner_fold_errors, weights_by_operation
 from collat.model.costs import ChannelCosts
@@ -31,9 +31,11 @@ from collat.model.transfer import foreign, transfer_weight, transferred
 CALIBRATION_COLUMNS = ["operation", "target", "channel", "parameter", "value", "start", "fitted", "se_log", "low",
                        "high", "cells", "rms_log_residual"]
 _FLOOR = {"latency_us": 1e-3, "us_per_byte": 1e-7, "gap_us": 1e-3, "gap_us_per_byte": 1e-7, "gap_us_small": 1e-3,
-          OVERHEAD: 1e-2, "wait_eager": 1e-3, "wait_rendezvous": 1e-3, MEMORY: 1e-8, FORWARD: 1e-3, SKEW: 1e-4}
+          OVERHEAD: 1e-2, "wait_eager": 1e-3, "wait_rendezvous": 1e-3, MEMORY: 1e-8, FORWARD: 1e-3, SKEW: 1e-4,
+          RELEASE: 1e-4}
 _STEP = 1e-3  # finite-difference step of the Jacobian, in log units
-_START = {OVERHEAD: 0.1, MEMORY: 1e-5, FORWARD: 0.05, "wait_eager": 0.05, "wait_rendezvous": 0.9, SKEW: 0.01}
+_START = {OVERHEAD: 0.1, MEMORY: 1e-5, FORWARD: 0.05, "wait_eager": 0.05, "wait_rendezvous": 0.9, SKEW: 0.01,
+          RELEASE: 0.01}
 
 
 @dataclass(frozen=True)
@@ -262,7 +264,7 @@ class FlatRuns:
 
 
 def free_parameters(start_values: np.ndarray, largest_size: float, extra: tuple, smallest_size: float = 1.0,
-                    small_limit: float = -1.0, remote: bool = True) -> np.ndarray:
+                    small_limit: float = -1.0, remote: bool = True, queued: bool = True) -> np.ndarray:
     """Which parameters a calibration fits, [NP K + len(extra)] (NP = ``start_values.shape[1]``):
     all but a channel's per-byte terms when the largest calibration size stays below their
     half-performance length (Hockney's n_1/2 = intercept / per-byte term of the start: below it a
@@ -270,7 +272,8 @@ def free_parameters(start_values: np.ndarray, largest_size: float, extra: tuple,
     per-byte term would only absorb misfit). Those keep their point-to-point/NBFT start, and so
     does the memory-contention term (per byte) when no per-byte term is fitted. ``gap_us`` is
     fitted only if a calibration size is above ``small_limit``, ``gap_us_small`` only if one is at
-    or below it (a gap no cell prices keeps its start), the start skew only where a cell has ranks
+    or below it (a gap no cell prices keeps its start), the start spread only where a cell's barrier
+    queues messages between nodes (``queued``), the start skew only where a cell has ranks
     on another node than the root's (``remote``)."""
     K, NP = start_values.shape
     free = np.ones((K, NP), dtype=bool)
@@ -279,7 +282,8 @@ def free_parameters(start_values: np.ndarray, largest_size: float, extra: tuple,
     if NP > 4:
         free[:, 2] &= largest_size > small_limit
         free[:, 4] = smallest_size <= small_limit
-    tail = np.array([(e != MEMORY or bool(free[:, [1, 3]].any())) and (e != SKEW or remote) for e in extra])
+    tail = np.array([(e != MEMORY or bool(free[:, [1, 3]].any())) and (e != SKEW or remote)
+                     and (e != RELEASE or queued) for e in extra])
     return np.r_[free.ravel(), tail]
 
 
@@ -300,17 +304,19 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     problem = Problem(cells, operation, target, opts.points_per_curve, opts.sizes_per_curve)
     channels = openmpi.channels
     K = len(channels)
-    extra = (OVERHEAD, MEMORY, FORWARD, SKEW) + (WAITS if operation == "reduce" else ())
+    extra = (OVERHEAD, MEMORY, FORWARD, SKEW, RELEASE) + (WAITS if operation == "reduce" else ())
     small_limit = options.openmpi.small_limit
     rendezvous = rendezvous_forms(operation, options.openmpi.concurrent_rendezvous)
     first = start(openmpi, small_limit)
     NP = first.shape[1]
     x0 = np.log(np.r_[first.ravel(), [_START[e] for e in extra]])
     floor = np.log(np.r_[np.tile([_FLOOR[p] for p in PARAMETERS], K), [_FLOOR[e] for e in extra]])
-    ceiling = np.r_[np.full(NP * K + 4, np.inf), np.zeros(len(extra) - 4)]  # waits <= 1
+    ceiling = np.r_[np.full(NP * K + 5, np.inf), np.zeros(len(extra) - 5)]  # waits <= 1
     remote = any(placements.remote(Pv, mapping).max(initial=0.0) > 0 for _, mapping, Pv, _, _, _ in problem.groups)
+    queued = any(placements.release_queue(Pv, mapping, options.openmpi.barrier_rules).max(initial=0.0) > 0
+                 for _, mapping, Pv, _, _, _ in problem.groups)
     free = free_parameters(first, problem.sizes.max(initial=0.0), extra, problem.sizes.min(initial=0.0),
-                           small_limit, remote)
+                           small_limit, remote, queued)
     x0 = np.clip(x0, floor, ceiling)
 
     def full(X):  # fitted log parameters [B, free] -> every log parameter [B, p]
@@ -320,10 +326,10 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
 
     def costs_of(X, sizes, shape, concurrent) -> ChannelCosts:  # B sets of fitted parameters, side by side at ``sizes``
         V = np.exp(full(X))
-        waits = V[:, NP * K + 4:] if operation == "reduce" else np.tile([0.0, 1.0], (len(V), 1))
+        waits = V[:, NP * K + 5:] if operation == "reduce" else np.tile([0.0, 1.0], (len(V), 1))
         return parametric_costs(V[:, :NP * K].reshape(len(V), K, NP), channels, sizes, max_receivers,
                                 V[:, NP * K], openmpi.eager_limit, waits, V[:, NP * K + 1], V[:, NP * K + 2],
-                                small_limit, concurrent, shape, V[:, NP * K + 3])
+                                small_limit, concurrent, shape, V[:, NP * K + 3], V[:, NP * K + 4])
 
     def model_log(X, shape, concurrent, on=problem):  # [B, cells of ``on``] for B parameter sets, in one batch
         return np.log(on.predict(costs_of(X, on.sizes, shape, concurrent), options, placements))

@@ -380,6 +380,20 @@ class Placements:
             self._cache[key] = np.array([most(P) for P in P_values], dtype=float)
         return self._cache[key]
 
+    def release_queue(self, P_values, mapping: str, barrier_rules) -> np.ndarray:
+        """Per P of ``P_values`` under ``mapping``, the most messages of the last round of OSU's
+        barrier (``barrier_rules``: config ``model.openmpi.barrier_rules``) that enter one node from
+        another (:func:`collat.model.shapes.barrier.release_queue`; 0 on one node): what the
+        calibrated mode's spread of the ranks' starts grows with."""
+        from collat.model.shapes.barrier import release_queue
+
+        rules = tuple(tuple(sorted(r.items())) for r in barrier_rules)
+        key = ("release", tuple(int(p) for p in P_values), mapping, rules)
+        if key not in self._cache:
+            self._cache[key] = np.array([release_queue(np.asarray(self(int(P), mapping)["node"]), barrier_rules)
+                                         if barrier_rules else 0 for P in P_values], dtype=float)
+        return self._cache[key]
+
     def schedule_layout(self, name: str, P_values, mapping: str, channel_index: dict, unpinned: str):
         """:func:`collat.model.shapes.schedules.layout` of one schedule for every P: independent of size, costs and mode."""
         key = ("schedule", name, tuple(int(p) for p in P_values), mapping, tuple(channel_index), unpinned)

@@ -412,27 +412,46 @@ def price_plans(plans: list, costs: ChannelCosts, options: ModelOptions, placeme
             shape, rows = plan.steps[j][:2]
             priced[i, j] = _after_tree(shape, done, mean, plan.Pv[rows], plan.mapping, costs, placements,
                                        options.unpinned_channel, forest, counts)
-    return [_assembled(plan, [priced[i, j] for j in range(len(plan.steps))], costs, with_average, placements)
+    return [_assembled(plan, [priced[i, j] for j in range(len(plan.steps))], costs, with_average, placements,
+                       options.openmpi.barrier_rules)
             for i, plan in enumerate(plans)]
 
 
-def _assembled(plan: ShapePlan, priced: list, costs: ChannelCosts, with_average: bool, placements) -> dict:
+def _assembled(plan: ShapePlan, priced: list, costs: ChannelCosts, with_average: bool, placements,
+               barrier_rules=()) -> dict:
     """A plan's targets from its steps' (completion, mean) at their rows: each where it applies, NaN
-    where no shape is modelled, plus ``costs.overhead`` and ``costs.skew`` times the most ranks on
-    one node other than the root's (:meth:`collat.model.forest.Placements.remote`)."""
+    where no shape is modelled, plus ``costs.overhead``, ``costs.skew`` times the most ranks on one
+    node other than the root's (:meth:`collat.model.forest.Placements.remote`), and the spread of
+    the starts, ``costs.release`` times the queue of the barrier's last round
+    (:meth:`collat.model.forest.Placements.release_queue`, ``barrier_rules``): whole on the
+    completion, on the average the share of it the shape's ranks wait for
+    (:func:`collat.model.shapes.barrier.average_share`)."""
+    from collat.model.shapes.barrier import average_share
+
     shape_of = (len(plan.Pv), len(costs.sizes))
     done = np.full(shape_of, np.nan)
     mean = np.full(shape_of, np.nan) if with_average else None
-    for (_, rows, applies, _), (c, a) in zip(plan.steps, priced):
+    skewed = bool(np.any(np.asarray(costs.release) != 0)) and len(barrier_rules) > 0
+    share = np.zeros(shape_of) if skewed and with_average else None
+    for (shape, rows, applies, _), (c, a) in zip(plan.steps, priced):
         done[rows] = np.where(applies, c, done[rows])
         if with_average:
             mean[rows] = np.where(applies, a, mean[rows])
+        if share is not None:
+            waits = np.array([average_share(shape, plan.operation, int(P)) for P in plan.Pv[rows]])
+            share[rows] = np.where(applies, waits[:, None], share[rows])
     extra = costs.overhead
     if np.any(np.asarray(costs.skew) != 0):
         extra = extra + np.asarray(costs.skew)[None] * placements.remote(plan.Pv, plan.mapping)[:, None]
     targets = {"max": done + extra}
     if with_average:
         targets["avg"] = mean + extra
+    if skewed:
+        spread = np.asarray(costs.release)[None] * placements.release_queue(plan.Pv, plan.mapping,
+                                                                            barrier_rules)[:, None]
+        targets["max"] = targets["max"] + spread
+        if with_average:
+            targets["avg"] = targets["avg"] + spread * share
     return targets
 
 
@@ -450,7 +469,7 @@ def price_plan_shared(plan: ShapePlan, costs: ChannelCosts, options: ModelOption
                                       options.unpinned_channel, with_average, links)
         done, mean = shapes[key]
         priced.append((done[rows], None if mean is None else mean[rows]))
-    return _assembled(plan, priced, costs, with_average, placements)
+    return _assembled(plan, priced, costs, with_average, placements, options.openmpi.barrier_rules)
 
 
 def predict_arrays(operation: str, algorithm: int, mapping: str, Pv, costs: ChannelCosts, options: ModelOptions,

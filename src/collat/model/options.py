@@ -42,6 +42,7 @@ class OpenMPIOptions:
     contention: Contention
     trees: tuple[dict, ...]    # the shape of every forced algorithm
     default_rules: dict        # operation -> the fixed decision rules' blocks
+    barrier_rules: tuple[dict, ...] = ()  # the barrier run by P (OSU's, before every call): spreads the starts
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,8 @@ class ModelOptions:
                                    float(eager), _rendezvous(o["concurrent_rendezvous"]),
                                    -1.0 if small is None else float(small),
                                    Contention(tuple(contention["links"]), tuple(contention["trees"])),
-                                   tuple(o["trees"]), dict(o["default_rules"])),
+                                   tuple(o["trees"]), dict(o["default_rules"]),
+                                   tuple(o.get("barrier_rules") or ())),  # absent: no start spread
             segment_sizes=tuple(int(m) for m in model.get("segment_sizes") or ()),
         )
 
