@@ -373,9 +373,10 @@ NOT_A_FITTED_MODEL = ("measured_neighbours", "paper", "hybrid_carried", "hybrid_
 
 def headline(board: pd.DataFrame, unseen_P: pd.DataFrame | None, target: str = "avg") -> str:
     """The summary's opening: per split, the median relative error on ``target`` of the best model
-    (the openmpi mode, fitted on no collective, and the baselines among them) beside the noise
-    floor (on an unseen algorithm the hybrid's without twins), and the share of held-out-P cells
-    whose pick is within 10 % of the best."""
+    (the openmpi mode, fitted on no collective, and the baselines among them; named where it is not
+    the model best on most splits, which leads the sentence) beside the noise floor (on an unseen
+    algorithm the hybrid's without twins), and the share of held-out-P cells whose pick is within
+    10 % of the best."""
     from collat.model.hybrid_mode import UNTWINNED
 
     b = board[(board["target"] == target) & ~board["model"].isin(NOT_A_FITTED_MODEL)].copy()
@@ -388,9 +389,13 @@ def headline(board: pd.DataFrame, unseen_P: pd.DataFrame | None, target: str = "
         b.loc[honest, "median_mape"] = float(untwinned.iloc[0])
     best = b.sort_values("median_mape").drop_duplicates("split").set_index("split")
 
-    def said(split: str) -> str:  # the model, where they differ by split, and what the hybrid left out
+    models = [best.loc[split, "model"] for split in SPLIT_WORDS if split in best.index]
+    # the model best on most splits leads the sentence (a tie: the first split's); the others are named
+    lead = max(models, key=lambda m: (models.count(m), -models.index(m))) if models else ""
+
+    def said(split: str) -> str:  # the model where it is not the lead, and what the hybrid left out
         model = best.loc[split, "model"]
-        notes = [] if len(set(best["model"])) == 1 else [model]
+        notes = [] if model == lead else [f"{model} mode"]
         if split == "unseen_algorithm" and len(untwinned) and model == "hybrid":
             notes.append("no twins")
         return f" ({', '.join(notes)})" if notes else ""
@@ -399,7 +404,7 @@ def headline(board: pd.DataFrame, unseen_P: pd.DataFrame | None, target: str = "
              for split, words in SPLIT_WORDS.items() if split in best.index]
     if not parts:
         return ""
-    who = f"the {best['model'].iloc[0]} mode" if len(set(best["model"])) == 1 else "the best model"
+    who = f"the {lead} mode"
     floor = b["floor"].iloc[0]
     floor = (f"the noise floor of repeated runs is {floor:.3f}" if np.isfinite(floor)
              else "no repeated runs measure a noise floor")
