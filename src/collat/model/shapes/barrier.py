@@ -5,12 +5,12 @@ OSU 7.3 times each rank's call from the moment that rank leaves the barrier befo
 the barrier reaches it. Where the barrier's last round sends many messages from one node into
 another at once, they queue at the network interface, and the ranks they release leave one after
 another, over a time that grows with the number of messages in that queue. Earlier rounds matter
-less: after a dissemination round every rank has waited for every other, so their spread is gone.
+less: by the end of a dissemination every rank has waited for every other, so their spread is gone.
 
 OpenMPI 4.1's fixed rules pick the barrier by communicator size alone (config
 ``model.openmpi.barrier_rules``, facts of the MPI version): recursive doubling, linear, Bruck's
-dissemination or a binomial-like tree; :func:`last_round` lists the messages of each one's last
-round, as ``ompi/mca/coll/base/coll_base_barrier.c`` sends them.
+dissemination or a binomial-like tree; :func:`rounds` lists each one's messages round by round,
+as ``ompi/mca/coll/base/coll_base_barrier.c`` sends them (``make test-openmpi`` checks them).
 """
 
 from __future__ import annotations
