@@ -23,6 +23,7 @@ import pandas as pd
 
 from collat.model import kernels
 from collat.model.shapes import schedules
+from collat.model.shapes.barrier import average_share
 from collat.model.shapes.openmpi import (as_run, default_algorithms, receive_order, runs_fallback, takes_segments,
                                          tree_spec)
 from collat.model.placement import LEVELS, channel_codes
@@ -426,8 +427,6 @@ def _assembled(plan: ShapePlan, priced: list, costs: ChannelCosts, with_average:
     (:meth:`collat.model.forest.Placements.release_queue`, ``barrier_rules``): whole on the
     completion, on the average the share of it the shape's ranks wait for
     (:func:`collat.model.shapes.barrier.average_share`)."""
-    from collat.model.shapes.barrier import average_share
-
     shape_of = (len(plan.Pv), len(costs.sizes))
     done = np.full(shape_of, np.nan)
     mean = np.full(shape_of, np.nan) if with_average else None

@@ -19,6 +19,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from collat.model.shapes import trees
+
 
 def algorithm(P: int, rules) -> str:
     """The barrier OpenMPI's fixed rules (``rules``: ``[{P_below, algorithm}, ...]`` in increasing
@@ -115,30 +117,15 @@ def release_queue(node: np.ndarray, rules) -> int:
     return int(np.bincount(node[dst][crossing]).max())
 
 
-def _subtree_sizes(parent: np.ndarray) -> np.ndarray:
-    """The number of ranks in every rank's subtree, itself included."""
-    from collat.model.shapes import trees
-
-    parent = np.asarray(parent)
-    depth = trees.depth(parent)
-    size = np.ones(len(parent), dtype=np.int64)
-    for d in range(int(depth.max(initial=0)), 0, -1):
-        at = np.flatnonzero(depth == d)
-        np.add.at(size, parent[at], size[at])
-    return size
-
-
 def waited_for(shape: dict, operation: str, P: int) -> np.ndarray:
     """How many ranks' starts each rank's call waits for, itself included: a reduce rank its subtree's
     (its children send only once they started), a bcast rank its own and its ancestors' (the message
     leaves each only once it started); a schedule of exchanges every rank's."""
-    from collat.model.shapes import trees
-
     if "tree" not in shape:
         return np.full(int(P), int(P))
     parent = trees.tree(int(P), shape)
     if operation == "reduce":
-        return _subtree_sizes(parent)
+        return trees.subtree_sizes(parent)
     return trees.depth(parent) + 1
 
 

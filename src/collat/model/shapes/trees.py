@@ -196,6 +196,18 @@ def height(parent: np.ndarray, depths: np.ndarray | None = None) -> np.ndarray:
     return h
 
 
+def subtree_sizes(parent: np.ndarray, depths: np.ndarray | None = None) -> np.ndarray:
+    """The number of nodes in every node's subtree, itself included; one vectorised step per depth
+    level, deepest first, as :func:`height` (``depths``: :func:`depth`, when known)."""
+    parent = np.asarray(parent)
+    depths = depth(parent) if depths is None else np.asarray(depths)
+    size = np.ones(len(parent), dtype=np.int64)
+    for d in range(int(depths.max(initial=0)), 0, -1):
+        at = np.flatnonzero(depths == d)
+        np.add.at(size, parent[at], size[at])
+    return size
+
+
 def depth(parent: np.ndarray) -> np.ndarray:
     """Depth of every node (roots 0, wherever they sit), by pointer jumping (log2(depth) vectorised steps)."""
     parent = np.asarray(parent)
