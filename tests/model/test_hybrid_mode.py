@@ -167,7 +167,7 @@ def test_hybrid_of_an_unseen_algorithm_takes_a_twins_measurement():
     assert got[2] == pytest.approx(9.0) and got[3] == pytest.approx(9.0)
 
 
-def test_twin_priced_marks_the_cells_the_hybrid_prices_by_a_twins_measurement():
+def test_twin_answers_are_the_cells_the_hybrid_prices_by_a_twins_measurement():
     """As above: at P = 8 under map-by core the hybrid takes the default's measurement (a twin); at
     P = 16 the default is priced as another run; under map-by node algorithm 5 has its own train
     cell, whose curve the twin does not price."""
@@ -175,9 +175,9 @@ def test_twin_priced_marks_the_cells_the_hybrid_prices_by_a_twins_measurement():
                    ("bcast", 5, "node", 8, 4, 9.0)])
     test = frame([("bcast", 5, "core", 8, 4, np.nan), ("bcast", 5, "core", 16, 4, np.nan),
                   ("bcast", 5, "node", 8, 4, np.nan), ("bcast", 5, "node", 16, 4, np.nan)])
-    got = co.twin_priced(train, np.array([1.0, 3.0, 3.0]), test, np.array([1.0, 4.0, 3.0, 3.0]))
+    got = np.isfinite(co.twin_answers(train, np.array([1.0, 3.0, 3.0]), test, np.array([1.0, 4.0, 3.0, 3.0])))
     assert got.tolist() == [True, False, False, False]
-    assert not co.twin_priced(train, np.array([1.0, 3.0, 3.0]), test.iloc[:0], np.zeros(0)).any()
+    assert not np.isfinite(co.twin_answers(train, np.array([1.0, 3.0, 3.0]), test.iloc[:0], np.zeros(0))).any()
 
 
 def pairs():

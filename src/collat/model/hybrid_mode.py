@@ -485,7 +485,9 @@ def twin_answers(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.Data
     """What :func:`hybrid` prices each test cell at by a train cell's measurement of the same run
     (:func:`default_twins` on a curve with no train cell, train cells the model could not price
     left out); NaN elsewhere. Passed to :func:`hybrid` as ``twins``, it is computed once for every
-    variant that takes it."""
+    variant that takes it. Where it is finite the price is a measurement, taken by another job than
+    a forced run of it would be, and its interval that of a run by another job
+    (:func:`collat.model.validation.validate`, :func:`collat.model.validation.grid_bounds`)."""
     tp = np.asarray(train_predicted, float)
     out = np.full(len(test), np.nan)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -496,15 +498,6 @@ def twin_answers(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.Data
     rows = np.flatnonzero(~pd.MultiIndex.from_frame(test[CURVE]).isin(pd.MultiIndex.from_frame(train[CURVE])))
     out[rows] = default_twins(train, tp[ok], test.iloc[rows], np.asarray(test_predicted, float)[rows])
     return out
-
-
-def twin_priced(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame,
-                test_predicted: np.ndarray) -> np.ndarray:
-    """True for each test cell that :func:`hybrid` prices by a train cell's measurement of the same
-    run (:func:`twin_answers`): there its price is a measurement, taken by another job than a forced
-    run of it would be, and its interval that of a run by another job
-    (:func:`collat.model.validation.validate`, :func:`collat.model.validation.grid_bounds`)."""
-    return np.isfinite(twin_answers(train, train_predicted, test, test_predicted))
 
 
 def default_twins(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame,

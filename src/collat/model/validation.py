@@ -585,7 +585,7 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
     as the model stage's grid gives an algorithm nobody measured
     (:func:`collat.model.transfer.unmeasured_bounds`). With OpenMPI's ``default_rules``, a hybrid
     price that is a twin's measurement (a fitted model's ``twin`` cells,
-    :func:`collat.model.hybrid_mode.twin_priced`; column ``twin``) has the interval of a run by
+    :func:`collat.model.hybrid_mode.twin_answers`; column ``twin``) has the interval of a run by
     another job instead: the spread of the training part's own pairs of the default and the forced
     run of its tree (:func:`twin_pairs`, :func:`new_run_spread`).
     """
@@ -842,7 +842,7 @@ def grid_bounds(grid: pd.DataFrame, measured: dict, widths: pd.DataFrame, machin
     one configuration lie apart (:func:`new_run_spread`). The other splits hold out whole curves,
     which a study measures by jobs of their own (a job per algorithm and mapping), so their widths
     hold that already. A row whose column ``twin`` is True (the hybrid's price is a measurement of
-    the same run, :func:`collat.model.hybrid_mode.twin_priced`: OpenMPI's default running the
+    the same run, :func:`collat.model.hybrid_mode.twin_answers`: OpenMPI's default running the
     row's shape) is a measured cell (``sparse_P`` at distance 0) whose run is always another job's:
     with ``runs``, the spread is added whatever ``one_job`` says."""
     lower, upper = np.full(len(grid), np.nan), np.full(len(grid), np.nan)
