@@ -38,7 +38,9 @@ the cells not revealed; with the noise floor (repeats) beside it. Writes ``repla
 run on the study's data), and ``paired.csv``: per (operation, mapping) and budget, the nested
 planner's within_10 minus each baseline's on the same cells, with a 90 % bootstrap interval that
 resamples the P of the group (a launch gives every size of one P, so a P's cells are not
-independent; scipy.stats.bootstrap, paired).
+independent; scipy.stats.bootstrap, paired); ``by_nodes.csv``: within_10 per strategy, budget,
+(operation, mapping) and the nodes a cell's communicator spans (where a design picks badly); and
+``plans.csv``: each planner setting's launches in the order it revealed them.
 """
 
 from __future__ import annotations
@@ -186,6 +188,9 @@ def main() -> None:
                 revealed = pd.concat([revealed, new[LAUNCH]], ignore_index=True)
             plans[f"{name}[first={first_n},step={step_n}]"] = pd.concat(order, ignore_index=True)
             print(f"{name} first={first_n} step={step_n}: {len(revealed)} launches, {time.time() - t0:.0f} s", flush=True)
+    if plans:  # the order each planner setting revealed its launches in
+        pd.concat([seq.assign(strategy=label, order=range(len(seq))) for label, seq in plans.items()],
+                  ignore_index=True).to_csv(out / "plans.csv", index=False)
     for label, seq in plans.items():
         for n in budgets:
             pick = seq.head(n)
@@ -210,6 +215,8 @@ def main() -> None:
     table = _nested(pd.DataFrame(rows))
     table.to_csv(out / "replay.csv", index=False)
     paired = _paired(table, picks)
+    nodes = _by_nodes(picks, machine)
+    nodes.to_csv(out / "by_nodes.csv", index=False)
     paired.to_csv(out / "paired.csv", index=False)
     ref = _noise_reference(coll, cells, target, cfg["model"]["openmpi"]["default_rules"],
                            cfg["model"]["openmpi"]["trees"])
@@ -222,6 +229,24 @@ def main() -> None:
     print("\nthe nested planner's within_10 minus each baseline's on the same cells (90 % bootstrap interval over P)")
     with pd.option_context("display.width", 200, "display.max_rows", 500):
         print(paired.round(3).to_string(index=False))
+        print("\nwithin_10 by the nodes a cell's communicator spans (rows: operation, mapping, nodes; columns: "
+              "strategy, launches)")
+        print(nodes.pivot_table(index=["operation", "mapping", "nodes"], columns=["strategy", "launches"],
+                                values="within_10").round(3).to_string())
+
+
+def _by_nodes(picks: dict, machine: dict) -> pd.DataFrame:
+    """Per strategy, budget, (operation, mapping) and the nodes a cell's communicator spans
+    (collat.model.validation.nodes_spanned): ``within_10`` and the number of ``cells``; where on
+    the machine a design picks well or badly."""
+    from collat.model.validation import nodes_spanned
+
+    rows = []
+    for (name, n), pick in picks.items():
+        g = pick.assign(nodes=nodes_spanned(pick, machine)).groupby(["operation", "mapping", "nodes"])["within"]
+        rows.append(g.agg(within_10="mean", cells="size").reset_index().assign(strategy=name, launches=n))
+    return pd.concat(rows, ignore_index=True)[["strategy", "launches", "operation", "mapping", "nodes",
+                                               "within_10", "cells"]]
 
 
 def _noise_reference(coll: pd.DataFrame, cells: pd.DataFrame, target: str, default_rules: dict, trees: list,
