@@ -229,9 +229,9 @@ def main() -> None:
     print("\nthe nested planner's within_10 minus each baseline's on the same cells (90 % bootstrap interval over P)")
     with pd.option_context("display.width", 200, "display.max_rows", 500):
         print(paired.round(3).to_string(index=False))
-        print("\nwithin_10 by the nodes a cell's communicator spans (rows: operation, mapping, nodes; columns: "
-              "strategy, launches)")
-        print(nodes.pivot_table(index=["operation", "mapping", "nodes"], columns=["strategy", "launches"],
+        print("\nwithin_10 by the nodes a cell's communicator spans (rows: strategy x launches; columns: operation, "
+              "mapping, nodes)")
+        print(nodes.pivot_table(index=["strategy", "launches"], columns=["operation", "mapping", "nodes"],
                                 values="within_10").round(3).to_string())
 
 
