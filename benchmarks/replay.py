@@ -38,8 +38,8 @@ the cells not revealed; with the noise floor (repeats) beside it. Writes ``repla
 run on the study's data), and ``paired.csv``: per (operation, mapping) and budget, the nested
 planner's within_10 minus each baseline's on the same cells, with a 90 % bootstrap interval that
 resamples the P of the group (a launch gives every size of one P, so a P's cells are not
-independent; scipy.stats.bootstrap, paired); ``by_nodes.csv``: within_10 per strategy, budget,
-(operation, mapping) and the nodes a cell's communicator spans (where a design picks badly); and
+independent; scipy.stats.bootstrap, paired); ``by_nodes.csv``: within_10 per strategy (the
+nested planners and each setting), budget, (operation, mapping) and the nodes a cell's communicator spans (where a design picks badly); and
 ``plans.csv``: each planner setting's launches in the order it revealed them.
 """
 
@@ -215,7 +215,8 @@ def main() -> None:
     table = _nested(pd.DataFrame(rows))
     table.to_csv(out / "replay.csv", index=False)
     paired = _paired(table, picks)
-    nodes = _by_nodes(picks, machine)
+    nodes = _by_nodes({**picks, **{(name, n): p for name in ("planner", "planner_cost")
+                                   for n, p in _nested_picks(table, picks, name).items()}}, machine)
     nodes.to_csv(out / "by_nodes.csv", index=False)
     paired.to_csv(out / "paired.csv", index=False)
     ref = _noise_reference(coll, cells, target, cfg["model"]["openmpi"]["default_rules"],
@@ -339,6 +340,19 @@ def _nested(table: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(out, ignore_index=True)
 
 
+def _nested_picks(table: pd.DataFrame, picks: dict, name: str) -> dict:
+    """{budget: the picks of the nested strategy ``name`` (:func:`_nested`): each (operation,
+    mapping)'s cells from the setting its knobs chose}."""
+    nested = table[(table["strategy"] == name) & (table["operation"] != "all")]
+    out = {}
+    for n in sorted(nested["launches"].unique()):
+        chosen = nested[nested["launches"] == n]
+        out[n] = pd.concat([p[(p["operation"] == op) & (p["mapping"] == m)]
+                            for op, m, label in chosen[["operation", "mapping", "knobs"]].itertuples(index=False)
+                            for p in [picks.get((label, n))] if p is not None], ignore_index=True)
+    return out
+
+
 def _paired(table: pd.DataFrame, picks: dict, resamples: int = 2000) -> pd.DataFrame:
     """Per (operation, mapping), over all groups, and per budget: the nested planner's within_10
     (its knobs as :func:`_nested` chose them for the group) minus the ``uniform`` design's and the
@@ -348,14 +362,9 @@ def _paired(table: pd.DataFrame, picks: dict, resamples: int = 2000) -> pd.DataF
     from scipy.stats import bootstrap
 
     cell = ["operation", "mapping", "P", "size"]
-    nested = table[(table["strategy"] == "planner") & (table["operation"] != "all")]
     seeds = sorted({name for name, _ in picks if name.startswith("random_")})
     rows = []
-    for n in sorted(nested["launches"].unique()):
-        chosen = nested[nested["launches"] == n]
-        mine = pd.concat([p[(p["operation"] == op) & (p["mapping"] == m)]
-                          for op, m, label in chosen[["operation", "mapping", "knobs"]].itertuples(index=False)
-                          for p in [picks.get((label, n))] if p is not None], ignore_index=True)
+    for n, mine in _nested_picks(table, picks, "planner").items():
         against = {}
         if ("uniform", n) in picks:
             against["uniform"] = picks[("uniform", n)]
