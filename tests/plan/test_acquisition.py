@@ -150,3 +150,43 @@ def test_a_jump_at_a_socket_boundary_is_not_growth_along_P():
     assert acquisition.estimate_uncertainty(cells, prior).per_octave == pytest.approx(1 / np.log2(2.5))
     # each P between two of its own socket alone: P = 4, exact
     assert acquisition.estimate_uncertainty(cells, prior, machine=machine).per_octave == pytest.approx(0.0)
+
+
+def test_each_placement_regime_of_a_curve_grows_at_its_own_rate():
+    # 30 curves over 12 sizes on one node of two 8-core sockets (map-by core: P <= 8 fill one socket):
+    # straight in log-log on the first socket, a zig-zag of 0.1 (log, odd P higher) on the second.
+    # An even P of the second socket interpolated from its odd neighbours misses by 0.1, an odd one
+    # from its even neighbours by 0.1 too; the nearer neighbour is P + 1, log2((P + 1) / P) octaves
+    machine = {"nodes": 1, "sockets_per_node": 2, "cores_per_socket": 8, "cores_per_l3": 4}
+    P = np.arange(2, 17)
+    rows = [{"operation": "bcast", "algorithm": a, "mapping": "core", "P": p, "size": s,
+             "measured": float(p) * np.exp(0.1 if (p > 8 and p % 2) else 0.0)}
+            for a in range(30) for s in range(12) for p in P]
+    u = acquisition.estimate_uncertainty(pd.DataFrame(rows), Uncertainty(0.0, 9.0, 9.0), machine=machine)
+    second = sorted(0.1 / np.log2((p + 1) / p) for p in range(10, 16))  # P = 10 .. 15: both neighbours on it
+    rough = (second[2] + second[3]) / 2  # their median
+    curve = u.of(("bcast", 0, "core"))
+    # P = 3 .. 7 have both neighbours on the first socket, 10 .. 15 on the second
+    assert np.ravel(curve.spans) == pytest.approx([3, 7, 0.0, 10, 15, rough])
+    assert rough == pytest.approx(0.9006, abs=1e-4)
+    # a P takes the growth of the regime it lies in, or of the nearest in log P (8: 7 is nearer than 10)
+    assert curve.growth(np.array([4, 8, 9, 12, 64])) == pytest.approx([0.0, 0.0, rough, rough, rough])
+    assert u.growth(np.array([4, 12])) == pytest.approx([u.per_octave] * 2)  # no curve: one growth
+    assert acquisition.estimate_uncertainty(pd.DataFrame(rows), Uncertainty(0.0, 9.0, 9.0)).regimes == ()
+
+
+def test_a_launch_goes_where_its_regime_grows():
+    # one algorithm (no choice to make: only the error counts), measured at P = 2 and 16; its first
+    # socket (P <= 8) is as straight as measured, its second grows 1 per octave: P = 4 and 8 are
+    # known to the floor, P = 12 is not (0.415 octave to 16)
+    u = Uncertainty(0.0, 0.5, 5.0, regimes=((("bcast", 1, "core"), ((2, 8, 0.0), (9, 16, 1.0))),))
+    curve = u.of(("bcast", 1, "core"))
+    assert acquisition.curve_sd(np.array([4, 8, 12]), np.array([2, 16]), curve) == pytest.approx(
+        [0.0, 0.0, np.log2(16 / 12)])
+    grid = pd.DataFrame([{"operation": "bcast", "algorithm": 1, "mapping": "core", "P": p, "size": 1,
+                          "predicted": float(p)} for p in (2, 4, 8, 12, 16)])
+    measured = pd.DataFrame({"operation": ["bcast"] * 2, "algorithm": [1, 1], "mapping": ["core"] * 2, "P": [2, 16]})
+    picks = acquisition.next_launches(grid, measured, u, budget=1)
+    assert picks["P"].tolist() == [12]
+    # the whole expected error sqrt(2 / pi) sd of P = 12 is removed
+    assert picks["value"].iloc[0] == pytest.approx(np.sqrt(2 / np.pi) * np.log2(16 / 12))

@@ -4,7 +4,8 @@ and the expected error of the model.
 Each candidate collective launch (operation, algorithm, mapping, P) is a point of a curve
 (operation, algorithm, mapping). The model's prediction of a cell (the curve at one P and size)
 is taken as log-normal around the planning mode's prediction, with a log sd that grows with the
-distance, in octaves of P, to the curve's nearest measured P (:func:`curve_sd`; a curve with no
+distance, in octaves of P, to the curve's nearest measured P, at the rate of the placement regime
+the P lies in where the curve's regimes show their own (:func:`curve_sd`; a curve with no
 measurement is at the cap). Measuring a launch brings its curve's sd down around its P. What that
 is worth at a cell of the curve (:func:`cell_value`):
 
@@ -44,14 +45,29 @@ class Uncertainty:
     cap: float
     curves: tuple = ()  # ((operation, algorithm, mapping), per_octave) where a curve shows its own
     caps: tuple = ()  # (operation, cap) where the model's held-out algorithms give the operation its own
+    regimes: tuple = ()  # ((operation, algorithm, mapping), spans) where a curve's regimes show their own
+    spans: tuple = ()  # one curve's ((smallest P, largest P, per_octave), ...), one per placement regime
 
     def of(self, curve: tuple) -> "Uncertainty":
-        """This uncertainty with ``curve``'s own growth per octave and its operation's cap, where
-        they have their own."""
+        """This uncertainty with ``curve``'s own growth per octave (its regimes' spans, where they
+        show their own) and its operation's cap, where they have their own."""
         own, cap = dict(self.curves).get(tuple(curve)), dict(self.caps).get(curve[0])
-        if own is None and cap is None:
+        spans = dict(self.regimes).get(tuple(curve), ())
+        if own is None and cap is None and not spans:
             return self
-        return Uncertainty(self.floor, self.per_octave if own is None else own, self.cap if cap is None else cap)
+        return Uncertainty(self.floor, self.per_octave if own is None else own, self.cap if cap is None else cap,
+                           spans=spans)
+
+    def growth(self, P) -> np.ndarray:
+        """The growth per octave at each of ``P``: that of the span (a placement regime's measured P,
+        smallest to largest) holding it or nearest to it in log P; ``per_octave`` without spans."""
+        P = np.log2(np.asarray(P, float))
+        if not self.spans:
+            return np.full(P.shape, self.per_octave)
+        lo, hi, g = (np.array(v, float) for v in zip(*self.spans))
+        gap = (np.maximum(np.log2(lo)[None, :] - P[:, None], 0.0)
+               + np.maximum(P[:, None] - np.log2(hi)[None, :], 0.0))
+        return g[np.argmin(gap, axis=1)]
 
     @classmethod
     def from_config(cls, cfg: dict) -> "Uncertainty":
@@ -65,7 +81,7 @@ def curve_sd(P: np.ndarray, measured: np.ndarray, u: Uncertainty) -> np.ndarray:
     if not len(measured):
         return np.full(P.shape, u.cap)
     d = np.abs(P[:, None] - np.log2(np.asarray(measured, float))[None, :]).min(axis=1)
-    return np.minimum(u.floor + u.per_octave * d, u.cap)
+    return np.minimum(u.floor + u.growth(2.0 ** P) * d, u.cap)
 
 
 def cell_value(mu: np.ndarray, strike: np.ndarray, sd: np.ndarray, strike_sd: np.ndarray | float = 0.0) -> np.ndarray:
@@ -155,7 +171,7 @@ def _values(c: _Curve, u: Uncertainty, rivals: dict) -> tuple[np.ndarray, np.nda
         sd = curve_sd(c.P, np.array(rivals.get(int(alg), [])), u.of((c.key[0], int(alg), c.key[2])))
         strike_sd = np.where(c.rival == alg, sd[:, None], strike_sd)
     logP = np.log2(c.P.astype(float))
-    by = np.minimum(mine.floor + mine.per_octave * np.abs(logP[:, None] - logP[None, :]), mine.cap)  # [launch, P]
+    by = np.minimum(mine.floor + mine.growth(c.P)[None, :] * np.abs(logP[:, None] - logP[None, :]), mine.cap)  # [launch, P]
     after = np.minimum(before[None, :], by)
     now = np.nansum(cell_value(c.mu, c.strike, before[:, None], strike_sd))
     # only the P whose sd a launch lowers change: the value summed over those [launch, P, size]
@@ -238,6 +254,11 @@ def estimate_uncertainty(cells: pd.DataFrame, prior: Uncertainty, physics: np.nd
       neighbours lie in its own placement regime (:func:`collat.model.validation.regime` along P: the
       sockets, or nodes, its mapping fills) counts, since a jump across a socket or node boundary
       is a change of regime, not growth along P (the first design measures at those boundaries);
+      and a curve with ``min_curve`` examples in each of two regimes or more gets a growth per
+      regime (``regimes``; :meth:`Uncertainty.growth`): on the study (avg, every cell) the curves
+      under map-by socket grow 0.0-0.3 per octave on one node and 0.4-7.8 on two, where the P lie a
+      fraction of an octave apart and launches differ by more than neighbouring P do; one growth
+      for the whole curve left its second node to a few launches;
     * ``cap``: with ``physics`` (the calibrated mode's prediction of each cell), the median |log|
       of measured over physics: how far the model is where no measurement of the curve helps.
       With ``held_out`` (operation -> the median |log error| of the model's price of an algorithm
@@ -261,14 +282,23 @@ def estimate_uncertainty(cells: pd.DataFrame, prior: Uncertainty, physics: np.nd
         inner &= same
     ratios = np.maximum(np.abs(y - guess) - prior.floor, 0.0)[inner] / nearer[inner]
     own = pd.Series(ratios, index=pd.MultiIndex.from_frame(cells.loc[inner, CURVE])).groupby(level=[0, 1, 2])
-    curves = ()
+    curves, regimes = (), ()
     if len(ratios) >= min_points:
         per_octave = float(np.median(ratios))
         curves = tuple(sorted((tuple(k), float(np.median(v))) for k, v in own if len(v) >= min_curve))
+        if machine is not None:
+            by_regime = pd.DataFrame({"r": ratios, "P": cells["P"].to_numpy()[inner],
+                                      "regime": units.reindex(cells.index).to_numpy()[inner]},
+                                     index=pd.MultiIndex.from_frame(cells.loc[inner, CURVE]))
+            for k, g in by_regime.groupby(level=[0, 1, 2]):
+                parts = tuple((int(v["P"].min()), int(v["P"].max()), float(np.median(v["r"])))
+                              for _, v in g.groupby("regime") if len(v) >= min_curve)
+                if len(parts) > 1:
+                    regimes += ((tuple(k), parts),)
     if physics is not None:
         r = np.abs(y - np.log(np.asarray(physics, float)))
         r = r[np.isfinite(r)]
         if len(r) >= min_points:
             cap = float(max(np.median(r), prior.floor))
     caps = tuple(sorted((op, float(max(e, prior.floor))) for op, e in (held_out or {}).items() if np.isfinite(e)))
-    return Uncertainty(prior.floor, per_octave, cap, curves, caps)
+    return Uncertainty(prior.floor, per_octave, cap, curves, caps, regimes)
