@@ -188,5 +188,6 @@ def test_a_launch_goes_where_its_regime_grows():
     measured = pd.DataFrame({"operation": ["bcast"] * 2, "algorithm": [1, 1], "mapping": ["core"] * 2, "P": [2, 16]})
     picks = acquisition.next_launches(grid, measured, u, budget=1)
     assert picks["P"].tolist() == [12]
+    assert picks["reason"].iloc[0].endswith("log sd 0.42, growing 1 per octave from the nearest measured P 16")
     # the whole expected error sqrt(2 / pi) sd of P = 12 is removed
     assert picks["value"].iloc[0] == pytest.approx(np.sqrt(2 / np.pi) * np.log2(16 / 12))

@@ -41,7 +41,7 @@ launches, u = plan_round(p.machine, p.algorithms, p.mappings, p.channels, PlanOp
 launches["file"] = [log_path(r) for _, r in launches.iterrows()]
 log.info("%d launches (%d collective)%s", len(launches), int((launches["kind"] == "collective").sum()),
          "" if u is None else f"; log sd {u.floor:.3f} at a measured P, {u.per_octave:.3f} more per octave "
-         f"({len(u.curves)} curves their own), at most {u.cap:.3f}"
+         f"({len(u.curves)} curves their own, {len(u.regimes)} one per placement regime), at most {u.cap:.3f}"
          + "".join(f"; {op} at most {cap:.3f} (held-out algorithms)" for op, cap in u.caps))
 atomic_write(snakemake.output.launches, lambda tmp: launches.to_csv(tmp, index=False))
 atomic_write(snakemake.output.manifest, lambda tmp: manifest(launches).to_csv(tmp, index=False))

@@ -221,9 +221,11 @@ def next_launches(grid: pd.DataFrame, measured: pd.DataFrame, u: Uncertainty, bu
         i, j = where
         c = curves[i]
         value, choice = scored[i][0][j], scored[i][1][j]
-        gap = curve_sd(c.P[j:j + 1], np.array(c.measured), u.of(c.key))[0]
+        mine = u.of(c.key)
+        gap = curve_sd(c.P[j:j + 1], np.array(c.measured), mine)[0]
         spent += float(c.cost[j]) if cost is not None else 1.0
-        rows.append((*c.key, int(c.P[j]), float(value), float(choice), float(c.cost[j]), _reason(c, j, gap, choice, value)))
+        rows.append((*c.key, int(c.P[j]), float(value), float(choice), float(c.cost[j]),
+                     _reason(c, j, gap, float(mine.growth(c.P[j:j + 1])[0]), choice, value)))
         c.measured = sorted(c.measured + [int(c.P[j])])
         for k in groups[(c.key[0], c.key[2])]:  # its own values change, and those it is the rival of
             if k == i or (curves[k].rival == c.key[1]).any():
@@ -231,10 +233,12 @@ def next_launches(grid: pd.DataFrame, measured: pd.DataFrame, u: Uncertainty, bu
     return pd.DataFrame(rows, columns=LAUNCH + ["value", "choice", "cost", "reason"])
 
 
-def _reason(c: _Curve, j: int, sd: float, choice: float, value: float) -> str:
-    """Why a launch was picked, in words."""
+def _reason(c: _Curve, j: int, sd: float, growth: float, choice: float, value: float) -> str:
+    """Why a launch was picked, in words: what it removes, and the log sd at its P (growing by
+    ``growth`` per octave from the nearest measured P)."""
     where = ("its curve had no measurement" if not c.measured else
-             f"nearest measured P {min(c.measured, key=lambda m: abs(np.log2(m / c.P[j])))}")
+             f"growing {growth:.2g} per octave from the nearest measured P "
+             f"{min(c.measured, key=lambda m: abs(np.log2(m / c.P[j])))}")
     what = "the algorithm choice" if choice >= 0.5 * value else "the model's error"
     return f"{what} ({choice:.3g} of {value:.3g} expected relative latency removed); log sd {sd:.2f}, {where}"
 
