@@ -77,11 +77,11 @@ class Uncertainty:
 
 def curve_sd(P: np.ndarray, measured: np.ndarray, u: Uncertainty) -> np.ndarray:
     """The log sd at each of ``P`` given the curve's ``measured`` P (:class:`Uncertainty`)."""
-    P = np.log2(np.asarray(P, float))
+    P = np.asarray(P, float)
     if not len(measured):
         return np.full(P.shape, u.cap)
-    d = np.abs(P[:, None] - np.log2(np.asarray(measured, float))[None, :]).min(axis=1)
-    return np.minimum(u.floor + u.growth(2.0 ** P) * d, u.cap)
+    d = np.abs(np.log2(P)[:, None] - np.log2(np.asarray(measured, float))[None, :]).min(axis=1)
+    return np.minimum(u.floor + u.growth(P) * d, u.cap)
 
 
 def cell_value(mu: np.ndarray, strike: np.ndarray, sd: np.ndarray, strike_sd: np.ndarray | float = 0.0) -> np.ndarray:
