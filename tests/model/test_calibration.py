@@ -283,6 +283,9 @@ def test_calibration_recovers_what_made_the_data(operation, options, sizes):
                           / cells["measured"]))
     assert np.median(before) > 0.1 and np.median(after) < 0.01  # the data are reproduced
     assert fit["rms_log_residual"].iloc[0] < 0.02
+    # no cell reaches the mmap threshold: no fault term, written as 0 and not fitted
+    fault = fit[fit["parameter"] == cal.FAULT]
+    assert len(fault) == (operation == "reduce") and (fault["value"] == 0).all() and not fault["fitted"].any()
     # without a limit no cell prices the small-message gap: it keeps its start, unfitted
     small = fit[fit["parameter"] == "gap_us_small"]
     assert small["fitted"].all() == (options is SMALL)
@@ -625,3 +628,72 @@ def test_fit_predict_prices_a_foreign_algorithm_by_the_openmpi_mode():
         assert got[name][blocks & priced & own_run] == pytest.approx(7.0)
         assert (got[name][blocks & ~priced] != 7.0).all() and (got[name][~blocks] != 7.0).all()
     assert (got["hybrid"][blocks & priced & ~own_run] != 7.0).all()
+
+
+def test_a_reduce_tree_s_inner_ranks_pay_fresh_pages_from_the_mmap_threshold():
+    # forward 0.15 us, fault 2e-4 us per byte: below 128 KiB the delay alone, from it on plus 2e-4 m
+    c = cal.parametric_costs(TRUE, CHANNELS, [1000, 131072, 262144], max_receivers=3, forward=0.15, fault=2e-4)
+    assert c.forward.tolist() == pytest.approx([0.15, 0.15 + 26.2144, 0.15 + 52.4288])
+    # a batch: each parameter set its own fault, column by column
+    b = cal.parametric_costs(np.stack([TRUE, TRUE]), CHANNELS, [1000, 131072], 3, overhead=[0.1, 0.1],
+                             waits=[[0.0, 1.0], [0.0, 1.0]], memory=[0.0, 0.0], forward=[0.15, 0.15], fault=[0.0, 1e-4])
+    assert b.forward.tolist() == pytest.approx([0.15, 0.15, 0.15, 0.15 + 13.1072])
+    # without a fault the delay stays one number
+    assert cal.parametric_costs(TRUE, CHANNELS, [131072], 3, forward=0.15).forward == 0.15
+
+
+def test_the_fault_cost_is_fitted_only_where_a_cell_reaches_the_mmap_threshold():
+    start = np.array([[0.3, 2e-4, 0.2, 1e-4]])
+    extra = (cal.OVERHEAD, cal.FAULT)
+    assert cal.free_parameters(start, 65536, extra).tolist()[-1] is False
+    assert cal.free_parameters(start, 131072, extra).tolist()[-1] is True
+
+
+def test_fresh_memory_prices_the_buffers_an_algorithm_writes_at_the_calibrated_fault_cost():
+    from collat.model.calibrated_mode import fresh_memory, with_fresh_memory
+
+    table = pd.DataFrame({"operation": "reduce", "target": ["avg", "max"], "channel": "all",
+                          "parameter": cal.FAULT, "value": [1e-4, 2e-4]})
+    trees = [{"operation": "reduce", "algorithm": 1, "tree": "linear", "fresh": 1},
+             {"operation": "reduce", "algorithm": 2, "tree": "binary"},
+             {"operation": "reduce", "algorithm": 7, "schedule": "rabenseifner", "fresh": 1.5}]
+    cells = pd.DataFrame({"operation": ["reduce", "reduce", "reduce", "reduce", "bcast"],
+                          "algorithm": [7, 7, 1, 2, 7], "size": [65536, 131072, 262144, 262144, 262144],
+                          "target": ["avg", "avg", "max", "avg", "avg"]})
+    # below the threshold nothing; Rabenseifner's 1.5 buffers at 1e-4 us/B, the linear root's one at
+    # 2e-4 (max); a tree's inner ranks pay where they forward, not here; no fault fitted for bcast
+    assert fresh_memory(cells, table, trees).tolist() == pytest.approx([0.0, 19.6608, 52.4288, 0.0, 0.0])
+    # one target for every cell
+    assert fresh_memory(cells.drop(columns="target"), table, trees, "max").tolist() == pytest.approx(
+        [0.0, 39.3216, 52.4288, 0.0, 0.0])
+    assert not fresh_memory(cells, None, trees).any()
+    rows = cells.assign(predicted=10.0)
+    assert with_fresh_memory(rows, table, trees)["predicted"].tolist() == pytest.approx(
+        [10.0, 29.6608, 62.4288, 10.0, 10.0])
+    assert with_fresh_memory(rows, None, trees) is rows
+
+
+def test_fit_predict_adds_the_fresh_buffers_of_a_foreign_algorithm_at_the_fault_cost_it_fitted():
+    # reduce 4 a Rabenseifner (blocks, 1.5 fresh buffers) held out beside the trees; the truth's inner
+    # ranks fault at 1e-4 us per byte from 128 KiB on. Its price is the openmpi mode's (7 us, given)
+    # plus what the training part's calibration finds a fresh byte costs times 1.5 m from 128 KiB on
+    trees = tuple(s for s in OPTIONS.openmpi.trees if s["operation"] == "reduce")
+    trees += ({"operation": "reduce", "algorithm": 4, "schedule": "rabenseifner", "count_below": "pof2",
+               "fallback": "linear", "fresh": 1.5},)
+    options = replace(OPTIONS, openmpi=replace(OPTIONS.openmpi, trees=trees))
+    table = pd.concat([true_table("reduce"), pd.DataFrame([{"operation": "reduce", "target": "avg", "channel": "all",
+                                                            "parameter": cal.FAULT, "value": 1e-4}])])
+    sizes = (1, 8192, 262144)
+    cells = synthetic_cells("reduce", table, algorithms=(1, 2, 3, 4), sizes=sizes, options=options)
+    start = {"reduce": start_from(table, 1.3, options, sizes)}
+    opts = cal.CalibrationOptions(4, 11, "soft_l1", 0.1, 2.0, 20, 1e-5, ("avg",))
+    train, test = cells[cells["algorithm"] != 4].reset_index(drop=True), cells[cells["algorithm"] == 4]
+    test = test.reset_index(drop=True)
+    got = cal.fit_predict(train, test, "avg", None, np.full(len(test), 7.0), start, options, md.Placements(TINY),
+                          opts, 7)
+    fit = cal.calibrate_all({"avg": train}, start, options, md.Placements(TINY), opts, 7)
+    fault = float(fit.loc[fit["parameter"] == cal.FAULT, "value"].iloc[0])
+    assert fault > 0
+    large = (test["size"] == 262144).to_numpy()
+    assert got["calibrated"][~large] == pytest.approx(7.0)
+    assert got["calibrated"][large] == pytest.approx(7.0 + fault * 1.5 * 262144)

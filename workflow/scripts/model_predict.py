@@ -4,6 +4,7 @@ scores on the measured cells."""
 
 import pandas as pd
 
+from collat.model.calibrated_mode import with_fresh_memory
 from collat.model.calibration import grid_shapes
 from collat.model.hybrid_mode import HybridOptions, hybrid_predictions
 from collat.model.transfer import transfer_grid, unmeasured_bounds
@@ -21,6 +22,7 @@ sizes, P_values, max_receivers = grid_axes(collective, cfg["machine"], options.g
 unfitted = pd.read_parquet(snakemake.input.unfitted)
 parts = {mode: g for mode, g in unfitted.groupby("mode", sort=False)}
 measured = {}  # target -> the measured cells (transfer, hybrid and intervals read the same)
+physics = parts.get("openmpi")  # the openmpi mode's prices as the fitted modes build on them
 if "calibrated" in options.modes:
     shapes = None  # every calibration priced its fan-outs by a line (model.calibrated.nbft_shape: line)
     if "nbft_medians" in snakemake.input.keys():
@@ -32,9 +34,11 @@ if "calibrated" in options.modes:
     parts["calibrated"] = predict_all([calibrated], Placements(cfg["machine"]), cfg["algorithms"], P_values,
                                       snakemake.threads)
     raw = parts["calibrated"]  # the calibration's own prices, which the hybrid corrects
+    if physics is not None:  # with the fresh buffers an algorithm writes, at the calibrated fault cost
+        physics = with_fresh_memory(physics, pd.read_csv(snakemake.input.calibration), options.openmpi.trees)
     measured = {t: measured_cells(collective, t) for t in raw["target"].unique()}
     if "transfer" in snakemake.input.keys():  # an algorithm nobody measured: as far as the calibration carries
-        parts["calibrated"] = raw.assign(predicted=transfer_grid(raw, parts["openmpi"], measured,
+        parts["calibrated"] = raw.assign(predicted=transfer_grid(raw, physics, measured,
                                                                  pd.read_csv(snakemake.input.transfer),
                                                                  options.openmpi.trees))
 if "hybrid" in options.modes:  # the calibrated grid corrected by its residuals on the measured cells;
@@ -44,7 +48,7 @@ if "hybrid" in options.modes:  # the calibrated grid corrected by its residuals 
                                                              "target", "predicted"],
                             filters=[("run", "==", -1)])  # the regression stage's grid (its grid_cleaning)
     bend = pd.read_csv(snakemake.input.bend) if "bend" in snakemake.input.keys() else None
-    parts["hybrid"] = hybrid_predictions(raw, measured, k, trend, parts.get("openmpi"), bend=bend,
+    parts["hybrid"] = hybrid_predictions(raw, measured, k, trend, physics, bend=bend,
                                          trees=options.openmpi.trees)
 predictions = pd.concat([parts[m] for m in options.modes if m in parts], ignore_index=True)
 if "twin" in predictions:  # the hybrid's prices that are a measurement of the same run

@@ -3,6 +3,7 @@ config machine with another node count): results/model/what_if/{name}.parquet.""
 
 import pandas as pd
 
+from collat.model.calibrated_mode import with_fresh_memory
 from collat.model.calibration import grid_shapes
 from collat.model.hybrid_mode import HybridOptions, hybrid_predictions
 from collat.model.transfer import transfer_grid
@@ -50,7 +51,8 @@ if "hybrid" in options.modes and "calibrated" in set(predictions["mode"]) and sa
     at_measured = predict_all(measured_machine, Placements(cfg["machine"]), cfg["algorithms"], m_P, snakemake.threads)
     trend = pd.read_parquet(snakemake.input.trend, columns=["operation", "algorithm", "mapping", "P", "size", "target",
                                                              "predicted"], filters=[("run", "==", -1)])
-    openmpi = predictions[predictions["mode"] == "openmpi"]
+    # the openmpi mode's prices as the fitted modes build on them (collat.model.calibrated_mode.fresh_memory)
+    openmpi = with_fresh_memory(predictions[predictions["mode"] == "openmpi"], calibration, options.openmpi.trees)
     bend = pd.read_csv(snakemake.input.bend) if "bend" in snakemake.input.keys() else None
     hybrid = hybrid_predictions(cal, measured, k, trend, openmpi if len(openmpi) else None, at_measured, bend,
                                 options.openmpi.trees)
@@ -60,7 +62,8 @@ if "hybrid" in options.modes and "calibrated" in set(predictions["mode"]) and sa
 calibrated = (predictions["mode"] == "calibrated").to_numpy()
 if "transfer" in snakemake.input.keys() and calibrated.any():
     measured = {t: measured_cells(collective, t) for t in predictions.loc[calibrated, "target"].unique()}
-    predictions.loc[calibrated, "predicted"] = transfer_grid(predictions[calibrated], predictions[predictions["mode"] == "openmpi"],
+    physics = with_fresh_memory(predictions[predictions["mode"] == "openmpi"], calibration, options.openmpi.trees)
+    predictions.loc[calibrated, "predicted"] = transfer_grid(predictions[calibrated], physics,
                                                              measured, pd.read_csv(snakemake.input.transfer),
                                                              options.openmpi.trees)
 atomic_write(snakemake.output[0], lambda tmp: predictions.to_parquet(tmp, index=False))

@@ -21,7 +21,14 @@ the delay between an inner rank's own message and its sends (a rank that forward
 arrival to its first send; reduce, from the end of its fan-in to its send up; zero for the root and
 the leaves, so that a flat tree does not pay it and a deep one pays it once per level), and (reduce)
 the share of the wait for its receiver a sender sees, eager and rendezvous (``wait_eager``,
-``wait_rendezvous``); and two start terms. OSU starts each rank's call as it leaves the barrier
+``wait_rendezvous``), and ``fault_us_per_byte``, what a page the C library maps fresh costs per byte:
+from :data:`MMAP_THRESHOLD` on, OpenMPI's reduce trees allocate an accumulator of the whole message on
+every inner rank at every call (coll/base ``ompi_coll_base_reduce_generic``), which the rank receives
+into before it forwards (added to ``forward_us`` per byte of the message), and an algorithm whose shape
+states ``fresh`` buffers pays them on top of the openmpi mode's price (:func:`fresh_memory`: a cost of
+the machine, which the calibration measures on the trees and an algorithm nobody measured pays alike;
+on a 16-core node's OSU runs every allocating reduce was 1.8-7.5 times its messages' price from there,
+benchmarks/README.md); and two start terms. OSU starts each rank's call as it leaves the barrier
 before it, and a collective whose ranks wait for each other carries a late start into its time.
 ``spread_us_per_release`` explains one cause: the barrier's last round sends its messages between
 nodes at once, they queue at the network interface, and the ranks they release leave over a time
@@ -56,16 +63,20 @@ SKEW = "skew_us_per_remote_rank"  # a call's start skew per rank of the fullest 
 RELEASE = "spread_us_per_release"  # the spread of the ranks' starts per message of the barrier's release queue
 SHAPE = "nbft_shape"  # 1 where the calibration kept the measured fan-outs' shape (fanout_shape), 0 a line
 CONCURRENT = "concurrent_rendezvous"  # 1 where the calibration priced a bcast's rendezvous bytes as shared
+FAULT = "fault_us_per_byte"  # reduce: per byte of the fresh buffer an inner rank receives into, each call
+MMAP_THRESHOLD = 131072  # glibc's M_MMAP_THRESHOLD: a buffer this large comes fresh from the kernel
 
 
 def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receivers: int,
                      overhead=0.0, eager_limit: float = np.inf, waits=(0.0, 1.0), memory=0.0,
                      forward=0.0, small_limit: float = -1.0, concurrent=False,
-                     shape: np.ndarray | None = None, skew=0.0, release=0.0) -> ChannelCosts:
+                     shape: np.ndarray | None = None, skew=0.0, release=0.0, fault=0.0) -> ChannelCosts:
     """:class:`ChannelCosts` from parameters ``values`` [K, 5] in the order of :data:`PARAMETERS`
     (or [K, 4]: one gap at every size), the gap ``gap_us_small`` taken up to ``small_limit`` bytes,
     the per-call ``overhead``, a reduce sender's ``waits`` (eager, rendezvous) around ``eager_limit``,
-    a socket's ``memory`` contention and an inner rank's ``forward`` delay. ``shape`` [K, n, S]
+    a socket's ``memory`` contention and an inner rank's ``forward`` delay, to which ``fault`` adds its
+    per-byte price of the message from :data:`MMAP_THRESHOLD` on (the accumulator an inner rank of a
+    reduce tree receives into, fresh at every call). ``shape`` [K, n, S]
     (:func:`fanout_shape`, at ``sizes``, or one per parameter set side by side): what the measured
     fan-outs add to a line, added to the parameters' line of every fan-out of n receivers (never
     below 0). ``concurrent`` (:func:`concurrent_bytes`; or one per parameter set): above
@@ -125,7 +136,48 @@ def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receive
     costs.wait_eager, costs.wait_rendezvous = columns(w[:, 0]), columns(w[:, 1])
     costs.memory_contention = columns(memory)
     costs.forward = columns(forward)
+    faults = np.zeros(B) + np.asarray(fault, dtype=float)
+    if np.any(faults > 0):  # an inner rank's accumulator of the whole message, fresh pages each call
+        costs.forward = costs.forward + columns(faults) * np.where(m >= MMAP_THRESHOLD, m, 0.0)
     return costs
+
+
+def fresh_memory(cells: pd.DataFrame, table: pd.DataFrame | None, trees, target: str | None = None) -> np.ndarray:
+    """What fresh memory adds to the price of each of ``cells`` (columns operation, algorithm, size,
+    and target unless ``target`` is given), in us: the calibration's :data:`FAULT` of its operation
+    and target (``table``, rows of :func:`collat.model.calibration.calibrate`) times the whole-message
+    buffers its algorithm's shape in ``trees`` writes per call (``fresh``) times the size, from
+    :data:`MMAP_THRESHOLD` on; 0 elsewhere. A buffer that large comes from the kernel fresh at every
+    call, and each page written faults: a cost of the machine, not of the messages the openmpi mode
+    prices, which the calibration measures on the reduce trees' inner ranks and every algorithm that
+    allocates pays alike."""
+    out = np.zeros(len(cells))
+    if table is None or not len(cells) or not (table["parameter"] == FAULT).any():
+        return out
+    fresh = {(t["operation"], int(t["algorithm"])): float(t["fresh"]) for t in trees if t.get("fresh")}
+    if not fresh:
+        return out
+    rows = table[table["parameter"] == FAULT]
+    fault = {(op, t): float(v) for op, t, v in zip(rows["operation"], rows["target"], rows["value"])}
+    size = cells["size"].to_numpy(float)
+    targets = cells["target"] if target is None else pd.Series(target, index=cells.index)
+    for (op, alg, t), idx in pd.DataFrame({"operation": cells["operation"].to_numpy(),
+                                           "algorithm": cells["algorithm"].to_numpy().astype(int),
+                                           "target": targets.to_numpy()}).groupby(
+                                               ["operation", "algorithm", "target"], sort=False).indices.items():
+        n, f = fresh.get((op, int(alg)), 0.0), fault.get((op, t), 0.0)
+        if n and f:
+            out[idx] = np.where(size[idx] >= MMAP_THRESHOLD, f * n * size[idx], 0.0)
+    return out
+
+
+def with_fresh_memory(openmpi: pd.DataFrame, table: pd.DataFrame | None, trees) -> pd.DataFrame:
+    """The openmpi mode's rows (columns operation, algorithm, size, target, predicted) as the fitted
+    modes build on them: each price plus its :func:`fresh_memory` at the calibration ``table``'s fault
+    cost."""
+    if table is None or not len(openmpi):
+        return openmpi
+    return openmpi.assign(predicted=openmpi["predicted"].to_numpy(float) + fresh_memory(openmpi, table, trees))
 
 
 def fanout_shape(openmpi: ChannelCosts, first: np.ndarray, sizes, small_limit: float = -1.0) -> np.ndarray:
@@ -188,9 +240,10 @@ def costs_from_table(table: pd.DataFrame, operation: str, target: str, channels:
                      concurrent: bool = False, shape: np.ndarray | None = None) -> ChannelCosts:
     """The :class:`ChannelCosts` of one (operation, target) from rows of :func:`collat.model.calibration.calibrate`
     (a table without ``gap_us_small``: the gap of every size), with the fan-outs' ``shape`` (:func:`fanout_shape`)."""
-    have, values, overhead, waits, memory, forward, skew, release = _table_values(table, operation, target, channels)
+    have, values, overhead, waits, memory, forward, skew, release, fault = _table_values(table, operation, target,
+                                                                                         channels)
     return parametric_costs(values, have, sizes, max_receivers, overhead, eager_limit, waits, memory, forward,
-                            small_limit, concurrent, shape, skew, release)
+                            small_limit, concurrent, shape, skew, release, fault)
 
 
 def batched_costs_from_table(table: pd.DataFrame, operation: str, targets: tuple[str, ...], channels: list[str],
@@ -202,9 +255,9 @@ def batched_costs_from_table(table: pd.DataFrame, operation: str, targets: tuple
     parts = [_table_values(table, operation, t, channels) for t in targets]
     if any(p[0] != parts[0][0] for p in parts):
         raise ValueError(f"calibration of {operation}: the targets {list(targets)} calibrate different channels")
-    stack = [np.array([p[i] for p in parts], dtype=float) for i in range(1, 8)]
+    stack = [np.array([p[i] for p in parts], dtype=float) for i in range(1, 9)]
     return parametric_costs(stack[0], parts[0][0], sizes, max_receivers, stack[1], eager_limit, stack[2], stack[3],
-                            stack[4], small_limit, concurrent, shape, stack[5], stack[6])
+                            stack[4], small_limit, concurrent, shape, stack[5], stack[6], stack[7])
 
 
 def _table_values(table: pd.DataFrame, operation: str, target: str, channels: list[str]):
@@ -220,7 +273,8 @@ def _table_values(table: pd.DataFrame, operation: str, target: str, channels: li
     forward = value[("all", FORWARD)] if ("all", FORWARD) in value.index else 0.0
     skew = value[("all", SKEW)] if ("all", SKEW) in value.index else 0.0
     release = value[("all", RELEASE)] if ("all", RELEASE) in value.index else 0.0
-    return have, values, value[("all", OVERHEAD)], waits, value[("all", MEMORY)], forward, skew, release
+    fault = value[("all", FAULT)] if ("all", FAULT) in value.index else 0.0
+    return have, values, value[("all", OVERHEAD)], waits, value[("all", MEMORY)], forward, skew, release, fault
 
 
 def keeps_shape(table: pd.DataFrame, operation: str, target: str) -> bool:

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from collat.model.calibrated_mode import (CONCURRENT, FORWARD, MEMORY, OVERHEAD, PARAMETERS, RELEASE, SHAPE, SKEW,
-                                          WAITS, costs_from_table, fanout_shape, keeps_shape, parametric_costs,
-                                          rendezvous_forms, shares_rendezvous)
+from collat.model.calibrated_mode import (CONCURRENT, FAULT, FORWARD, MEMORY, MMAP_THRESHOLD, OVERHEAD, PARAMETERS,
+                                          RELEASE, SHAPE, SKEW, WAITS, costs_from_table, fanout_shape, fresh_memory,
+                                          keeps_shape, parametric_costs, rendezvous_forms, shares_rendezvous)
 from collat.model.bend import inner_fold_errors, weights_by_operation
 from collat.model.costs import ChannelCosts
 from collat.model.forest import Placements
@@ -32,9 +32,10 @@ CALIBRATION_COLUMNS = ["operation", "target", "channel", "parameter", "value", "
                        "high", "cells", "rms_log_residual"]
 _FLOOR = {"latency_us": 1e-3, "us_per_byte": 1e-7, "gap_us": 1e-3, "gap_us_per_byte": 1e-7, "gap_us_small": 1e-3,
           OVERHEAD: 1e-2, "wait_eager": 1e-3, "wait_rendezvous": 1e-3, MEMORY: 1e-8, FORWARD: 1e-3, SKEW: 1e-4,
-          RELEASE: 1e-4}
+          RELEASE: 1e-4, FAULT: 1e-9}
 _STEP = 1e-3  # finite-difference step of the Jacobian, in log units
 _START = {OVERHEAD: 0.1, MEMORY: 1e-5, FORWARD: 0.05, "wait_eager": 0.05, "wait_rendezvous": 0.9, SKEW: 0.01,
+          FAULT: 5e-5,
           RELEASE: 0.01}
 
 
@@ -283,7 +284,7 @@ def free_parameters(start_values: np.ndarray, largest_size: float, extra: tuple,
         free[:, 2] &= largest_size > small_limit
         free[:, 4] = smallest_size <= small_limit
     tail = np.array([(e != MEMORY or bool(free[:, [1, 3]].any())) and (e != SKEW or remote)
-                     and (e != RELEASE or queued) for e in extra])
+                     and (e != RELEASE or queued) and (e != FAULT or largest_size >= MMAP_THRESHOLD) for e in extra])
     return np.r_[free.ravel(), tail]
 
 
@@ -304,20 +305,21 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     problem = Problem(cells, operation, target, opts.points_per_curve, opts.sizes_per_curve)
     channels = openmpi.channels
     K = len(channels)
-    extra = (OVERHEAD, MEMORY, FORWARD, SKEW, RELEASE) + (WAITS if operation == "reduce" else ())
+    extra = (OVERHEAD, MEMORY, FORWARD, SKEW, RELEASE) + (WAITS + (FAULT,) if operation == "reduce" else ())
     small_limit = options.openmpi.small_limit
     rendezvous = rendezvous_forms(operation, options.openmpi.concurrent_rendezvous)
     first = start(openmpi, small_limit)
     NP = first.shape[1]
     x0 = np.log(np.r_[first.ravel(), [_START[e] for e in extra]])
     floor = np.log(np.r_[np.tile([_FLOOR[p] for p in PARAMETERS], K), [_FLOOR[e] for e in extra]])
-    ceiling = np.r_[np.full(NP * K + 5, np.inf), np.zeros(len(extra) - 5)]  # waits <= 1
+    ceiling = np.r_[np.full(NP * K, np.inf), [0.0 if e in WAITS else np.inf for e in extra]]  # waits <= 1
     remote = any(placements.remote(Pv, mapping).max(initial=0.0) > 0 for _, mapping, Pv, _, _, _ in problem.groups)
     queued = any(placements.release_queue(Pv, mapping, options.openmpi.barrier_rules).max(initial=0.0) > 0
                  for _, mapping, Pv, _, _, _ in problem.groups)
     free = free_parameters(first, problem.sizes.max(initial=0.0), extra, problem.sizes.min(initial=0.0),
                            small_limit, remote, queued)
     x0 = np.clip(x0, floor, ceiling)
+    faulting = float(FAULT in extra and free[NP * K + extra.index(FAULT)])  # no cell that large: no fault term
 
     def full(X):  # fitted log parameters [B, free] -> every log parameter [B, p]
         out = np.tile(x0, (len(np.atleast_2d(X)), 1))
@@ -326,10 +328,11 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
 
     def costs_of(X, sizes, shape, concurrent) -> ChannelCosts:  # B sets of fitted parameters, side by side at ``sizes``
         V = np.exp(full(X))
-        waits = V[:, NP * K + 5:] if operation == "reduce" else np.tile([0.0, 1.0], (len(V), 1))
+        waits = V[:, NP * K + 5:NP * K + 7] if operation == "reduce" else np.tile([0.0, 1.0], (len(V), 1))
+        fault = V[:, NP * K + 7] * faulting if operation == "reduce" else 0.0
         return parametric_costs(V[:, :NP * K].reshape(len(V), K, NP), channels, sizes, max_receivers,
                                 V[:, NP * K], openmpi.eager_limit, waits, V[:, NP * K + 1], V[:, NP * K + 2],
-                                small_limit, concurrent, shape, V[:, NP * K + 3], V[:, NP * K + 4])
+                                small_limit, concurrent, shape, V[:, NP * K + 3], V[:, NP * K + 4], fault)
 
     def model_log(X, shape, concurrent, on=problem):  # [B, cells of ``on``] for B parameter sets, in one batch
         return np.log(on.predict(costs_of(X, on.sizes, shape, concurrent), options, placements))
@@ -420,6 +423,8 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     rms = float(np.sqrt(np.mean(fit.fun[:n] ** 2)))
     names = [(c, q) for c in channels for q in PARAMETERS] + [("all", e) for e in extra]
     value, begin = np.exp(full(fit.x)[0]), np.exp(x0)
+    if FAULT in extra and not faulting:  # no cell reaches the threshold: no fault term, as in the fit
+        value[NP * K + extra.index(FAULT)] = 0.0
     # forms, not fitted values: 1 where the fan-outs keep the measured shape, where the bytes are shared
     names += [("all", SHAPE), ("all", CONCURRENT)]
     value, begin = np.r_[value, float(kept), float(concurrent)], np.r_[begin, 0.0, float(rendezvous[0])]
@@ -516,32 +521,40 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     shapes = fanout_shapes(start, opts.nbft_shape, options.openmpi.small_limit)
     p = predict_cells(table, priced, target, channels, options, placements, max_receivers, shapes)
     n = int(rows.sum())
-    unfitted_r = None if unfitted is None else np.asarray(unfitted, float)[rows]
+    trees = options.openmpi.trees
+    # the openmpi mode prices the messages; the fitted modes add the machine's price of the fresh
+    # buffers an algorithm writes per call (collat.model.calibrated_mode.fresh_memory)
+    unfitted_r = (None if unfitted is None else
+                  np.asarray(unfitted, float)[rows] + fresh_memory(test[rows], table, trees, target))
     folds = []  # the inner folds, each calibrated again on its own training cells
     if inner is not None:
-        def refit(a: np.ndarray) -> np.ndarray:  # the train cells priced by a calibration of the rows ``a`` alone
+        def refit(a: np.ndarray) -> tuple[np.ndarray, pd.DataFrame]:  # the train cells priced by a calibration
+            # of the rows ``a`` alone, and that calibration
             prices = np.full(len(train), np.nan)
             known = train["operation"].isin(set(train.loc[a, "operation"])).to_numpy()
             again = calibrate_all({target: train[a]}, start, options, placements, replace(opts, targets=(target,)),
                                   max_receivers)
             prices[known] = predict_cells(again, train[known], target, channels, options, placements, max_receivers,
                                           shapes)
-            return prices
+            return prices, again
 
         def fold_prices(given) -> list:  # (train rows, test rows, prices, trend, openmpi, distance) per fold
             out = []
             for train_mask, test_mask, trend_b, unfitted_b, distance in given:
                 a, b = train_mask[kept], test_mask[kept]
                 if a.any() and b.any():
-                    out.append((a, b, refit(a), *(None if o is None else np.asarray(o, float)[kept[test_mask]]
-                                                  for o in (trend_b, unfitted_b, distance))))
+                    prices, again = refit(a)
+                    trend_b, unfitted_b, distance = (None if o is None else np.asarray(o, float)[kept[test_mask]]
+                                                     for o in (trend_b, unfitted_b, distance))
+                    if unfitted_b is not None:  # with the fresh memory the fold's own calibration prices
+                        unfitted_b = unfitted_b + fresh_memory(train[b], again, trees, target)
+                    out.append((a, b, prices, trend_b, unfitted_b, distance))
             return out
         folds = fold_prices(inner.folds)
         regime_folds = fold_prices(inner.regime)
     # an algorithm the calibration never saw: its price blended with the openmpi mode's, as far as the
     # inner folds that hold out algorithms find the calibration carries (collat.model.transfer)
     # (not for an algorithm of a kind none of theirs is, collat.model.transfer.foreign)
-    trees = options.openmpi.trees
     weight = 1.0
     if inner is not None and inner.split == "unseen_algorithm" and unfitted_r is not None:
         pooled = [(train["measured"].to_numpy(float)[b], prices[b], o, train["algorithm"].to_numpy()[b])
