@@ -30,6 +30,8 @@ modes = build_modes(options, cfg["channels"], sizes, max_receivers, hockney, pd.
                     shapes=grid_shapes(hockney, nbft_fits, nbft_medians, options, cfg["channels"], collective["size"],
                                        sizes, max_receivers, nbft_shape))
 predictions = predict_all(modes, Placements(machine), cfg["algorithms"], P_values, snakemake.threads)
+# the openmpi mode's prices as the fitted modes build on them (collat.model.calibrated_mode.fresh_memory)
+physics = with_fresh_memory(predictions[predictions["mode"] == "openmpi"], calibration, options.openmpi.trees)
 # the hybrid under the mappings that place ranks as on the measured machine: there its residuals on
 # the measured cells hold (at a measured cell it returns the measurement); beyond the measured P the
 # residual of a curve's last measured P is carried (the regression stage's trend stops there)
@@ -51,10 +53,8 @@ if "hybrid" in options.modes and "calibrated" in set(predictions["mode"]) and sa
     at_measured = predict_all(measured_machine, Placements(cfg["machine"]), cfg["algorithms"], m_P, snakemake.threads)
     trend = pd.read_parquet(snakemake.input.trend, columns=["operation", "algorithm", "mapping", "P", "size", "target",
                                                              "predicted"], filters=[("run", "==", -1)])
-    # the openmpi mode's prices as the fitted modes build on them (collat.model.calibrated_mode.fresh_memory)
-    openmpi = with_fresh_memory(predictions[predictions["mode"] == "openmpi"], calibration, options.openmpi.trees)
     bend = pd.read_csv(snakemake.input.bend) if "bend" in snakemake.input.keys() else None
-    hybrid = hybrid_predictions(cal, measured, k, trend, openmpi if len(openmpi) else None, at_measured, bend,
+    hybrid = hybrid_predictions(cal, measured, k, trend, physics if len(physics) else None, at_measured, bend,
                                 options.openmpi.trees)
     predictions = pd.concat([predictions, hybrid], ignore_index=True)
     predictions["twin"] = predictions["twin"].fillna(False).astype(bool)  # the hybrid's measured prices
@@ -62,7 +62,6 @@ if "hybrid" in options.modes and "calibrated" in set(predictions["mode"]) and sa
 calibrated = (predictions["mode"] == "calibrated").to_numpy()
 if "transfer" in snakemake.input.keys() and calibrated.any():
     measured = {t: measured_cells(collective, t) for t in predictions.loc[calibrated, "target"].unique()}
-    physics = with_fresh_memory(predictions[predictions["mode"] == "openmpi"], calibration, options.openmpi.trees)
     predictions.loc[calibrated, "predicted"] = transfer_grid(predictions[calibrated], physics,
                                                              measured, pd.read_csv(snakemake.input.transfer),
                                                              options.openmpi.trees)

@@ -318,7 +318,8 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     free = free_parameters(first, problem.sizes.max(initial=0.0), extra, problem.sizes.min(initial=0.0),
                            small_limit, remote, queued)
     x0 = np.clip(x0, floor, ceiling)
-    faulting = float(FAULT in extra and free[NP * K + extra.index(FAULT)])  # no cell that large: no fault term
+    at_fault = NP * K + extra.index(FAULT) if FAULT in extra else None  # the fault's place among the parameters
+    faulting = float(at_fault is not None and free[at_fault])  # no cell that large: no fault term
 
     def full(X):  # fitted log parameters [B, free] -> every log parameter [B, p]
         out = np.tile(x0, (len(np.atleast_2d(X)), 1))
@@ -328,7 +329,7 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     def costs_of(X, sizes, shape, concurrent) -> ChannelCosts:  # B sets of fitted parameters, side by side at ``sizes``
         V = np.exp(full(X))
         waits = V[:, NP * K + 5:NP * K + 7] if operation == "reduce" else np.tile([0.0, 1.0], (len(V), 1))
-        fault = V[:, NP * K + 7] * faulting if operation == "reduce" else 0.0
+        fault = V[:, at_fault] * faulting if at_fault is not None else 0.0
         return parametric_costs(V[:, :NP * K].reshape(len(V), K, NP), channels, sizes, max_receivers,
                                 V[:, NP * K], openmpi.eager_limit, waits, V[:, NP * K + 1], V[:, NP * K + 2],
                                 small_limit, concurrent, shape, V[:, NP * K + 3], V[:, NP * K + 4], fault)
@@ -422,8 +423,8 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     rms = float(np.sqrt(np.mean(fit.fun[:n] ** 2)))
     names = [(c, q) for c in channels for q in PARAMETERS] + [("all", e) for e in extra]
     value, begin = np.exp(full(fit.x)[0]), np.exp(x0)
-    if FAULT in extra and not faulting:  # no cell reaches the threshold: no fault term, as in the fit
-        value[NP * K + extra.index(FAULT)] = 0.0
+    if at_fault is not None and not faulting:  # no cell reaches the threshold: no fault term, as in the fit
+        value[at_fault] = 0.0
     # forms, not fitted values: 1 where the fan-outs keep the measured shape, where the bytes are shared
     names += [("all", SHAPE), ("all", CONCURRENT)]
     value, begin = np.r_[value, float(kept), float(concurrent)], np.r_[begin, 0.0, float(rendezvous[0])]
