@@ -198,8 +198,11 @@ def test_transfer_leaves_out_one_training_algorithm_at_a_time():
     # priced alike) and exp(-2 / scale) (3 and 4): guess g = (0.4 - 0.8 e) / (1 + 2 e), e = exp(-2 /
     # scale), and -g for 3 and 4. Slope 0.4 / g, clipped to 1 (g <= 0.4), at every finite scale; at
     # scale inf, g = -0.4 / 3: a negative slope, clipped to 0. Map-by node: each algorithm's guess is
-    # the other's residual: slope -1, clipped to 0, whatever the scale. The least squared error:
-    # (0.4 - g)^2 on map-by core, least at the smallest scale, 0.25
+    # the other's residual: slope -1, clipped to 0, whatever the scale. The mean's least absolute error:
+    # |0.4 - g| on map-by core, least at the smallest scale, 0.25. The weighted median does better:
+    # algorithm 1's neighbours weigh 1 at +0.4 against 2 e at -0.4, so while e < 1/2 (every finite
+    # scale) the guess is +0.4 itself, no error at all; the first of those scales, 0.25
+    assert got.centre == "median"
     assert got.scale == 0.25
     assert got.slopes[("bcast", "core")] == 1.0
     assert got.slopes[("bcast", "node")] == 0.0
@@ -213,15 +216,39 @@ def test_an_unseen_algorithm_borrows_the_residuals_of_runs_priced_alike():
     assert list(co.beside_measured(train, test)) == [True, True, False]  # another size of algorithm 1: no
     got = co.unseen_algorithm_residual(train, r, priced, test, np.array([1.0, 1.0, 1.0]), np.array([0, 1]), 3)
     # map-by core: algorithm 5 priced 1 like 1 and 2 (weight 1 each) against 3 and 4 (e^-8 each, scale
-    # 0.25), share 1; map-by node: share 0
-    e = np.exp(-8.0)
-    assert got == pytest.approx([(0.8 - 0.8 * e) / (2 + 2 * e), 0.0])
+    # 0.25): the weighted median, +0.4, share 1; map-by node: share 0
+    assert got == pytest.approx([0.4, 0.0])
     # through the hybrid (k = 3), algorithm 5 priced 1.1 (at 1 its runs would be 1's and 2's twins,
-    # whose measurements it would take): weights 1.1^-4 for 1 and 2, e^-8 1.1^4 for 3 and 4
+    # whose measurements it would take): weights 1.1^-4 for 1 and 2 outweigh e^-8 1.1^4 for 3 and 4
     measured = train.assign(measured=priced * np.exp(r))
     out = co.hybrid(measured, priced, test.iloc[:1], np.array([1.1]), 3)
-    a, b = 1.1 ** -4, e * 1.1 ** 4
-    assert out[0] == pytest.approx(1.1 * np.exp(0.4 * (a - b) / (a + b)))
+    assert out[0] == pytest.approx(1.1 * np.exp(0.4))
+
+
+def test_transfer_takes_the_mean_where_it_guesses_the_left_out_algorithms_better():
+    """Four algorithms priced alike with residuals 0.2, 0.4, 0.6, 0.8. Left out in turn, the others'
+    mean guesses 0.6, 0.533, 0.467, 0.4 and their median 0.6, 0.6, 0.4, 0.4. Through the origin the
+    mean's slope is 0.9333 / 1.0222 = 0.913, absolute errors 0.348, 0.087, 0.174, 0.435 (sum 1.044);
+    the median's 0.92 / 1.04 = 0.885, errors 0.331, 0.131, 0.246, 0.446 (1.154): the mean, at every
+    scale alike (one price), the first, 0.25."""
+    train = frame([("bcast", a, "core", 4, 1, 1.0) for a in (1, 2, 3, 4)])
+    r = np.array([0.2, 0.4, 0.6, 0.8])
+    got = co.transfer(train, r, np.ones(4), 3, "bcast")
+    assert got.centre == "mean" and got.scale == 0.25
+    assert got.slopes[("bcast", "core")] == pytest.approx(0.9333333 / 1.0222222, rel=1e-6)
+    test = frame([("bcast", 5, "core", 4, 1, np.nan)])
+    # algorithm 5 borrows the slope times the mean of all four, 0.5
+    assert co.unseen_algorithm_residual(train, r, np.ones(4), test, np.ones(1), np.array([0]), 3) == pytest.approx(
+        [0.5 * 0.9333333 / 1.0222222], rel=1e-6)
+
+
+def test_weighted_median_of_each_row():
+    values = np.array([[1.0, 2.0, 3.0], [5.0, 1.0, 3.0], [1.0, 2.0, 3.0], [0.0, 10.0, 0.0], [3.0, 1.0, 2.0]])
+    weights = np.array([[1.0, 1.0, 1.0], [1.0, 1.0, 0.0], [1.0, 1.0, 2.0], [0.0, 1.0, 0.0], [5.0, 1.0, 1.0]])
+    # the middle of three; half the weight reached exactly at 1 (then the next value with weight, 5:
+    # their mean 3, the zero-weight 3 skipped); exactly at 2 (mean with 3); one value with weight; 3
+    # holds more than half
+    assert co.weighted_median(values, weights) == pytest.approx([2.0, 3.0, 2.5, 10.0, 3.0])
 
 
 def test_hybrid_leaves_out_what_the_model_could_not_price():

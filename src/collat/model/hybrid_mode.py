@@ -293,6 +293,9 @@ def hybrid(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataFrame,
 
 SHARE_BY = ["operation", "mapping"]
 SIMILARITY_SCALES = (0.25, 0.5, 1.0, 2.0, np.inf)  # e-folds of the ratio of two priced runs; inf: all alike
+#: how the neighbours' residuals make one: their weighted mean, or their weighted median, which one
+#: launch far off (a run disturbed on a full node) does not move; :func:`transfer` chooses
+CENTRES = ("mean", "median")
 
 
 @dataclass(frozen=True)
@@ -300,11 +303,13 @@ class Transfer:
     """What the measured algorithms' residuals say of an algorithm nobody measured (:func:`transfer`):
     ``scale``, how alike two algorithms' runs must be priced for their errors to be alike (a
     neighbour's weight falls by e per ``scale`` in |log| of the ratio of the two prices; inf: every
-    algorithm alike), and ``slopes``, the share of the weighted residual an algorithm takes, per
-    (operation, mapping), in [0, 1]."""
+    algorithm alike), ``slopes``, the share of the weighted residual an algorithm takes, per
+    (operation, mapping), in [0, 1], and ``centre``, how the neighbours' residuals are weighed into
+    one (:data:`CENTRES`)."""
 
     scale: float
     slopes: pd.Series
+    centre: str = "mean"
 
 
 def beside_measured(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
@@ -318,13 +323,13 @@ def unseen_algorithm_residual(train: pd.DataFrame, residual: np.ndarray, train_p
                               test: pd.DataFrame, test_predicted: np.ndarray, rows: np.ndarray, k: int,
                               grid: pd.DataFrame | None = None) -> np.ndarray:
     """The residual :func:`hybrid` gives the ``rows`` of ``test`` (cells of algorithms nobody measured
-    beside measured ones, :func:`beside_measured`): the k nearest train residuals (:func:`knn_log`'s
-    neighbours and inverse-distance weights), each weight also times exp(-|log(p_a / p_b)| / scale),
-    p_b the model's price of the neighbour's run and p_a its price of the test cell's algorithm at the
-    neighbour's (mapping, P, size) (from ``test_predicted``, or ``grid``'s column ``predicted`` where
-    given, else ``train_predicted``; a neighbour without one counts only where no neighbour has
-    one), times the share of its (operation, mapping);
-    scale and shares from :func:`transfer`. Two algorithms the model prices alike run alike, so their
+    beside measured ones, :func:`beside_measured`): the weighted mean or median (the transfer's
+    ``centre``) of the k nearest train residuals (:func:`knn_log`'s neighbours and inverse-distance
+    weights), each weight also times exp(-|log(p_a / p_b)| / scale), p_b the model's price of the
+    neighbour's run and p_a its price of the test cell's algorithm at the neighbour's (mapping, P,
+    size) (from ``test_predicted``, or ``grid``'s column ``predicted`` where given, else
+    ``train_predicted``; a neighbour without one counts only where no neighbour has one), times the
+    share of its (operation, mapping); centre, scale and shares from :func:`transfer`. Two algorithms the model prices alike run alike, so their
     errors are alike; the limit, a run priced identically, is :func:`default_twins`' measurement.
 
     Measured on the study's unseen_algorithm folds at e6e583b (hybrid, medians over cells, avg / max):
@@ -342,7 +347,8 @@ def unseen_algorithm_residual(train: pd.DataFrame, residual: np.ndarray, train_p
         fit = transfer(train, residual, train_predicted, k, op)
         mine = np.flatnonzero(operation == op)
         cells = test.iloc[rows[mine]]
-        value = _weighted(_neighbours(train, train_predicted, cells, k, prices), residual, len(cells), fit.scale)
+        value = _weighted(_neighbours(train, train_predicted, cells, k, prices), residual, len(cells), fit.scale,
+                          fit.centre)
         out[mine] = _share(fit.slopes, cells) * value
     return out
 
@@ -351,13 +357,14 @@ def transfer(train: pd.DataFrame, residual: np.ndarray, predicted: np.ndarray, k
     """The :class:`Transfer` of ``operation`` in ``train`` (its cells, their residuals and the model's
     ``predicted`` prices), estimated on the training cells alone by leaving out one training algorithm at a time,
     the question :func:`hybrid` asks of an algorithm nobody measured asked of the measured ones: for
-    every scale of :data:`SIMILARITY_SCALES`, each train algorithm's residuals are predicted from the
-    other algorithms of its operation and mapping alone (:func:`unseen_algorithm_residual`'s
-    weights); the share of an (operation, mapping) is the least-squares slope through the origin of
-    the residuals on those predictions, clipped to [0, 1] (1 where the model's error is the
-    machine's, common to every algorithm; 0 where it is each algorithm's own, or the others' say the
-    opposite); the scale is the one whose shared predictions have the least mean squared error (the
-    first of ties). An (operation, mapping) with one train algorithm has no share (missing from
+    every centre of :data:`CENTRES` and scale of :data:`SIMILARITY_SCALES`, each train algorithm's
+    residuals are predicted from the other algorithms of its operation and mapping alone
+    (:func:`unseen_algorithm_residual`'s weights); the share of an (operation, mapping) is the
+    least-squares slope through the origin of the residuals on those predictions, clipped to [0, 1]
+    (1 where the model's error is the machine's, common to every algorithm; 0 where it is each
+    algorithm's own, or the others' say the opposite); the centre and scale are those whose shared
+    predictions have the least mean absolute error (the loss of the median relative error the
+    validation reports; the first of ties, the mean before the median). An (operation, mapping) with one train algorithm has no share (missing from
     ``slopes``). The answers for the last few (train, residual, predicted, k, operation) are kept: a
     validation fold asks twice (the hybrid and :data:`CARRIED`)."""
     residual, predicted = np.asarray(residual, float), np.asarray(predicted, float)
@@ -386,10 +393,10 @@ def _transfer(train: pd.DataFrame, residual: np.ndarray, predicted: np.ndarray, 
     if not folds:
         return best
     least = np.inf
-    for scale in SIMILARITY_SCALES:
+    for centre, scale in ((c, s) for c in CENTRES for s in SIMILARITY_SCALES):
         guess = np.full(len(train), np.nan)
         for rows, others, near in folds:
-            guess[rows] = _weighted(near, residual[others], len(rows), scale)
+            guess[rows] = _weighted(near, residual[others], len(rows), scale, centre)
         ok = np.isfinite(guess)
         d = pd.DataFrame({"xy": guess * residual, "xx": guess ** 2}).assign(
             **{c: train[c].to_numpy() for c in SHARE_BY})[ok]
@@ -397,9 +404,9 @@ def _transfer(train: pd.DataFrame, residual: np.ndarray, predicted: np.ndarray, 
         sums = sums[sums["xx"] > 0]
         slopes = (sums["xy"] / sums["xx"]).clip(0.0, 1.0)
         share = _share(slopes, train[ok])
-        loss = float(np.mean((share * guess[ok] - residual[ok]) ** 2))
+        loss = float(np.mean(np.abs(share * guess[ok] - residual[ok])))
         if loss < least:
-            least, best = loss, Transfer(float(scale), slopes)
+            least, best = loss, Transfer(float(scale), slopes, centre)
     return best
 
 
@@ -460,10 +467,11 @@ def _neighbours(train: pd.DataFrame, train_predicted: np.ndarray, test: pd.DataF
     return out
 
 
-def _weighted(neighbours: list[tuple], values: np.ndarray, n: int, scale: float) -> np.ndarray:
-    """The mean of ``values`` (one per train cell) over :func:`_neighbours`, each weight times
-    exp(-apart / ``scale``) in a row where some neighbour has a price of the test cell's algorithm
-    (the others then none), the weights alone elsewhere and with ``scale`` inf: [n]."""
+def _weighted(neighbours: list[tuple], values: np.ndarray, n: int, scale: float, centre: str = "mean") -> np.ndarray:
+    """The weighted ``centre`` (:data:`CENTRES`) of ``values`` (one per train cell) over
+    :func:`_neighbours`, each weight times exp(-apart / ``scale``) in a row where some neighbour
+    has a price of the test cell's algorithm (the others then none), the weights alone elsewhere
+    and with ``scale`` inf: [n]."""
     out = np.full(n, np.nan)
     values = np.asarray(values, float)
     for rows, w, ind, apart in neighbours:
@@ -472,8 +480,35 @@ def _weighted(neighbours: list[tuple], values: np.ndarray, n: int, scale: float)
             alike = w * np.where(known, np.exp(-np.where(known, apart, 0.0) / scale), 0.0)
             use = alike.sum(axis=1) > 0
             w = np.where(use[:, None], alike, w)
-        out[rows] = (w * values[ind]).sum(axis=1) / w.sum(axis=1)
+        out[rows] = (weighted_median(values[ind], w) if centre == "median"
+                     else (w * values[ind]).sum(axis=1) / w.sum(axis=1))
     return out
+
+
+def weighted_median(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Per row of ``values`` [rows, n] with ``weights`` [rows, n] (not negative, some positive in
+    each row): the value at which the cumulative weight, in increasing order of the values, first
+    reaches half the row's total; where it reaches exactly half, the mean of that value and the
+    next one with weight (so that two equal weights give their mean)."""
+    values, weights = np.asarray(values, float), np.asarray(weights, float)
+    if values.ndim != 2 or not values.size:
+        return np.full(len(values), np.nan)
+    order = np.argsort(values, axis=1, kind="stable")
+    v, w = np.take_along_axis(values, order, axis=1), np.take_along_axis(weights, order, axis=1)
+    total = w.sum(axis=1, keepdims=True)
+    cum = np.cumsum(w, axis=1)
+    half = 0.5 * total
+    tol = 1e-12 * total
+    first = np.argmax(cum >= half - tol, axis=1)
+    rows = np.arange(len(v))
+    low = v[rows, first]
+    exact = np.abs(cum[rows, first] - half[:, 0]) <= tol[:, 0]
+    # the next value with weight after an exact half
+    after = np.where((np.arange(v.shape[1])[None, :] > first[:, None]) & (w > 0), np.arange(v.shape[1])[None, :],
+                     v.shape[1])
+    nxt = after.min(axis=1)
+    high = np.where(nxt < v.shape[1], v[rows, np.minimum(nxt, v.shape[1] - 1)], low)
+    return np.where(exact, 0.5 * (low + high), low)
 
 
 TWIN = ["operation", "mapping", "P", "size"]
