@@ -17,7 +17,8 @@ is more than 2^10 away in P or size, and another operation's cells last.
   worth keeping (:mod:`collat.model.bend`); on a curve with no measured cell (another algorithm,
   mapping or size) it is the k nearest residuals of other curves (:func:`knn_log`), which carry the machine's
   systematic error (for an algorithm nobody measured beside measured ones, weighted also by how
-  alike the model prices its run and theirs, times the share of the other algorithms' residual
+  alike the model prices its run and theirs, their weighted mean or median, times the share of the
+  other algorithms' residual
   that the measured algorithms were found to share with each other: :func:`unseen_algorithm_residual`,
   :func:`transfer`), except at a cell where the model prices a measured cell of another algorithm
   as the same run (:func:`default_twins`: OpenMPI's default running this algorithm's tree there):
