@@ -4,10 +4,16 @@ The rule looks only at measurements. Each row is compared, in log space, with th
 median of up to ``window`` neighbours on its left and on its right along a series
 (along P at fixed size, and along the size list at fixed P/run). A row is an
 outlier when it sits above (or below) BOTH side medians by more than
-``max(z * s, log(1 + min_relative))``, with ``s`` the series' robust scale
-(1.4826 x MAD of the left-side residuals). Requiring both sides makes genuine
-steps (a new socket, a protocol switch) safe: a step point agrees with one side.
-At the ends of a series only one side exists and it alone decides.
+``max(z * s, log(1 + min_relative))``, with ``s`` the series' robust scale: 1.4826 x
+MAD of the rows' distances from the midpoint of their two side medians (a trend that
+bends does not widen it; the left-side residuals of a size series that is flat, then
+doubles per size, spread by the doubling, and a 40x spike then passed unflagged), where
+at least ``MIN_INNER`` rows have both sides; in a shorter series, that of the left-side
+residuals.
+Requiring both sides makes genuine steps (a new socket, a protocol switch) safe: a
+step point agrees with one side. At the ends of a series only one side exists and it
+alone decides, against ``edge_factor`` x the threshold from the scale of the left-side
+residuals, stricter where the trend is steep.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ SERIES = {
                    (["operation", "algorithm", "mapping", "P", "run", "source"], ["size"])],
 }
 CHUNK_CELLS = 1 << 20  # series cells flagged in one batch
+MIN_INNER = 5  # values inside a series (both sides known) that its inner scale needs
 VALUES = {"pt2pt": ["avg"], "nbft": ["avg", "max"], "collective": ["avg", "max"]}
 
 
@@ -113,10 +120,15 @@ def _pass(lx, valid, live, excluded, window, z, floor, direction, edge_factor) -
     ref = np.where(excluded, np.nan, lx)
     left, right = side_medians(ref, window)
     rl, rr = lx - left, lx - right
-    finite = np.where(np.isfinite(rl) & ~excluded, rl, np.nan)
-    centre = _row_medians(finite)
-    scale = 1.4826 * _row_medians(np.abs(finite - centre))
-    thr = np.maximum(z * np.nan_to_num(scale, nan=0.0), floor)
+    edge_thr = np.maximum(z * np.nan_to_num(_mad_scale(np.where(np.isfinite(rl) & ~excluded, rl, np.nan)), nan=0.0),
+                          floor)
+    # inside the series: the scale of each value's distance from the midpoint of its two side
+    # medians, which a trend that bends (flat at small sizes, doubling per size at large ones) does
+    # not widen as it widens the left-side residuals; from at least MIN_INNER such values (fewer
+    # make no scale: the edge's threshold then holds inside too)
+    mid = np.where(np.isfinite(rl) & np.isfinite(rr) & ~excluded, lx - 0.5 * (left + right), np.nan)
+    inner = np.where(np.isfinite(mid).sum(axis=1, keepdims=True) >= MIN_INNER, _mad_scale(mid), np.nan)
+    thr = np.where(np.isfinite(inner), np.maximum(z * np.nan_to_num(inner, nan=0.0), floor), edge_thr)
     if direction == "up":
         rl_, rr_ = np.where(np.isfinite(rl), np.maximum(rl, 0), np.nan), np.where(np.isfinite(rr), np.maximum(rr, 0), np.nan)
     else:
@@ -127,8 +139,14 @@ def _pass(lx, valid, live, excluded, window, z, floor, direction, edge_factor) -
         return np.where(
             both,
             (np.sign(rl_) == np.sign(rr_)) & (np.minimum(np.abs(rl_), np.abs(rr_)) > thr),
-            np.abs(one) > edge_factor * thr,
+            np.abs(one) > edge_factor * edge_thr,
         ) & valid & live
+
+
+def _mad_scale(x: np.ndarray) -> np.ndarray:
+    """1.4826 x the median absolute deviation of each row of ``x`` [m, n] from its median, NaNs
+    skipped (NaN where a row has none), as [m, 1]."""
+    return 1.4826 * _row_medians(np.abs(x - _row_medians(x)))
 
 
 def _row_medians(x: np.ndarray) -> np.ndarray:
