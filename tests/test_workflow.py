@@ -165,9 +165,10 @@ def test_selection_outputs(study_run):
     assert set(regret["chooser"]) == {"model", "rules_file", "default"} and set(regret["mapping"]) == {"core", "socket", "node"}
     scored = regret[regret["chooser"] != "rules_file"]
     assert (scored["cells"] > 1000).all()
-    # a few default gaps: at most 6 % of the cells scored (reduce map-by socket 5.7 %, since cells with two or
-    # three of its forced algorithms count too: 4.2 % when only complete cells did)
-    assert (regret.loc[regret["chooser"] == "default", "unmeasured_share"] < 0.06).all()
+    # a few default gaps: at most 7 % of the cells scored (reduce map-by socket 6.5 %, since cells with two or
+    # three of its forced algorithms count too: 4.2 % when only complete cells did; 5.7 % before the outlier
+    # rule's inner scale flagged 113 more rows of the noisy two-node runs under map-by socket)
+    assert (regret.loc[regret["chooser"] == "default", "unmeasured_share"] < 0.07).all()
     assert (regret["algorithms"] >= 3).all() and (regret["complete_share"] > 0.8).all()
     # the model picks among measured algorithms and the default: unmeasured only where it picked a default gap
     share = regret.set_index(["operation", "mapping", "target", "chooser"])["unmeasured_share"].unstack("chooser")
