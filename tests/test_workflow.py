@@ -169,7 +169,9 @@ def test_selection_outputs(study_run):
     # three of its forced algorithms count too: 4.2 % when only complete cells did; 5.7 % before the outlier
     # rule's inner scale flagged 113 more rows of the noisy two-node runs under map-by socket)
     assert (regret.loc[regret["chooser"] == "default", "unmeasured_share"] < 0.07).all()
-    assert (regret["algorithms"] >= 3).all() and (regret["complete_share"] > 0.8).all()
+    # cells with every algorithm of their (operation, mapping) measured: bcast map-by socket the fewest (0.785;
+    # 0.802 before the outlier rule's inner scale flagged more rows of the noisy two-node runs)
+    assert (regret["algorithms"] >= 3).all() and (regret["complete_share"] > 0.75).all()
     # the model picks among measured algorithms and the default: unmeasured only where it picked a default gap
     share = regret.set_index(["operation", "mapping", "target", "chooser"])["unmeasured_share"].unstack("chooser")
     assert (share["model"] <= share["default"]).all()
