@@ -43,6 +43,7 @@ is more than 2^10 away in P or size, and another operation's cells last.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -330,8 +331,9 @@ def unseen_algorithm_residual(train: pd.DataFrame, residual: np.ndarray, train_p
     neighbour's run and p_a its price of the test cell's algorithm at the neighbour's (mapping, P,
     size) (from ``test_predicted``, or ``grid``'s column ``predicted`` where given, else
     ``train_predicted``; a neighbour without one counts only where no neighbour has one), times the
-    share of its (operation, mapping); centre, scale and shares from :func:`transfer`. Two algorithms the model prices alike run alike, so their
-    errors are alike; the limit, a run priced identically, is :func:`default_twins`' measurement.
+    share of its (operation, mapping); centre, scale and shares from :func:`transfer`. Two
+    algorithms the model prices alike run alike, so their errors are alike; the limit, a run priced
+    identically, is :func:`default_twins`' measurement.
 
     Measured on the study's unseen_algorithm folds at e6e583b (hybrid, medians over cells, avg / max):
     0.221 / 0.261 with the other algorithms' whole residual, equal weights; 0.206 / 0.243 with the
@@ -365,9 +367,10 @@ def transfer(train: pd.DataFrame, residual: np.ndarray, predicted: np.ndarray, k
     (1 where the model's error is the machine's, common to every algorithm; 0 where it is each
     algorithm's own, or the others' say the opposite); the centre and scale are those whose shared
     predictions have the least mean absolute error (the loss of the median relative error the
-    validation reports; the first of ties, the mean before the median). An (operation, mapping) with one train algorithm has no share (missing from
-    ``slopes``). The answers for the last few (train, residual, predicted, k, operation) are kept: a
-    validation fold asks twice (the hybrid and :data:`CARRIED`)."""
+    validation reports; the first of ties, the mean before the median). An (operation, mapping)
+    with one train algorithm has no share (missing from ``slopes``). The answers for the last few
+    (train, residual, predicted, k, operation) are kept: a validation fold asks twice (the hybrid and
+    :data:`CARRIED`)."""
     residual, predicted = np.asarray(residual, float), np.asarray(predicted, float)
     key = (k, operation, _digest(train), residual.tobytes(), predicted.tobytes())
     if key not in _TRANSFER:
@@ -394,7 +397,7 @@ def _transfer(train: pd.DataFrame, residual: np.ndarray, predicted: np.ndarray, 
     if not folds:
         return best
     least = np.inf
-    for centre, scale in ((c, s) for c in CENTRES for s in SIMILARITY_SCALES):
+    for centre, scale in itertools.product(CENTRES, SIMILARITY_SCALES):
         guess = np.full(len(train), np.nan)
         for rows, others, near in folds:
             guess[rows] = _weighted(near, residual[others], len(rows), scale, centre)
@@ -488,28 +491,15 @@ def _weighted(neighbours: list[tuple], values: np.ndarray, n: int, scale: float,
 
 def weighted_median(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Per row of ``values`` [rows, n] with ``weights`` [rows, n] (not negative, some positive in
-    each row): the value at which the cumulative weight, in increasing order of the values, first
-    reaches half the row's total; where it reaches exactly half, the mean of that value and the
-    next one with weight (so that two equal weights give their mean)."""
+    each row): the weighted median, the mean of the lower and the upper one (numpy's weighted
+    ``inverted_cdf`` quantile from below and from above), so that where the cumulative weight reaches
+    exactly half the median lies between the two values, as two equal weights give their mean."""
     values, weights = np.asarray(values, float), np.asarray(weights, float)
     if values.ndim != 2 or not values.size:
         return np.full(len(values), np.nan)
-    order = np.argsort(values, axis=1, kind="stable")
-    v, w = np.take_along_axis(values, order, axis=1), np.take_along_axis(weights, order, axis=1)
-    total = w.sum(axis=1, keepdims=True)
-    cum = np.cumsum(w, axis=1)
-    half = 0.5 * total
-    tol = 1e-12 * total
-    first = np.argmax(cum >= half - tol, axis=1)
-    rows = np.arange(len(v))
-    low = v[rows, first]
-    exact = np.abs(cum[rows, first] - half[:, 0]) <= tol[:, 0]
-    # the next value with weight after an exact half
-    after = np.where((np.arange(v.shape[1])[None, :] > first[:, None]) & (w > 0), np.arange(v.shape[1])[None, :],
-                     v.shape[1])
-    nxt = after.min(axis=1)
-    high = np.where(nxt < v.shape[1], v[rows, np.minimum(nxt, v.shape[1] - 1)], low)
-    return np.where(exact, 0.5 * (low + high), low)
+    lower = np.quantile(values, 0.5, axis=1, weights=weights, method="inverted_cdf")
+    upper = -np.quantile(-values, 0.5, axis=1, weights=weights, method="inverted_cdf")
+    return 0.5 * (lower + upper)
 
 
 TWIN = ["operation", "mapping", "P", "size"]
