@@ -630,6 +630,35 @@ def test_fit_predict_prices_a_foreign_algorithm_by_the_openmpi_mode():
     assert (got["hybrid"][blocks & priced & ~own_run] != 7.0).all()
 
 
+def test_inner_folds_that_hold_out_a_foreign_algorithm_give_its_own_width():
+    # bcast 1 linear, 2 blocks, 3 a tree, each held out of the other two in turn: the tree beside
+    # the linear tree is of a kind they cover; the linear tree (P - 1 receivers) beside a tree and
+    # blocks, and the blocks beside two trees, are foreign. Each width pools its own kind's folds
+    options = blocks_options(2)
+    table = true_table("bcast")
+    train = synthetic_cells("bcast", table, algorithms=(1, 2, 3), sizes=(1, 8192), options=options)
+    start = {"bcast": start_from(table, 1.3, options)}
+    opts = cal.CalibrationOptions(4, 11, "soft_l1", 0.1, 2.0, 20, 1e-5, ("avg",))
+    held = {a: (train["algorithm"] == a).to_numpy() for a in (1, 2, 3)}
+    folds = tuple((~b, b, None, None, np.zeros(b.sum())) for b in held.values())
+    inner = va.InnerFolds(folds, ("calibrated",), "unseen_algorithm")
+    got = cal.fit_predict(train, train.head(2), "avg", None, None, start, options, md.Placements(TINY), opts, 7,
+                          inner=inner)
+
+    def priced(a):  # the held-out algorithm priced by a calibration of the other two alone
+        return cal.fit_predict(train[~held[a]], train[held[a]], "avg", None, None, start, options,
+                               md.Placements(TINY), opts, 7)["calibrated"]
+    measured = train["measured"].to_numpy()
+    assert got["interval"]["calibrated"] == pytest.approx(va.interval_width(measured[held[3]], priced(3)))
+    assert got["interval_foreign"]["calibrated"] == pytest.approx(va.interval_width(
+        np.r_[measured[held[1]], measured[held[2]]], np.r_[priced(1), priced(2)]))
+    # without a foreign fold: no foreign width
+    alone = va.InnerFolds(folds[2:], ("calibrated",), "unseen_algorithm")
+    plain = cal.fit_predict(train, train.head(2), "avg", None, None, start, options, md.Placements(TINY), opts, 7,
+                            inner=alone)
+    assert plain["interval"] == got["interval"] and "interval_foreign" not in plain
+
+
 def test_a_reduce_tree_s_inner_ranks_pay_fresh_pages_from_the_mmap_threshold():
     # forward 0.15 us, fault 2e-4 us per byte: below 128 KiB the delay alone, from it on plus 2e-4 m
     c = cal.parametric_costs(TRUE, CHANNELS, [1000, 131072, 262144], max_receivers=3, forward=0.15, fault=2e-4)

@@ -509,11 +509,13 @@ def test_an_unseen_algorithm_without_inner_folds_or_foreign_is_as_unsure_as_the_
     openmpi = c.assign(mode="openmpi", target="avg", predicted=c["measured"] * np.where(c["algorithm"] == 1, 2.0, 3.0))
     stage = pd.concat([openmpi, c.assign(mode="calibrated", target="avg", predicted=np.nan)], ignore_index=True)
 
-    def fitted(width):
+    def fitted(width, alien=None):
         def fit(train, test, target, trend, unfitted, inner):
             got = {"calibrated": test["measured"].to_numpy() * 1.1}
             if inner.folds or width is not None:  # two algorithms: an unseen_algorithm fold has no inner fold
                 got["interval"] = {"calibrated": va.Width(np.log(width or 1.05))}
+            if alien is not None:  # inner folds that held out a foreign algorithm
+                got["interval_foreign"] = {"calibrated": va.Width(np.log(alien))}
             return got
         return fit
 
@@ -526,10 +528,13 @@ def test_an_unseen_algorithm_without_inner_folds_or_foreign_is_as_unsure_as_the_
     # a width from inner folds (x 1.05) stands for an algorithm of the training ones' kind
     _, table = va.validate(collective_of(c), stage, MACHINE, [], OPTIONS, {"calibrated": fitted(1.05)})
     assert halves(table) == {1: [pytest.approx(np.log(1.05))], 2: [pytest.approx(np.log(1.05))]}
-    # bcast 2 cuts the message into blocks: each is foreign to the other, the wider width wins
+    # bcast 2 cuts the message into blocks: each is foreign to the other. The width of the inner
+    # folds that held out an algorithm of the training ones' kind (x 5) does not speak for it; that
+    # of the folds that held out a foreign one does, where it is wider than the openmpi mode's error
     trees = [{"operation": "bcast", "algorithm": 2, "schedule": "scatter_allgather"}]
-    for width, want in ((1.05, {1: np.log(3.0), 2: np.log(2.0)}), (5.0, {1: np.log(5.0), 2: np.log(5.0)})):
-        _, table = va.validate(collective_of(c), stage, MACHINE, [], OPTIONS, {"calibrated": fitted(width)},
+    for alien, want in ((None, {1: np.log(3.0), 2: np.log(2.0)}), (1.05, {1: np.log(3.0), 2: np.log(2.0)}),
+                        (5.0, {1: np.log(5.0), 2: np.log(5.0)})):
+        _, table = va.validate(collective_of(c), stage, MACHINE, [], OPTIONS, {"calibrated": fitted(5.0, alien)},
                                trees=trees)
         assert halves(table) == {a: [pytest.approx(w)] for a, w in want.items()}
 

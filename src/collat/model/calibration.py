@@ -496,7 +496,10 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     With ``inner`` (:class:`collat.model.validation.InnerFolds` of ``train``), also {"interval":
     {model: :class:`collat.model.validation.Width`}} for its models: :func:`collat.model.validation.interval_width` of each
     model over the inner folds' test cells, each inner fold calibrated again on its training cells
-    alone and the hybrid corrected by them: nothing of an inner fold's test cells is seen; and
+    alone and the hybrid corrected by them: nothing of an inner fold's test cells is seen; those
+    folds whose held-out algorithm is :func:`collat.model.transfer.foreign` to the rest give
+    {"interval_foreign": {model: Width}} instead, where there are any (and "interval" where there
+    is no other fold): an algorithm priced from the physics alone errs otherwise; and
     {"interval_regime": {model: Width}}, the same over its ``regime`` folds (each mapping held
     out), where it has them."""
     from dataclasses import replace
@@ -594,7 +597,15 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
         result[UNTWINNED][rows] = hybrid(train, p[n:], test[rows], p[:n], hybrid_neighbours, trend_r, unfitted_r,
                                          twins=np.full(n, np.nan), bend=share, foreign=alien)
     if inner is not None:
-        result["interval"] = _inner_widths(train, folds, inner.models, hybrid_neighbours, weight, weights, trees)
+        # a held-out algorithm of a kind the rest covers errs as one does, a foreign one as one does:
+        # each from the inner folds that hold out its own kind (collat.model.transfer.foreign)
+        aliens = [bool(foreign(train[b], train[a], trees).any()) for a, b, *_ in folds]
+        kin = [f for f, alien in zip(folds, aliens) if not alien]
+        result["interval"] = _inner_widths(train, kin or folds, inner.models, hybrid_neighbours, weight, weights,
+                                           trees)
+        if any(aliens):
+            result["interval_foreign"] = _inner_widths(train, [f for f, alien in zip(folds, aliens) if alien],
+                                                       inner.models, hybrid_neighbours, weight, weights, trees)
         if regime_folds:  # a test cell in a regime its curve was never measured in: as a mapping held out
             result["interval_regime"] = _inner_widths(train, regime_folds, inner.models, hybrid_neighbours, 1.0,
                                                       trees=trees)

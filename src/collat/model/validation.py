@@ -44,7 +44,8 @@ hold out of it what the split holds out (:func:`inner_folds`, :func:`distances`,
 stands, nothing seen of the test part; each inner fold is calibrated
 again on its own training cells); the scores' ``coverage`` is the share of test cells inside it.
 In the unseen_algorithm split the same inner folds choose how far the calibration carries to the
-held-out algorithm (:mod:`collat.model.transfer`). A test cell in a regime that no training cell
+held-out algorithm (:mod:`collat.model.transfer`), and the width of a held-out algorithm comes
+from the inner folds that held out one of its kind (foreign to the rest or not). A test cell in a regime that no training cell
 of its curve is in (:func:`unseen_regime`: along P, a socket or node the mapping had not filled yet;
 along sizes, beyond a channel's protocol switch or its half-performance length) differs from
 anything the inner folds along the axis can hold out: its half-width adds, in quadrature, the
@@ -578,11 +579,12 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
     sizes where a channel changes regime (:func:`size_bounds`); with them, a test cell of a split
     along an axis in a regime no training cell of its curve is in adds the interval width of a
     mapping held out of the training part (:func:`regime_folds`, :func:`unseen_regime`,
-    :func:`regime_half_width`). In the unseen_algorithm split, a fitted model's interval is at least as
-    wide as the openmpi mode's error on the training cells (:func:`collat.model.transfer.physics_width`)
-    where the held-out algorithm is :func:`collat.model.transfer.foreign` to the training ones
-    (``trees``: config ``model.openmpi.trees``) or the training part has no inner fold (one algorithm),
-    as the model stage's grid gives an algorithm nobody measured
+    :func:`regime_half_width`). In the unseen_algorithm split, a held-out algorithm has the width of
+    the inner folds that held out one of its kind: :func:`collat.model.transfer.foreign` to the
+    training ones (``trees``: config ``model.openmpi.trees``) or not. A foreign one's interval is at
+    least as wide as the openmpi mode's error on the training cells
+    (:func:`collat.model.transfer.physics_width`), and so is one whose training part has no inner
+    fold (one algorithm), as the model stage's grid gives an algorithm nobody measured
     (:func:`collat.model.transfer.unmeasured_bounds`). With OpenMPI's ``default_rules``, a hybrid
     price that is a twin's measurement (a fitted model's ``twin`` cells,
     :func:`collat.model.hybrid_mode.twin_answers`; column ``twin``) has the interval of a run by
@@ -634,15 +636,17 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
             models = ("calibrated", "hybrid", *(m for m, s in SCORED_ON.items() if s == split))
             inner = InnerFolds(held_out(split), models, split,
                                held_out("regime") if bounds is not None and split in ALONG else ())
-            widths, regime_widths, twin = {}, {}, None
+            widths, regime_widths, foreign_widths, twin = {}, {}, {}, None
             for fit in fitted.values():
                 got = fit(tr, priced, target, trend, unfitted, inner=inner)
                 widths.update(got.pop("interval", {}))
+                foreign_widths.update(got.pop("interval_foreign", {}))
                 regime_widths.update(got.pop("interval_regime", {}))
                 twin = got.pop("twin", twin)
                 out.update(got)
             out["interval"] = widths
             out["interval_regime"] = regime_widths
+            out["interval_foreign"] = foreign_widths
             out["interval_twin_cells"] = twin
         return out
 
@@ -667,10 +671,13 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
         fits = {m: p for m, p in out.items()
                 if m not in preds and not m.startswith("interval") and SCORED_ON.get(m, split) == split}
         if fits and split == "unseen_algorithm" and "openmpi" in fixed:
-            # nothing in the training part says how far the calibration carries to the held-out
-            # algorithm: as unsure as the physics alone is on what the part measured
+            # an algorithm foreign to the training ones errs as the inner folds' foreign ones did,
+            # and is at least as unsure as the physics alone is on what the part measured; so is
+            # one no inner fold speaks for (a training part of one algorithm)
             floor = physics_width(tr["measured"], fixed["openmpi"][train], INTERVAL)
             alien = bool(foreign(te.head(1), tr, trees).any())
+            if alien:
+                widths = {m: out.get("interval_foreign", {}).get(m, NO_WIDTH) for m in fits}
             widths = {m: Width(np.fmax(w.base, floor), w.per_octave if np.isfinite(w.per_octave) else 0.0)
                       if alien or not np.isfinite(w.base) else w
                       for m, w in ((m, widths.get(m, NO_WIDTH)) for m in fits)}
