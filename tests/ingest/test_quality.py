@@ -30,6 +30,23 @@ def test_a_spike_in_a_series_that_bends_is_flagged():
     assert not qu.series_flags(np.array([1.0, 2.5, 1.0]), 3, 6.0, 1.0).any()
 
 
+def test_a_spike_at_the_flat_end_of_a_series_that_bends_is_flagged():
+    """The 16-core node's scatter-ring-allgather bcast at P = 16 (OSU max, us, 1 B to 1 MiB): 347 us
+    at 1 B, 52x the 6.63 us at 2 B. An end has one side, and the left residuals' scale of a series
+    that bends (threshold 2 x 6 x that scale) let it pass. It stands off both its side median and
+    the line through 2 B and 4 B by more than twice the inner threshold: flagged. The doubling end
+    (1 MiB) stands off its side median but sits near the line through 256 and 512 KiB: not."""
+    x = np.array([347.16, 6.63, 133.03, 6.61, 31.13, 27.49, 27.55, 23.3, 27.7, 18.91, 28.12, 29.36, 36.36, 59.1,
+                  75.43, 88.26, 171.87, 232.99, 393.97, 368.56, 902.55])
+    assert np.flatnonzero(qu.series_flags(x, 3, 6.0, 1.0)).tolist() == [0]
+    # the line alone does not flag: a step right after the first value puts the line through 2 and
+    # 16 at 0.25 there (8x below 2.0), but 2.0 is below its side median (16)
+    step = np.array([2.0, 2.0, 16.0, 20.0, 22.0, 22.0, 23.0, 22.0, 23.0])
+    assert not qu.series_flags(step, 3, 6.0, 1.0).any()
+    # without five inner values there is no inner scale: the end's own rule alone (four values)
+    assert not qu.series_flags(np.array([347.16, 6.63, 133.03, 6.61]), 3, 6.0, 1.0).any()
+
+
 def test_values_that_are_not_measurements_are_skipped_as_neighbours():
     # the NaN and the 0 are not values: 5.0 still has three 1.0 on each side
     x = np.array([1.0, 1.0, np.nan, 1.0, 5.0, 0.0, 1.0, 1.0, 1.0])
@@ -99,7 +116,16 @@ def _plain(x, window, z, min_relative, direction, edge_factor):
                 if np.isfinite(a) and np.isfinite(b):
                     new[i] = np.sign(a) == np.sign(b) and min(abs(a), abs(b)) > thr
                 elif np.isfinite(a) or np.isfinite(b):
-                    new[i] = abs(a if np.isfinite(a) else b) > edge_factor * edge
+                    one = a if np.isfinite(a) else b
+                    new[i] = abs(one) > edge_factor * edge
+                    # the end off the line through its side's two nearest kept values too
+                    side = range(1, len(lx)) if i == 0 else range(len(lx) - 2, -1, -1)
+                    near = [j for j in side if not excluded[j]][:2]
+                    if len(mid) >= qu.MIN_INNER and len(near) == 2:
+                        j, k = near
+                        t = lx[i] - (lx[j] + (lx[k] - lx[j]) * (i - j) / (k - j))
+                        t = max(t, 0.0) if direction == "up" else t
+                        new[i] |= bool(np.sign(one) == np.sign(t) and min(abs(one), abs(t)) > edge_factor * thr)
         excluded = new
     flags[idx] = excluded
     return flags

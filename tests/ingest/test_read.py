@@ -427,7 +427,7 @@ def test_merge_files_equals_merge(tmp_path, study_tables):
     for name in tables:
         got = read_parquet(outputs[name], name)
         assert got.equals(want[name]), name
-        assert int(got["outlier"].sum()) == {"pt2pt": 3, "nbft": 44, "collective": 1102}[name]
+        assert int(got["outlier"].sum()) == {"pt2pt": 3, "nbft": 44, "collective": 1107}[name]
     assert got_q.equals(want_q)
 
 

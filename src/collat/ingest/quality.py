@@ -13,7 +13,10 @@ residuals.
 Requiring both sides makes genuine steps (a new socket, a protocol switch) safe: a
 step point agrees with one side. At the ends of a series only one side exists and it
 alone decides, against ``edge_factor`` x the threshold from the scale of the left-side
-residuals, stricter where the trend is steep.
+residuals, stricter where the trend is steep; where the series has an inner scale, an end
+is also flagged when it stands off both its side median and the line through the two
+nearest values on its side by ``edge_factor`` x the inner threshold (the line follows a
+trend that doubles per size, so a spike at the flat end of such a series shows).
 """
 
 from __future__ import annotations
@@ -135,12 +138,50 @@ def _pass(lx, valid, live, excluded, window, z, floor, direction, edge_factor) -
         rl_, rr_ = rl, rr
     both = np.isfinite(rl_) & np.isfinite(rr_)
     one = np.where(np.isfinite(rl_), rl_, rr_)
+    # an end of a series that has an inner scale is also an outlier where it stands off both its
+    # side median and the line through the two nearest values on its side (as an inner value stands
+    # off both sides; the line follows a trend that doubles per size) by the inner threshold: the
+    # left residuals' scale of a series that bends is too wide to see a spike at its flat end
+    trend = lx - _extrapolated(ref, valid)
+    if direction == "up":
+        trend = np.where(np.isfinite(trend), np.maximum(trend, 0), np.nan)
     with np.errstate(invalid="ignore"):
+        off = (np.isfinite(inner) & (np.sign(one) == np.sign(trend))
+               & (np.minimum(np.abs(one), np.abs(trend)) > edge_factor * thr))
         return np.where(
             both,
             (np.sign(rl_) == np.sign(rr_)) & (np.minimum(np.abs(rl_), np.abs(rr_)) > thr),
-            np.abs(one) > edge_factor * edge_thr,
+            (np.abs(one) > edge_factor * edge_thr) | off,
         ) & valid & live
+
+
+def _extrapolated(ref: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """At the first and the last of each row's ``valid`` positions (they stand at its front), the
+    straight line through the two nearest finite values of ``ref`` (NaN: a value left out) on the
+    one side it has, extended to it; NaN elsewhere and where that side has fewer than two."""
+    m, n = ref.shape
+    out = np.full((m, n), np.nan)
+    if n < 3:
+        return out
+    rows = np.arange(m)
+    fin = np.isfinite(ref)
+    count = fin.sum(axis=1)
+    pos = np.argsort(~fin, axis=1, kind="stable")  # each row's finite positions first, in order
+    end = np.maximum(valid.sum(axis=1) - 1, 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # the first position: the first two finite ones after it
+        skip = fin[:, 0].astype(int)
+        a, b = pos[rows, np.minimum(skip, n - 1)], pos[rows, np.minimum(skip + 1, n - 1)]
+        va, vb = ref[rows, a], ref[rows, b]
+        ok = count - skip >= 2
+        out[ok, 0] = (va + (va - vb) * a / (b - a))[ok]
+        # the last: the last two finite ones before it
+        before = count - fin[rows, end].astype(int)
+        a, b = pos[rows, np.clip(before - 1, 0, n - 1)], pos[rows, np.clip(before - 2, 0, n - 1)]
+        va, vb = ref[rows, a], ref[rows, b]
+        ok = (before >= 2) & (end >= 2)
+        out[rows[ok], end[ok]] = (va + (va - vb) * (end - a) / (a - b))[ok]
+    return out
 
 
 def _mad_scale(x: np.ndarray) -> np.ndarray:
