@@ -91,6 +91,8 @@ def bend_weights(cells_of: dict, start: dict, options, placements, opts, max_rec
     from dataclasses import replace
 
     from collat.model.calibration import calibrate_all, fanout_shapes, predict_cells
+    from collat.model.hybrid_mode import FULL
+    from collat.model.placement import full_node
     from collat.model.validation import odd_and_even
     from collat.runner import fork_map
 
@@ -98,8 +100,12 @@ def bend_weights(cells_of: dict, start: dict, options, placements, opts, max_rec
     shapes = fanout_shapes(start, opts.nbft_shape, options.openmpi.small_limit)
     jobs = [(target, a, b) for target, cells in cells_of.items()
             for a, b in odd_and_even(cells[cells["operation"].isin(set(start))].reset_index(drop=True))]
+    # whether a node is full: the hybrid interpolates each kind's residuals apart (hybrid_mode.FULL)
     kept = {target: cells[cells["operation"].isin(set(start))].reset_index(drop=True)
             for target, cells in cells_of.items()}
+    kept = {target: cells.assign(**{FULL: full_node(cells["P"].to_numpy(), cells["mapping"].to_numpy(),
+                                                    placements.machine)})
+            for target, cells in kept.items()}
 
     def one(i):  # every cell of the target priced by a calibration of the fold's train cells
         target, a, _ = jobs[i]
