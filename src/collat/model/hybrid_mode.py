@@ -14,7 +14,10 @@ is more than 2^10 away in P or size, and another operation's cells last.
   residual is interpolated linearly in log2 P between the measured P (:func:`curve_residuals`), so
   that at a measured cell the hybrid returns the measurement and between measured P it follows the
   schedule model's shape, or as much of its bend away from a straight line as inner folds find
-  worth keeping (:mod:`collat.model.bend`); on a curve with no measured cell (another algorithm,
+  worth keeping (:mod:`collat.model.bend`); a P where a node is full (no core left for the
+  operating system: :func:`collat.model.placement.full_node`, which the model does not price)
+  takes only the residuals of such P, and the other P only the others', where the curve has
+  both; on a curve with no measured cell (another algorithm,
   mapping or size) it is the k nearest residuals of other curves (:func:`knn_log`), which carry the machine's
   systematic error (for an algorithm nobody measured beside measured ones, weighted also by how
   alike the model prices its run and theirs, their weighted mean or median, times the share of the
