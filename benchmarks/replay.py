@@ -130,7 +130,8 @@ def main() -> None:
         # cells as rule model_bend chooses it on the measured ones
         bends = bend_weights({target: tr}, start, options, placements, calibration, receivers)
         p = fit(tr, cells, target, trend, openmpi.to_numpy(float),
-                bend=dict(zip(bends["operation"], bends["weight"])))
+                bend=dict(zip(bends["operation"], bends["weight"])),
+                full_apart=dict(zip(bends["operation"], bends["full_apart"])))
         return p["hybrid"], p["calibrated"], seen
 
     def ranked(hyb: np.ndarray, cal: np.ndarray, seen: np.ndarray) -> np.ndarray:

@@ -341,17 +341,23 @@ def test_hybrid_predictions_take_the_residuals_where_another_grid_priced_the_mea
 
 def test_hybrid_predictions_on_a_machine_keep_a_full_node_s_residual_to_itself():
     """One node of 16 cores, measured at P = 8 (residual 0) and 16 (full: residual log 2). With the
-    machine, P = 12 carries P = 8's; without, it takes 0.585 of the way to P = 16's; P = 16 keeps its
-    measurement either way. The grid's columns do not change."""
+    machine and a bend table that chose it (``full_apart``), P = 12 carries P = 8's; otherwise it
+    takes 0.585 of the way to P = 16's; P = 16 keeps its measurement either way. The grid's columns
+    do not change."""
     machine = {"nodes": 1, "sockets_per_node": 1, "cores_per_socket": 16, "cores_per_l3": 16}
     row = lambda P: {"mode": "calibrated", "operation": "bcast", "algorithm": 1, "mapping": "core", "P": P,  # noqa: E731
                      "size": 1, "target": "avg", "predicted": 1.0}
     grid = pd.DataFrame([row(8), row(12), row(16)])
     measured = {"avg": frame([("bcast", 1, "core", 8, 1, 1.0), ("bcast", 1, "core", 16, 1, 2.0)])}
-    got = co.hybrid_predictions(grid, measured, 1, machine=machine)
+    bend = pd.DataFrame({"operation": ["bcast"], "target": ["avg"], "weight": [1.0], "full_apart": [True]})
+    got = co.hybrid_predictions(grid, measured, 1, bend=bend, machine=machine)
     assert got["predicted"].tolist() == pytest.approx([1.0, 1.0, 2.0])
-    assert co.hybrid_predictions(grid, measured, 1)["predicted"].tolist() == pytest.approx([1.0, 2 ** np.log2(1.5), 2.0])
     assert list(got.columns) == list(grid.columns) + ["twin"]
+    across = [1.0, 1.5, 2.0]  # 2 ** log2(12 / 8)
+    assert co.hybrid_predictions(grid, measured, 1, bend=bend)["predicted"].tolist() == pytest.approx(across)
+    joint = bend.assign(full_apart=False)
+    assert co.hybrid_predictions(grid, measured, 1, bend=joint, machine=machine)["predicted"].tolist() == pytest.approx(
+        across)
 
 
 def test_a_what_if_grid_takes_the_measured_grids_word_on_the_trends_direction():

@@ -21,7 +21,8 @@ import pandas as pd
 
 #: the weights tried, from the straight line between the measurements (0) to the model's shape (1)
 WEIGHTS = np.round(np.linspace(0.0, 1.0, 11), 1)
-BEND_COLUMNS = ["operation", "target", "weight", "cells", "error_line", "error_model", "error_weighted"]
+BEND_COLUMNS = ["operation", "target", "weight", "cells", "error_line", "error_model", "error_weighted", "full_apart",
+                "full_cells"]
 
 
 def model_bend(train: pd.DataFrame, train_predicted, test: pd.DataFrame, test_predicted) -> np.ndarray:
@@ -58,6 +59,58 @@ def weights_by_operation(cells: pd.DataFrame, error, bend) -> dict[str, float]:
             for op, rows in cells.groupby("operation", sort=True).indices.items()}
 
 
+def apart_by_operation(train: pd.DataFrame, folds) -> tuple[dict[str, bool], dict[str, int]]:
+    """({operation: whether the hybrid interpolates a full node's residuals apart from the others'},
+    {operation: the cells that decided}) from ``folds`` ((train rows, test rows, the prices of
+    ``train`` by a calibration of the fold's train rows alone) each), where ``train`` has the column
+    :data:`collat.model.hybrid_mode.FULL`: the inner folds' test cells whose interpolated residual
+    differs between the two ways (:func:`collat.model.hybrid_mode.curve_residuals` with and without
+    the column; those between a measured P where a node is full and one where none is) decide, by
+    the smaller median |log error| of the two. On one machine a full node costs what the model does
+    not price (16 cores: every algorithm 1.5-3.6x slower at P = 16 than at 15); on another that P
+    also crosses to a new node, which the model prices, and the residuals there run on. Without
+    such a cell: not apart."""
+    from collat.model.hybrid_mode import FULL, curve_residuals
+
+    if FULL not in train:
+        return {}, {}
+    measured = np.log(train["measured"].to_numpy(float))
+    ops, apart, joint = [], [], []
+    for a, b, prices in folds:
+        tr, te = train[a].reset_index(drop=True), train[b].reset_index(drop=True)
+        residual = measured[a] - np.log(prices[a])
+        ok = np.isfinite(residual)
+        tr = tr[ok].reset_index(drop=True)
+        one, _ = curve_residuals(tr, residual[ok], te)
+        both, _ = curve_residuals(tr.drop(columns=FULL), residual[ok], te.drop(columns=FULL))
+        base = np.log(prices[b]) - measured[b]
+        differs = np.isfinite(one) & np.isfinite(both) & np.isfinite(base) & (np.abs(one - both) > 1e-12)
+        ops.append(te["operation"].astype(str).to_numpy()[differs])
+        apart.append(np.abs(base + one)[differs])
+        joint.append(np.abs(base + both)[differs])
+    if not ops:
+        return {}, {}
+    ops, apart, joint = np.concatenate(ops), np.concatenate(apart), np.concatenate(joint)
+    chosen, cells = {}, {}
+    for op in np.unique(ops):
+        mine = ops == op
+        chosen[str(op)] = bool(np.median(apart[mine]) < np.median(joint[mine]))
+        cells[str(op)] = int(mine.sum())
+    return chosen, cells
+
+
+def keep_apart(cells: pd.DataFrame, apart: dict) -> pd.DataFrame:
+    """``cells`` whose column :data:`collat.model.hybrid_mode.FULL` holds only for the operations
+    ``apart`` chose (:func:`apart_by_operation`): the other operations' residuals are interpolated
+    across a full node. Unchanged without the column."""
+    from collat.model.hybrid_mode import FULL
+
+    if FULL not in cells:
+        return cells
+    chosen = cells["operation"].astype(str).map(apart).fillna(False).to_numpy(bool)
+    return cells.assign(**{FULL: cells[FULL].to_numpy(bool) & chosen})
+
+
 def inner_fold_errors(train: pd.DataFrame, folds) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     """(the inner folds' test cells, the hybrid's log error with the whole bend there, their bend),
     pooled over ``folds``: (train rows, test rows, the prices of ``train`` by a calibration of the
@@ -87,7 +140,9 @@ def bend_weights(cells_of: dict, start: dict, options, placements, opts, max_rec
     """The bend weight of each (operation, target) on all the measured cells (``cells_of``: target
     -> measured cells): :func:`collat.model.validation.odd_and_even` folds, each calibrated on its train cells alone
     (:func:`collat.model.calibration.calibrate`), and :func:`bend_weight` over the test cells of
-    both. Columns :data:`BEND_COLUMNS`, with each variant's median |log error| there."""
+    both. Columns :data:`BEND_COLUMNS`, with each variant's median |log error| there, and whether
+    a full node's residuals are interpolated apart (:func:`apart_by_operation`, chosen first on the
+    same folds; ``full_cells``, the cells that decided)."""
     from dataclasses import replace
 
     from collat.model.calibration import calibrate_all, fanout_shapes, predict_cells
@@ -122,6 +177,8 @@ def bend_weights(cells_of: dict, start: dict, options, placements, opts, max_rec
     rows = []
     for target, cells in kept.items():
         folds = [(a, b, p) for (t, a, b), p in zip(jobs, priced) if t == target]
+        apart, decided = apart_by_operation(cells, folds)
+        cells = keep_apart(cells, apart)
         at, error, bend = inner_fold_errors(cells, folds)
         inside = at.groupby("operation", sort=True).indices
         for op in sorted(cells["operation"].unique()):
@@ -131,6 +188,7 @@ def bend_weights(cells_of: dict, start: dict, options, placements, opts, max_rec
             def miss(weight):
                 return float(np.median(np.abs(error[idx] - (1.0 - weight) * bend[idx]))) if len(idx) else np.nan
             rows.append({"operation": op, "target": target, "weight": w, "cells": len(idx),
-                         "error_line": miss(0.0), "error_model": miss(1.0), "error_weighted": miss(w)})
+                         "error_line": miss(0.0), "error_model": miss(1.0), "error_weighted": miss(w),
+                         "full_apart": apart.get(op, False), "full_cells": decided.get(op, 0)})
     return pd.DataFrame(rows, columns=BEND_COLUMNS)
 

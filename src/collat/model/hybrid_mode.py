@@ -17,7 +17,7 @@ is more than 2^10 away in P or size, and another operation's cells last.
   worth keeping (:mod:`collat.model.bend`); a P where a node is full (no core left for the
   operating system: :func:`collat.model.placement.full_node`, which the model does not price)
   takes only the residuals of such P, and the other P only the others', where the curve has
-  both; on a curve with no measured cell (another algorithm,
+  both and inner folds find it errs less so (:func:`collat.model.bend.apart_by_operation`); on a curve with no measured cell (another algorithm,
   mapping or size) it is the k nearest residuals of other curves (:func:`knn_log`), which carry the machine's
   systematic error (for an algorithm nobody measured beside measured ones, weighted also by how
   alike the model prices its run and theirs, their weighted mean or median, times the share of the
@@ -646,7 +646,9 @@ def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFram
     (:func:`collat.model.transfer.foreign`). Column ``twin``: the price is a measured cell's of the
     same run (:func:`twin_answers`). With the grid's ``machine`` (config ``machine``), a cell where a
     node is full takes the residuals of measured cells where one is, and the others those where none
-    is (:func:`curve_residuals`); on another grid (a what-if machine's P) every cell takes all."""
+    is (:func:`curve_residuals`), for the operations whose ``bend`` row says ``full_apart``; on
+    another grid (a what-if machine's P) every cell takes all."""
+    from collat.model.bend import keep_apart
     from collat.model.placement import full_node
     from collat.model.transfer import foreign
     parts = []
@@ -655,9 +657,12 @@ def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFram
         g = g.reset_index(drop=True)
         if cells is None or cells.empty:
             continue
-        if machine is not None and at_measured is None:
-            cells = cells.assign(**{FULL: full_node(cells["P"].to_numpy(), cells["mapping"].to_numpy(), machine)})
-            g = g.assign(**{FULL: full_node(g["P"].to_numpy(), g["mapping"].to_numpy(), machine)})
+        if machine is not None and at_measured is None and bend is not None and "full_apart" in bend:
+            chosen = bend[bend["target"] == target]
+            apart = dict(zip(chosen["operation"].astype(str), chosen["full_apart"].astype(bool)))
+            cells = keep_apart(cells.assign(**{FULL: full_node(cells["P"].to_numpy(), cells["mapping"].to_numpy(),
+                                                               machine)}), apart)
+            g = keep_apart(g.assign(**{FULL: full_node(g["P"].to_numpy(), g["mapping"].to_numpy(), machine)}), apart)
         priced = g if at_measured is None else at_measured[at_measured["target"] == target]
         train = cells.merge(priced[CELL + ["predicted"]], on=CELL, how="inner")
         line, free = (None if other is None else _aligned(other, target, g) for other in (trend, unfitted))
