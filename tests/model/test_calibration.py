@@ -606,16 +606,22 @@ def blocks_options(algorithm: int):
     return replace(OPTIONS, openmpi=replace(OPTIONS.openmpi, trees=trees))
 
 
+def blocks_case():
+    """(options, cells, start, calibration options): bcast 1 linear, 2 blocks, 3 a tree, measured
+    at sizes 1 and 8192 on TINY from the true costs, the start 1.3x off."""
+    options = blocks_options(2)
+    table = true_table("bcast")
+    cells = synthetic_cells("bcast", table, algorithms=(1, 2, 3), sizes=(1, 8192), options=options)
+    start = {"bcast": start_from(table, 1.3, options)}
+    return options, cells, start, cal.CalibrationOptions(4, 11, "soft_l1", 0.1, 2.0, 20, 1e-5, ("avg",))
+
+
 def test_fit_predict_prices_a_foreign_algorithm_by_the_openmpi_mode():
     # bcast 2 a scatter-allgather (blocks) held out beside the linear tree: the calibrated mode and
     # every hybrid take the openmpi mode's price, where it has one; a tree beside it is calibrated.
     # Below P elements and at P = 2 the schedule is the linear tree's run: the hybrids take the
     # measured twin there
-    options = blocks_options(2)
-    table = true_table("bcast")
-    cells = synthetic_cells("bcast", table, algorithms=(1, 2, 3), sizes=(1, 8192), options=options)
-    start = {"bcast": start_from(table, 1.3, options)}
-    opts = cal.CalibrationOptions(4, 11, "soft_l1", 0.1, 2.0, 20, 1e-5, ("avg",))
+    options, cells, start, opts = blocks_case()
     train, test = cells[cells["algorithm"] == 1], cells[cells["algorithm"] != 1].reset_index(drop=True)
     unfitted = np.where(np.arange(len(test)) % 2, np.nan, 7.0)
     got = cal.fit_predict(train, test, "avg", None, unfitted, start, options, md.Placements(TINY), opts, 7,
@@ -634,11 +640,7 @@ def test_inner_folds_that_hold_out_a_foreign_algorithm_give_its_own_width():
     # bcast 1 linear, 2 blocks, 3 a tree, each held out of the other two in turn: the tree beside
     # the linear tree is of a kind they cover; the linear tree (P - 1 receivers) beside a tree and
     # blocks, and the blocks beside two trees, are foreign. Each width pools its own kind's folds
-    options = blocks_options(2)
-    table = true_table("bcast")
-    train = synthetic_cells("bcast", table, algorithms=(1, 2, 3), sizes=(1, 8192), options=options)
-    start = {"bcast": start_from(table, 1.3, options)}
-    opts = cal.CalibrationOptions(4, 11, "soft_l1", 0.1, 2.0, 20, 1e-5, ("avg",))
+    options, train, start, opts = blocks_case()
     held = {a: (train["algorithm"] == a).to_numpy() for a in (1, 2, 3)}
     folds = tuple((~b, b, None, None, np.zeros(b.sum())) for b in held.values())
     inner = va.InnerFolds(folds, ("calibrated",), "unseen_algorithm")

@@ -77,12 +77,9 @@ def apart_by_operation(train: pd.DataFrame, folds) -> tuple[dict[str, bool], dic
     measured = np.log(train["measured"].to_numpy(float))
     ops, apart, joint = [], [], []
     for a, b, prices in folds:
-        tr, te = train[a].reset_index(drop=True), train[b].reset_index(drop=True)
-        residual = measured[a] - np.log(prices[a])
-        ok = np.isfinite(residual)
-        tr = tr[ok].reset_index(drop=True)
-        one, _ = curve_residuals(tr, residual[ok], te)
-        both, _ = curve_residuals(tr.drop(columns=FULL), residual[ok], te.drop(columns=FULL))
+        _, kept, residual, te = _fold(train, measured, a, b, prices)
+        one, _ = curve_residuals(kept, residual, te)
+        both, _ = curve_residuals(kept.drop(columns=FULL), residual, te.drop(columns=FULL))
         base = np.log(prices[b]) - measured[b]
         differs = np.isfinite(one) & np.isfinite(both) & np.isfinite(base) & (np.abs(one - both) > 1e-12)
         ops.append(te["operation"].astype(str).to_numpy()[differs])
@@ -97,6 +94,15 @@ def apart_by_operation(train: pd.DataFrame, folds) -> tuple[dict[str, bool], dic
         chosen[str(op)] = bool(np.median(apart[mine]) < np.median(joint[mine]))
         cells[str(op)] = int(mine.sum())
     return chosen, cells
+
+
+def _fold(train: pd.DataFrame, measured: np.ndarray, a: np.ndarray, b: np.ndarray, prices: np.ndarray) -> tuple:
+    """One inner fold of ``train``: (its train cells, those with a finite residual log(measured /
+    price), their residuals, its test cells)."""
+    tr, te = train[a].reset_index(drop=True), train[b].reset_index(drop=True)
+    residual = measured[a] - np.log(prices[a])
+    ok = np.isfinite(residual)
+    return tr, tr[ok].reset_index(drop=True), residual[ok], te
 
 
 def keep_apart(cells: pd.DataFrame, apart: dict) -> pd.DataFrame:
@@ -121,10 +127,8 @@ def inner_fold_errors(train: pd.DataFrame, folds) -> tuple[pd.DataFrame, np.ndar
     measured = np.log(train["measured"].to_numpy(float))
     parts, errors, bends = [], [], []
     for a, b, prices in folds:
-        tr, te = train[a].reset_index(drop=True), train[b].reset_index(drop=True)
-        residual = measured[a] - np.log(prices[a])
-        ok = np.isfinite(residual)
-        along, where = curve_residuals(tr[ok].reset_index(drop=True), residual[ok], te)
+        tr, kept, residual, te = _fold(train, measured, a, b, prices)
+        along, where = curve_residuals(kept, residual, te)
         bend = model_bend(tr, prices[a], te, prices[b])
         inside = (where == 1) & np.isfinite(bend)
         parts.append(te[inside])
