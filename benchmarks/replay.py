@@ -83,8 +83,7 @@ def main() -> None:
     from collat.model import ModelOptions, Placements
     from collat.model.bend import bend_weights
     from collat.model.calibration import CalibrationOptions, fit_predict, starting_costs
-    from collat.model.hybrid_mode import FULL, HybridOptions
-    from collat.model.placement import full_node
+    from collat.model.hybrid_mode import HybridOptions
     from collat.model.validation import measured_cells, noise_floor, segmented
     from collat.plan.acquisition import curve_sd, estimate_uncertainty, next_launches
     from collat.selection.choice import expected_latency
@@ -111,7 +110,6 @@ def main() -> None:
                   opts=calibration, max_receivers=receivers,
                   hybrid_neighbours=HybridOptions.from_config(cfg["model"]["hybrid"]).neighbours)
     cells = measured_cells(coll, target).reset_index(drop=True)
-    cells[FULL] = full_node(cells["P"].to_numpy(), cells["mapping"].to_numpy(), machine)  # as the validation
     unfitted = pd.read_parquet(res / "model/unfitted_predictions.parquet",
                                filters=[("mode", "==", "openmpi"), ("target", "==", target)])
     openmpi = cells.merge(unfitted[LAUNCH + ["size", "predicted"]], on=LAUNCH + ["size"], how="left")["predicted"]
@@ -130,8 +128,7 @@ def main() -> None:
         # cells as rule model_bend chooses it on the measured ones
         bends = bend_weights({target: tr}, start, options, placements, calibration, receivers)
         p = fit(tr, cells, target, trend, openmpi.to_numpy(float),
-                bend=dict(zip(bends["operation"], bends["weight"])),
-                full_apart=dict(zip(bends["operation"], bends["full_apart"])))
+                bend=dict(zip(bends["operation"], bends["weight"])))
         return p["hybrid"], p["calibrated"], seen
 
     def ranked(hyb: np.ndarray, cal: np.ndarray, seen: np.ndarray) -> np.ndarray:

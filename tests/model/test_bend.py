@@ -41,23 +41,3 @@ def test_inner_fold_errors_score_the_hybrid_between_two_train_P_only():
     assert at["P"].tolist() == [4]
     assert error == pytest.approx([np.log(1.5)]) and bend == pytest.approx([np.log(1.5)])
     assert be.weights_by_operation(at, error, bend) == {"bcast": 0.0}
-
-
-def test_a_full_node_s_residuals_go_apart_where_the_inner_folds_err_less_so():
-    # one curve per operation at P = 2, 4, 8, 12, 16, a node full at P = 16, every price 1. The bcast
-    # measures 1 up to P = 12 and 2 at P = 16 (the full node's own cost); the reduce P / 2 (a residual
-    # linear in log2 P, full node or not). The fold that trains on 2, 8, 16 tests P = 12 between a
-    # full node and none: apart, the bcast carries P = 8's residual (error 0) where across it takes
-    # log2(1.5) of the way to log 2 (error 0.405); the reduce interpolates exactly across and errs
-    # log(6 / 4) apart. P = 4 lies between 2 and 8: the same either way, it does not decide
-    rows = [(op, 1, "core", P, 1, m(P)) for op, m in (("bcast", lambda P: 2.0 if P == 16 else 1.0),
-                                                      ("reduce", lambda P: P / 2)) for P in (2, 4, 8, 12, 16)]
-    train = frame(rows).assign(full_node=lambda d: d["P"] == 16)
-    trained = train["P"].isin([2, 8, 16]).to_numpy()
-    folds = [(trained, ~trained, np.ones(len(train)))]
-    apart, cells = be.apart_by_operation(train, folds)
-    assert apart == {"bcast": True, "reduce": False} and cells == {"bcast": 1, "reduce": 1}
-    # without the column nothing goes apart; keep_apart clears the column where not chosen
-    assert be.apart_by_operation(train.drop(columns="full_node"), folds) == ({}, {})
-    kept = be.keep_apart(train, apart)
-    assert kept["full_node"].tolist() == [False] * 4 + [True] + [False] * 5

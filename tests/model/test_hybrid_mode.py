@@ -75,22 +75,6 @@ def test_hybrid_beyond_the_measured_P_carries_the_end_and_averages_with_the_tren
     assert where.tolist() == [2, 0]  # below the smallest P: beyond; another curve: none
 
 
-def test_a_full_node_s_residuals_and_the_others_are_interpolated_apart():
-    # residual 0 at P = 2 and 8, log 2 at P = 16 (the node full there, as on the 16-core node)
-    train = frame([("bcast", 1, "core", P, 1, 1.0) for P in (2, 8, 16)]).assign(full_node=[False, False, True])
-    values = np.log([1.0, 1.0, 2.0])
-    test = frame([("bcast", 1, "core", P, 1, np.nan) for P in (4, 12, 16)])
-    # without the column: P = 12 between 8 and 16, log2(12 / 8) = 0.585 of the way
-    plain, where = co.curve_residuals(train, values, test)
-    assert plain == pytest.approx([0.0, np.log2(1.5) * np.log(2.0), np.log(2.0)]) and where.tolist() == [1, 1, 1]
-    # with it: P = 12 (no node full) carries P = 8's; inside the curve's measured P all the same
-    got, where = co.curve_residuals(train, values, test.assign(full_node=[False, False, True]))
-    assert got == pytest.approx([0.0, 0.0, np.log(2.0)]) and where.tolist() == [1, 1, 1]
-    # a full node's cell on a curve measured where none is: every train cell of the curve answers
-    got, _ = co.curve_residuals(train.assign(full_node=False), values, test.assign(full_node=[False, False, True]))
-    assert got == pytest.approx(plain)
-
-
 def test_against_compares_the_directions_of_two_forecasts_per_curve():
     """Size 1: over P = 32, 64 the trend rises (45 -> 90) and the model falls (5 -> 4): against.
     Size 2: both rise: not. Size 4: one cell, no direction: not. The P = 128 cell of size 1 is not
@@ -337,27 +321,6 @@ def test_hybrid_predictions_take_the_residuals_where_another_grid_priced_the_mea
     assert got[key].equals(what_if[key]) and set(got["mode"]) == {"hybrid"}
     assert got["predicted"].tolist() == pytest.approx([3 * 2, 5 * 4])
     assert co.hybrid_predictions(what_if, measured, 1)["predicted"].tolist() == [3.0, 5.0]
-
-
-def test_hybrid_predictions_on_a_machine_keep_a_full_node_s_residual_to_itself():
-    """One node of 16 cores, measured at P = 8 (residual 0) and 16 (full: residual log 2). With the
-    machine and a bend table that chose it (``full_apart``), P = 12 carries P = 8's; otherwise it
-    takes 0.585 of the way to P = 16's; P = 16 keeps its measurement either way. The grid's columns
-    do not change."""
-    machine = {"nodes": 1, "sockets_per_node": 1, "cores_per_socket": 16, "cores_per_l3": 16}
-    row = lambda P: {"mode": "calibrated", "operation": "bcast", "algorithm": 1, "mapping": "core", "P": P,  # noqa: E731
-                     "size": 1, "target": "avg", "predicted": 1.0}
-    grid = pd.DataFrame([row(8), row(12), row(16)])
-    measured = {"avg": frame([("bcast", 1, "core", 8, 1, 1.0), ("bcast", 1, "core", 16, 1, 2.0)])}
-    bend = pd.DataFrame({"operation": ["bcast"], "target": ["avg"], "weight": [1.0], "full_apart": [True]})
-    got = co.hybrid_predictions(grid, measured, 1, bend=bend, machine=machine)
-    assert got["predicted"].tolist() == pytest.approx([1.0, 1.0, 2.0])
-    assert list(got.columns) == list(grid.columns) + ["twin"]
-    across = [1.0, 1.5, 2.0]  # 2 ** log2(12 / 8)
-    assert co.hybrid_predictions(grid, measured, 1, bend=bend)["predicted"].tolist() == pytest.approx(across)
-    joint = bend.assign(full_apart=False)
-    assert co.hybrid_predictions(grid, measured, 1, bend=joint, machine=machine)["predicted"].tolist() == pytest.approx(
-        across)
 
 
 def test_a_what_if_grid_takes_the_measured_grids_word_on_the_trends_direction():

@@ -3,8 +3,7 @@
 import numpy as np
 import pytest
 
-from collat.model.placement import (active_units, channels_between, full_node, laid_end_to_end, place, place_arrays,
-                                    same_placements)
+from collat.model.placement import active_units, channels_between, laid_end_to_end, place, place_arrays, same_placements
 
 EPYC = {"nodes": 2, "sockets_per_node": 2, "cores_per_socket": 64, "cores_per_l3": 4, "numa_per_socket": 4}
 
@@ -49,17 +48,6 @@ def test_active_units():
     assert active_units(P, "core", EPYC).tolist() == [1, 1, 2, 2, 3, 4]
     assert active_units(P, "socket", EPYC).tolist() == [1, 1, 1, 1, 2, 2]
     assert active_units(P, "node", EPYC).tolist() == [1] * 6
-
-
-def test_a_node_is_full_where_every_core_of_one_holds_a_rank():
-    # 2 nodes of 128 cores: map-by core and socket fill node 0 at P = 128; map-by node deals the
-    # ranks out in turn, 127 each at P = 254, node 0's 128th at P = 255
-    P = np.array([2, 127, 128, 129, 254, 255, 256])
-    assert full_node(P, "core", EPYC).tolist() == [False, False, True, True, True, True, True]
-    assert full_node(P, "socket", EPYC).tolist() == [False, False, True, True, True, True, True]
-    assert full_node(P, "node", EPYC).tolist() == [False] * 5 + [True, True]
-    # one mapping per cell
-    assert full_node(np.array([128, 128]), np.array(["core", "node"]), EPYC).tolist() == [True, False]
 
 
 def test_channels_used_by_hand():

@@ -49,7 +49,7 @@ if "hybrid" in options.modes:  # the calibrated grid corrected by its residuals 
                             filters=[("run", "==", -1)])  # the regression stage's grid (its grid_cleaning)
     bend = pd.read_csv(snakemake.input.bend) if "bend" in snakemake.input.keys() else None
     parts["hybrid"] = hybrid_predictions(raw, measured, k, trend, physics, bend=bend,
-                                         trees=options.openmpi.trees, machine=cfg["machine"])
+                                         trees=options.openmpi.trees)
 predictions = pd.concat([parts[m] for m in options.modes if m in parts], ignore_index=True)
 if "twin" in predictions:  # the hybrid's prices that are a measurement of the same run
     predictions["twin"] = predictions["twin"].fillna(False).astype(bool)

@@ -21,8 +21,7 @@ import pandas as pd
 
 #: the weights tried, from the straight line between the measurements (0) to the model's shape (1)
 WEIGHTS = np.round(np.linspace(0.0, 1.0, 11), 1)
-BEND_COLUMNS = ["operation", "target", "weight", "cells", "error_line", "error_model", "error_weighted", "full_apart",
-                "full_cells"]
+BEND_COLUMNS = ["operation", "target", "weight", "cells", "error_line", "error_model", "error_weighted"]
 
 
 def model_bend(train: pd.DataFrame, train_predicted, test: pd.DataFrame, test_predicted) -> np.ndarray:
@@ -59,64 +58,6 @@ def weights_by_operation(cells: pd.DataFrame, error, bend) -> dict[str, float]:
             for op, rows in cells.groupby("operation", sort=True).indices.items()}
 
 
-def apart_by_operation(train: pd.DataFrame, folds) -> tuple[dict[str, bool], dict[str, int]]:
-    """({operation: whether the hybrid interpolates a full node's residuals apart from the others'},
-    {operation: the cells that decided}) from ``folds`` ((train rows, test rows, the prices of
-    ``train`` by a calibration of the fold's train rows alone) each), where ``train`` has the column
-    :data:`collat.model.hybrid_mode.FULL`: the inner folds' test cells whose interpolated residual
-    differs between the two ways (:func:`collat.model.hybrid_mode.curve_residuals` with and without
-    the column; those between a measured P where a node is full and one where none is) decide, by
-    the smaller median |log error| of the two. On one machine a full node costs what the model does
-    not price (16 cores: every algorithm 1.5-3.6x slower at P = 16 than at 15); on another that P
-    also crosses to a new node, which the model prices, and the residuals there run on. Without
-    such a cell: not apart."""
-    from collat.model.hybrid_mode import FULL, curve_residuals
-
-    if FULL not in train:
-        return {}, {}
-    measured = np.log(train["measured"].to_numpy(float))
-    ops, apart, joint = [], [], []
-    for a, b, prices in folds:
-        _, kept, residual, te = _fold(train, measured, a, b, prices)
-        one, _ = curve_residuals(kept, residual, te)
-        both, _ = curve_residuals(kept.drop(columns=FULL), residual, te.drop(columns=FULL))
-        base = np.log(prices[b]) - measured[b]
-        differs = np.isfinite(one) & np.isfinite(both) & np.isfinite(base) & (np.abs(one - both) > 1e-12)
-        ops.append(te["operation"].astype(str).to_numpy()[differs])
-        apart.append(np.abs(base + one)[differs])
-        joint.append(np.abs(base + both)[differs])
-    if not ops:
-        return {}, {}
-    ops, apart, joint = np.concatenate(ops), np.concatenate(apart), np.concatenate(joint)
-    chosen, cells = {}, {}
-    for op in np.unique(ops):
-        mine = ops == op
-        chosen[str(op)] = bool(np.median(apart[mine]) < np.median(joint[mine]))
-        cells[str(op)] = int(mine.sum())
-    return chosen, cells
-
-
-def _fold(train: pd.DataFrame, measured: np.ndarray, a: np.ndarray, b: np.ndarray, prices: np.ndarray) -> tuple:
-    """One inner fold of ``train``: (its train cells, those with a finite residual log(measured /
-    price), their residuals, its test cells)."""
-    tr, te = train[a].reset_index(drop=True), train[b].reset_index(drop=True)
-    residual = measured[a] - np.log(prices[a])
-    ok = np.isfinite(residual)
-    return tr, tr[ok].reset_index(drop=True), residual[ok], te
-
-
-def keep_apart(cells: pd.DataFrame, apart: dict) -> pd.DataFrame:
-    """``cells`` whose column :data:`collat.model.hybrid_mode.FULL` holds only for the operations
-    ``apart`` chose (:func:`apart_by_operation`): the other operations' residuals are interpolated
-    across a full node. Unchanged without the column."""
-    from collat.model.hybrid_mode import FULL
-
-    if FULL not in cells:
-        return cells
-    chosen = cells["operation"].astype(str).map(apart).fillna(False).to_numpy(bool)
-    return cells.assign(**{FULL: cells[FULL].to_numpy(bool) & chosen})
-
-
 def inner_fold_errors(train: pd.DataFrame, folds) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     """(the inner folds' test cells, the hybrid's log error with the whole bend there, their bend),
     pooled over ``folds``: (train rows, test rows, the prices of ``train`` by a calibration of the
@@ -127,8 +68,10 @@ def inner_fold_errors(train: pd.DataFrame, folds) -> tuple[pd.DataFrame, np.ndar
     measured = np.log(train["measured"].to_numpy(float))
     parts, errors, bends = [], [], []
     for a, b, prices in folds:
-        tr, kept, residual, te = _fold(train, measured, a, b, prices)
-        along, where = curve_residuals(kept, residual, te)
+        tr, te = train[a].reset_index(drop=True), train[b].reset_index(drop=True)
+        residual = measured[a] - np.log(prices[a])
+        ok = np.isfinite(residual)
+        along, where = curve_residuals(tr[ok].reset_index(drop=True), residual[ok], te)
         bend = model_bend(tr, prices[a], te, prices[b])
         inside = (where == 1) & np.isfinite(bend)
         parts.append(te[inside])
@@ -144,14 +87,10 @@ def bend_weights(cells_of: dict, start: dict, options, placements, opts, max_rec
     """The bend weight of each (operation, target) on all the measured cells (``cells_of``: target
     -> measured cells): :func:`collat.model.validation.odd_and_even` folds, each calibrated on its train cells alone
     (:func:`collat.model.calibration.calibrate`), and :func:`bend_weight` over the test cells of
-    both. Columns :data:`BEND_COLUMNS`, with each variant's median |log error| there, and whether
-    a full node's residuals are interpolated apart (:func:`apart_by_operation`, chosen first on the
-    same folds; ``full_cells``, the cells that decided)."""
+    both. Columns :data:`BEND_COLUMNS`, with each variant's median |log error| there."""
     from dataclasses import replace
 
     from collat.model.calibration import calibrate_all, fanout_shapes, predict_cells
-    from collat.model.hybrid_mode import FULL
-    from collat.model.placement import full_node
     from collat.model.validation import odd_and_even
     from collat.runner import fork_map
 
@@ -159,12 +98,8 @@ def bend_weights(cells_of: dict, start: dict, options, placements, opts, max_rec
     shapes = fanout_shapes(start, opts.nbft_shape, options.openmpi.small_limit)
     jobs = [(target, a, b) for target, cells in cells_of.items()
             for a, b in odd_and_even(cells[cells["operation"].isin(set(start))].reset_index(drop=True))]
-    # whether a node is full: the hybrid interpolates each kind's residuals apart (hybrid_mode.FULL)
     kept = {target: cells[cells["operation"].isin(set(start))].reset_index(drop=True)
             for target, cells in cells_of.items()}
-    kept = {target: cells.assign(**{FULL: full_node(cells["P"].to_numpy(), cells["mapping"].to_numpy(),
-                                                    placements.machine)})
-            for target, cells in kept.items()}
 
     def one(i):  # every cell of the target priced by a calibration of the fold's train cells
         target, a, _ = jobs[i]
@@ -181,8 +116,6 @@ def bend_weights(cells_of: dict, start: dict, options, placements, opts, max_rec
     rows = []
     for target, cells in kept.items():
         folds = [(a, b, p) for (t, a, b), p in zip(jobs, priced) if t == target]
-        apart, decided = apart_by_operation(cells, folds)
-        cells = keep_apart(cells, apart)
         at, error, bend = inner_fold_errors(cells, folds)
         inside = at.groupby("operation", sort=True).indices
         for op in sorted(cells["operation"].unique()):
@@ -192,7 +125,6 @@ def bend_weights(cells_of: dict, start: dict, options, placements, opts, max_rec
             def miss(weight):
                 return float(np.median(np.abs(error[idx] - (1.0 - weight) * bend[idx]))) if len(idx) else np.nan
             rows.append({"operation": op, "target": target, "weight": w, "cells": len(idx),
-                         "error_line": miss(0.0), "error_model": miss(1.0), "error_weighted": miss(w),
-                         "full_apart": apart.get(op, False), "full_cells": decided.get(op, 0)})
+                         "error_line": miss(0.0), "error_model": miss(1.0), "error_weighted": miss(w)})
     return pd.DataFrame(rows, columns=BEND_COLUMNS)
 

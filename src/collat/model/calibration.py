@@ -21,7 +21,7 @@ import pandas as pd
 from collat.model.calibrated_mode import (CONCURRENT, FAULT, FORWARD, MEMORY, MMAP_THRESHOLD, OVERHEAD, PARAMETERS,
                                           RELEASE, SHAPE, SKEW, WAITS, costs_from_table, fanout_shape, fresh_memory,
                                           keeps_shape, parametric_costs, rendezvous_forms, shares_rendezvous)
-from collat.model.bend import apart_by_operation, inner_fold_errors, keep_apart, weights_by_operation
+from collat.model.bend import inner_fold_errors, weights_by_operation
 from collat.model.costs import ChannelCosts
 from collat.model.forest import Placements
 from collat.model.openmpi_mode import plan_shapes, predict_arrays, price_plans
@@ -480,7 +480,7 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
                 unfitted: np.ndarray | None, start: dict,
                 options: ModelOptions, placements: Placements, opts: CalibrationOptions, max_receivers: int,
                 hybrid_neighbours: int | None = None, inner: list | None = None,
-                bend: dict | None = None, full_apart: dict | None = None) -> dict[str, np.ndarray]:
+                bend: dict | None = None) -> dict[str, np.ndarray]:
     """Calibrate on the ``train`` cells of ``target`` only and predict the ``test`` cells (NaN for a
     test cell whose operation has no training cell): the calibrated mode inside a validation split,
     {"calibrated": predictions}, and with ``hybrid_neighbours`` also {"hybrid": ...}, the same
@@ -492,10 +492,6 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     {"twin": whether the hybrid's price of each test cell is such a measurement}. Between
     two train P of a curve the hybrid keeps the share ``bend`` (operation -> weight) of the model's
     bend (:mod:`collat.model.bend`); without, the share its sparse_P inner folds choose, or all of it.
-    ``full_apart`` (operation -> bool): whether the hybrid interpolates the residuals of P where a
-    node is full apart from the others' (where the cells have the column
-    :data:`collat.model.hybrid_mode.FULL`); without, as the sparse_P inner folds choose
-    (:func:`collat.model.bend.apart_by_operation`), or not apart.
 
     With ``inner`` (:class:`collat.model.validation.InnerFolds` of ``train``), also {"interval":
     {model: :class:`collat.model.validation.Width`}} for its models: :func:`collat.model.validation.interval_width` of each
@@ -572,17 +568,9 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     # between two training P of a curve, the hybrid keeps as much of the model's bend as the inner
     # folds that hold out P between training P find worth keeping (collat.model.bend); no other split
     # tests a cell between two training P of its curve
-    # and whether a full node's residuals are interpolated apart from the others' (collat.model.bend),
-    # chosen first on the same folds; not apart where nothing chose it
-    weights, apart = bend, full_apart
-    if inner is not None and inner.split == "sparse_P" and hybrid_neighbours is not None:
-        between = [(a, b, prices) for a, b, prices, *_ in folds]
-        if apart is None:
-            apart = apart_by_operation(train, between)[0]
-        train = keep_apart(train, apart)
-        if weights is None:
-            weights = weights_by_operation(*inner_fold_errors(train, between))
-    train, test = keep_apart(train, apart or {}), keep_apart(test, apart or {})
+    weights = bend
+    if weights is None and inner is not None and inner.split == "sparse_P" and hybrid_neighbours is not None:
+        weights = weights_by_operation(*inner_fold_errors(train, [(a, b, prices) for a, b, prices, *_ in folds]))
     share = (np.ones(n) if weights is None else
             test[rows]["operation"].astype(str).map(weights).fillna(1.0).to_numpy(float))
     out[rows] = p[:n]

@@ -14,10 +14,7 @@ is more than 2^10 away in P or size, and another operation's cells last.
   residual is interpolated linearly in log2 P between the measured P (:func:`curve_residuals`), so
   that at a measured cell the hybrid returns the measurement and between measured P it follows the
   schedule model's shape, or as much of its bend away from a straight line as inner folds find
-  worth keeping (:mod:`collat.model.bend`); a P where a node is full (no core left for the
-  operating system: :func:`collat.model.placement.full_node`, which the model does not price)
-  takes only the residuals of such P, and the other P only the others', where the curve has
-  both and inner folds find it errs less so (:func:`collat.model.bend.apart_by_operation`); on a curve with no measured cell (another algorithm,
+  worth keeping (:mod:`collat.model.bend`); on a curve with no measured cell (another algorithm,
   mapping or size) it is the k nearest residuals of other curves (:func:`knn_log`), which carry the machine's
   systematic error (for an algorithm nobody measured beside measured ones, weighted also by how
   alike the model prices its run and theirs, their weighted mean or median, times the share of the
@@ -187,39 +184,26 @@ def nearest_neighbour(train: pd.DataFrame, test: pd.DataFrame, k: int) -> np.nda
 
 
 CURVE = ["operation", "algorithm", "mapping", "size"]
-#: the column of a cell frame that says whether a node of the cell's run has a rank on every core
-#: (collat.model.placement.full_node): a regime of its own, which the model does not price
-FULL = "full_node"
 
 
 def curve_residuals(train: pd.DataFrame, values: np.ndarray, test: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """``values`` (one per train cell, finite) interpolated linearly in log2 P along each curve
     (operation, algorithm, mapping, size) of the test cells, the value of the nearest end beyond the
     curve's measured P: (values [test], where [test]: 0 for a test cell whose curve has no train
-    cell (value NaN), 1 inside the curve's measured P, 2 beyond them). Where both frames have the
-    column :data:`FULL`, a test cell takes the train cells of its own kind (a full node or not) on
-    its curve, where the curve has some: a full node's residual is not carried to P where no node
-    is full, nor the other way."""
+    cell (value NaN), 1 inside the curve's measured P, 2 beyond them)."""
     out, where = np.full(len(test), np.nan), np.zeros(len(test), dtype=np.int8)
     values = np.asarray(values, float)
     if train.empty or test.empty:
         return out, where
     own = train.groupby(CURVE, sort=False).indices
     x_all, q_all = np.log2(train["P"].to_numpy(float)), np.log2(test["P"].to_numpy(float))
-    split = FULL in train and FULL in test
-    kind_train = train[FULL].to_numpy(bool) if split else np.zeros(len(train), dtype=bool)
-    kind_test = test[FULL].to_numpy(bool) if split else np.zeros(len(test), dtype=bool)
     for key, rows in test.groupby(CURVE, sort=False).indices.items():
         if key not in own:
             continue
         t = own[key][np.argsort(x_all[own[key]], kind="stable")]
         x, q = x_all[t], q_all[rows]
+        out[rows] = np.interp(q, x, values[t])
         where[rows] = np.where((q >= x[0]) & (q <= x[-1]), 1, 2)
-        for kind in np.unique(kind_test[rows]):
-            mine = kind_test[rows] == kind
-            same = t[kind_train[t] == kind]
-            use = same if len(same) else t
-            out[rows[mine]] = np.interp(q[mine], x_all[use], values[use])
     return out, where
 
 
@@ -631,7 +615,7 @@ def against(test: pd.DataFrame, trend: np.ndarray, model: np.ndarray, cells: np.
 def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFrame], k: int,
                        trend: pd.DataFrame | None = None, unfitted: pd.DataFrame | None = None,
                        at_measured: pd.DataFrame | None = None, bend: pd.DataFrame | None = None,
-                       trees=(), machine: dict | None = None) -> pd.DataFrame:
+                       trees=()) -> pd.DataFrame:
     """The hybrid mode's rows of the model stage's grid: ``calibrated`` (its rows of mode
     ``calibrated``) corrected, per target, by the residuals at the cells of ``measured[target]``
     (:func:`collat.model.validation.measured_cells`) that lie on the grid, or, with ``at_measured`` (the
@@ -644,12 +628,7 @@ def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFram
     measured machine's bend, at the cells that grid shares with it. ``trees`` (config
     ``model.openmpi.trees``): the shapes that tell an algorithm foreign to the measured ones
     (:func:`collat.model.transfer.foreign`). Column ``twin``: the price is a measured cell's of the
-    same run (:func:`twin_answers`). With the grid's ``machine`` (config ``machine``), a cell where a
-    node is full takes the residuals of measured cells where one is, and the others those where none
-    is (:func:`curve_residuals`), for the operations whose ``bend`` row says ``full_apart``; on
-    another grid (a what-if machine's P) every cell takes all."""
-    from collat.model.bend import keep_apart
-    from collat.model.placement import full_node
+    same run (:func:`twin_answers`)."""
     from collat.model.transfer import foreign
     parts = []
     for target, g in calibrated.groupby("target", sort=True):
@@ -657,12 +636,6 @@ def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFram
         g = g.reset_index(drop=True)
         if cells is None or cells.empty:
             continue
-        if machine is not None and at_measured is None and bend is not None and "full_apart" in bend:
-            chosen = bend[bend["target"] == target]
-            apart = dict(zip(chosen["operation"].astype(str), chosen["full_apart"].astype(bool)))
-            cells = keep_apart(cells.assign(**{FULL: full_node(cells["P"].to_numpy(), cells["mapping"].to_numpy(),
-                                                               machine)}), apart)
-            g = keep_apart(g.assign(**{FULL: full_node(g["P"].to_numpy(), g["mapping"].to_numpy(), machine)}), apart)
         priced = g if at_measured is None else at_measured[at_measured["target"] == target]
         train = cells.merge(priced[CELL + ["predicted"]], on=CELL, how="inner")
         line, free = (None if other is None else _aligned(other, target, g) for other in (trend, unfitted))
@@ -691,7 +664,7 @@ def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFram
                                                                 twins, None if at_measured is None else priced,
                                                                 bend=kept, bent=bent,
                                                                 foreign=foreign(g, cells, trees)),
-                              twin=np.isfinite(twins)).drop(columns=FULL, errors="ignore"))
+                              twin=np.isfinite(twins)))
     if not parts:
         return calibrated.iloc[:0].assign(mode="hybrid", twin=False)
     out = pd.concat(parts, ignore_index=True)

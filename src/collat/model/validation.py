@@ -78,8 +78,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from collat.model.hybrid_mode import CARRIED, FULL, UNTWINNED, nearest_neighbour
-from collat.model.placement import active_units, full_node, total_cores
+from collat.model.hybrid_mode import CARRIED, UNTWINNED, nearest_neighbour
+from collat.model.placement import active_units, total_cores
 from collat.regression.segmented import design, fit_predict, form_of, group_scores
 from collat.runner import fork_map
 from collat.config.settings import FITTED_MODES
@@ -544,7 +544,7 @@ def training_cells(collective: pd.DataFrame, train: pd.DataFrame, target: str, o
 
     rows = collective.merge(train[CELL], on=CELL)
     rows["outlier"] = flag_outliers(rows, "collective", **outliers).to_numpy()
-    return train.drop(columns="measured", errors="ignore").merge(measured_cells(rows, target), on=CELL)
+    return train[CELL].merge(measured_cells(rows, target), on=CELL)
 
 
 def _priced(tr: pd.DataFrame, te: pd.DataFrame, split: str) -> pd.DataFrame:
@@ -598,7 +598,6 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
     floors = {target: noise_floor(collective, target) for target in options.targets}
     for target in options.targets:
         cells = measured_cells(collective, target).reset_index(drop=True)
-        cells[FULL] = full_node(cells["P"].to_numpy(), cells["mapping"].to_numpy(), machine)
         stage = predictions[predictions["target"] == target]
         stage = stage[~stage["mode"].isin(FITTED_MODES)]  # in-sample: never scored
         fixed = {mode: cells.merge(g[CELL + ["predicted"]], on=CELL, how="left")["predicted"].to_numpy()
