@@ -142,7 +142,11 @@ def _pass(lx, valid, live, excluded, window, z, floor, direction, edge_factor) -
     # side median and the line through the two nearest values on its side (as an inner value stands
     # off both sides; the line follows a trend that doubles per size) by the inner threshold: the
     # left residuals' scale of a series that bends is too wide to see a spike at its flat end
-    trend = lx - _extrapolated(ref, valid)
+    # (the line only in the rows where an end stands off its side median that far already: few)
+    with np.errstate(invalid="ignore"):
+        ask = np.flatnonzero((np.isfinite(inner) & ~both & (np.abs(one) > edge_factor * thr)).any(axis=1))
+    trend = np.full(lx.shape, np.nan)
+    trend[ask] = lx[ask] - _extrapolated(ref[ask], valid[ask])
     if direction == "up":
         trend = np.where(np.isfinite(trend), np.maximum(trend, 0), np.nan)
     with np.errstate(invalid="ignore"):
@@ -163,23 +167,28 @@ def _extrapolated(ref: np.ndarray, valid: np.ndarray) -> np.ndarray:
     out = np.full((m, n), np.nan)
     if n < 3:
         return out
-    rows = np.arange(m)
+    rows, at = np.arange(m), np.arange(n)[None, :]
     fin = np.isfinite(ref)
-    count = fin.sum(axis=1)
-    pos = np.argsort(~fin, axis=1, kind="stable")  # each row's finite positions first, in order
     end = np.maximum(valid.sum(axis=1) - 1, 0)
+
+    def first(mask):  # the first True of each row, and whether it has one
+        return np.argmax(mask, axis=1), mask.any(axis=1)
+
+    def last(mask):  # the last True of each row, and whether it has one
+        return n - 1 - np.argmax(mask[:, ::-1], axis=1), mask.any(axis=1)
+
     with np.errstate(invalid="ignore", divide="ignore"):
         # the first position: the first two finite ones after it
-        skip = fin[:, 0].astype(int)
-        a, b = pos[rows, np.minimum(skip, n - 1)], pos[rows, np.minimum(skip + 1, n - 1)]
+        a, has_a = first(fin & (at > 0))
+        b, has_b = first(fin & (at > a[:, None]))
         va, vb = ref[rows, a], ref[rows, b]
-        ok = count - skip >= 2
+        ok = has_a & has_b
         out[ok, 0] = (va + (va - vb) * a / (b - a))[ok]
         # the last: the last two finite ones before it
-        before = count - fin[rows, end].astype(int)
-        a, b = pos[rows, np.clip(before - 1, 0, n - 1)], pos[rows, np.clip(before - 2, 0, n - 1)]
+        a, has_a = last(fin & (at < end[:, None]))
+        b, has_b = last(fin & (at < a[:, None]))
         va, vb = ref[rows, a], ref[rows, b]
-        ok = (before >= 2) & (end >= 2)
+        ok = has_a & has_b & (end >= 2)
         out[rows[ok], end[ok]] = (va + (va - vb) * (end - a) / (a - b))[ok]
     return out
 

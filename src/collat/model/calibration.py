@@ -600,12 +600,12 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
         # a held-out algorithm of a kind the rest covers errs as one does, a foreign one as one does:
         # each from the inner folds that hold out its own kind (collat.model.transfer.foreign)
         aliens = [bool(foreign(train[b], train[a], trees).any()) for a, b, *_ in folds]
-        kin = [f for f, alien in zip(folds, aliens) if not alien]
-        result["interval"] = _inner_widths(train, kin or folds, inner.models, hybrid_neighbours, weight, weights,
-                                           trees)
-        if any(aliens):
-            result["interval_foreign"] = _inner_widths(train, [f for f, alien in zip(folds, aliens) if alien],
-                                                       inner.models, hybrid_neighbours, weight, weights, trees)
+        kinds = {alien: [f for f, own in zip(folds, aliens) if own == alien] for alien in set(aliens)} or {False: []}
+        widths = {alien: _inner_widths(train, some, inner.models, hybrid_neighbours, weight, weights, trees)
+                  for alien, some in kinds.items()}
+        result["interval"] = widths.get(False, widths.get(True))
+        if True in widths:
+            result["interval_foreign"] = widths[True]
         if regime_folds:  # a test cell in a regime its curve was never measured in: as a mapping held out
             result["interval_regime"] = _inner_widths(train, regime_folds, inner.models, hybrid_neighbours, 1.0,
                                                       trees=trees)

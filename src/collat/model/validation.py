@@ -45,8 +45,8 @@ stands, nothing seen of the test part; each inner fold is calibrated
 again on its own training cells); the scores' ``coverage`` is the share of test cells inside it.
 In the unseen_algorithm split the same inner folds choose how far the calibration carries to the
 held-out algorithm (:mod:`collat.model.transfer`), and the width of a held-out algorithm comes
-from the inner folds that held out one of its kind (foreign to the rest or not). A test cell in a regime that no training cell
-of its curve is in (:func:`unseen_regime`: along P, a socket or node the mapping had not filled yet;
+from the inner folds that held out one of its kind (foreign to the rest or not). A test cell in a
+regime that no training cell of its curve is in (:func:`unseen_regime`: along P, a socket or node the mapping had not filled yet;
 along sizes, beyond a channel's protocol switch or its half-performance length) differs from
 anything the inner folds along the axis can hold out: its half-width adds, in quadrature, the
 model's half-width for a mapping nobody measured, from inner folds that hold out each mapping of
