@@ -761,3 +761,24 @@ def test_flat_trees_send_from_each_root_to_every_other_rank_over_one_channel():
     assert set(forest.where) == {"node", "socket"} and not forest.where["socket"].any()
     # one channel for every tree
     assert fo.flat_trees([3], 2, 3)[0].link.tolist() == [-1, 2, 2]
+
+
+def test_a_collective_with_an_idle_core_on_every_node_pays_the_idle_fan_outs(config):
+    """TINY has 4 cores a node: under map-by core P = 3 leaves one idle, P = 4 fills node 0. With an
+    idle table (the NBFT runs that leave a core idle, half the cost here) the linear bcast at P = 3
+    is priced as by costs whose table is that one, at P = 4 as by the costs without it."""
+    full = tiny_costs()
+    half = full.table_by_receivers / 2
+    both = md.ChannelCosts(full.channels, full.sizes, full.p2p, full.alpha, full.beta,
+                           np.transpose(full.table_by_receivers, (0, 2, 1)),
+                           idle_table=np.transpose(half, (0, 2, 1)))
+    idle_only = md.ChannelCosts(full.channels, full.sizes, full.p2p, full.alpha, full.beta, np.transpose(half, (0, 2, 1)))
+    options = tiny_options(config, [{"P_below": None, "sizes": [[None, 7]]}])
+
+    def priced(costs, P):
+        curve = md.OpenMPIMode({"bcast": costs}, options).curve("bcast", 1, "core", P, md.Placements(TINY))
+        return curve.sort_values(["target", "P"])["predicted"].to_numpy()
+
+    got = priced(both, [3, 4])
+    assert got[[0, 2]] == pytest.approx(priced(idle_only, [3])) and got[[1, 3]] == pytest.approx(priced(full, [4]))
+    assert not np.allclose(priced(idle_only, [4]), priced(full, [4]))  # the tables do differ there

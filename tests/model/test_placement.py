@@ -92,3 +92,14 @@ def test_placements_laid_end_to_end_keep_each_rank_s_place():
     assert laid["node"].tolist() == [0, 1, 0, 1, 0] and set(laid) == {"node", "socket", "l3", "pinned"}
     assert laid["pinned"].tolist() == [True, True, False, False, False]  # P = 2 <= nodes: one per node, pinned
     assert all(len(v) == 0 for v in laid_end_to_end([]).values())
+
+
+def test_a_node_is_full_when_every_core_holds_a_rank():
+    """Two nodes of 2 x 4 cores: map-by core and socket fill the first node at P = 8; map-by node
+    deals ranks out in turn, so a node has every core busy from P = 2 x 7 + 1 = 15."""
+    from collat.model.placement import full_node
+
+    machine = {"nodes": 2, "sockets_per_node": 2, "cores_per_socket": 4, "cores_per_l3": 4}
+    assert full_node(np.array([7, 8, 16]), "core", machine).tolist() == [False, True, True]
+    assert full_node(np.array([7, 8]), "socket", machine).tolist() == [False, True]
+    assert full_node(np.array([8, 14, 15]), "node", machine).tolist() == [False, False, True]

@@ -10,6 +10,7 @@ import pandas as pd
 from collat.model import ModelOptions, Placements, build_modes, grid_axes, predict_all
 from collat.model.forcing import check_forced_runs, check_placements, measured_as_one
 from collat.model.shapes.openmpi import check_mpi_version
+from collat.model.placement import cores_per_node
 from collat.runner import setup_log
 from collat.config.settings import FITTED_MODES
 from collat.ingest.tidy import atomic_write, read_parquet
@@ -32,7 +33,8 @@ sizes, P_values, max_receivers = grid_axes(collective, cfg["machine"], options.g
 modes = build_modes(options, cfg["channels"], sizes, max_receivers, pd.read_parquet(snakemake.input.hockney),
                     pd.read_parquet(snakemake.input.hockney_study), pd.read_csv(snakemake.input.nbft_fits),
                     pd.read_parquet(snakemake.input.nbft_medians),
-                    names=tuple(m for m in options.modes if m not in FITTED_MODES))
+                    names=tuple(m for m in options.modes if m not in FITTED_MODES),
+                    cores_per_node=cores_per_node(cfg["machine"]))
 predictions = predict_all(modes, Placements(cfg["machine"]), cfg["algorithms"], P_values, snakemake.threads)
 priced = predictions.loc[(predictions["mode"] == "openmpi") & (predictions["target"] == "avg")]
 separation = check_forced_runs(collective, priced, named, snakemake.params.forced_check)

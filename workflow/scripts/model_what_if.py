@@ -9,6 +9,7 @@ from collat.model.hybrid_mode import HybridOptions, hybrid_predictions
 from collat.model.transfer import transfer_grid
 from collat.model import ModelOptions, Placements, build_modes, grid_axes, predict_all, what_if_machine
 from collat.model.placement import same_placements
+from collat.model.placement import cores_per_node
 from collat.runner import setup_log
 from collat.ingest.tidy import atomic_write, read_parquet
 from collat.model.validation import measured_cells
@@ -28,7 +29,8 @@ nbft_shape = cfg["model"]["calibrated"]["nbft_shape"]  # how the calibrations pr
 modes = build_modes(options, cfg["channels"], sizes, max_receivers, hockney, pd.read_parquet(snakemake.input.hockney_study),
                     nbft_fits, nbft_medians, calibration, names=("openmpi", "calibrated"),
                     shapes=grid_shapes(hockney, nbft_fits, nbft_medians, options, cfg["channels"], collective["size"],
-                                       sizes, max_receivers, nbft_shape))
+                                       sizes, max_receivers, nbft_shape),
+                    cores_per_node=cores_per_node(cfg["machine"]))
 predictions = predict_all(modes, Placements(machine), cfg["algorithms"], P_values, snakemake.threads)
 # the openmpi mode's prices as the fitted modes build on them (collat.model.calibrated_mode.fresh_memory)
 physics = with_fresh_memory(predictions[predictions["mode"] == "openmpi"], calibration, options.openmpi.trees)

@@ -9,6 +9,8 @@ cost per receiver count is the nbft stage's median table (``results/nbft/medians
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pandas as pd
 
@@ -27,13 +29,16 @@ class ChannelCosts:
     ``link_table`` [K, n, S] prices n messages on a shared link (openmpi mode's ``shared_link``).
     """
 
-    def __init__(self, channels: list[str], sizes, p2p, alpha, beta, table=None, curves=None):
+    def __init__(self, channels: list[str], sizes, p2p, alpha, beta, table=None, curves=None, idle_table=None):
         self.channels = list(channels)
         self.curves = curves  # T_p2p of each channel at any size (the Hockney fits), for schedules
         self.index = {c: i for i, c in enumerate(self.channels)}
         self.sizes = np.asarray(sizes, dtype=float)
         self.p2p, self.alpha, self.beta = (np.asarray(a, dtype=float) for a in (p2p, alpha, beta))
         self.table_by_receivers = None if table is None else np.ascontiguousarray(np.transpose(table, (0, 2, 1)))
+        # the same from the NBFT runs that leave every node a core idle, where some runs fill one and
+        # that changes a fan-out of fewer receivers than a node has cores (None: no difference)
+        self.idle_table = None if idle_table is None else np.ascontiguousarray(np.transpose(idle_table, (0, 2, 1)))
         self.link_table = None
         self.overhead = 0.0  # a per-call constant added to every prediction (the calibrated mode's)
         # a reduce sender's wait for its receiver (osu_rank_times): eager up to eager_limit bytes
@@ -59,9 +64,11 @@ class ChannelCosts:
     @classmethod
     def from_stage_outputs(cls, hockney: pd.DataFrame, nbft_fits: pd.DataFrame, operation: str, target: str,
                            channels: list[str], sizes, medians: pd.DataFrame | None = None,
-                           max_receivers: int = 0) -> "ChannelCosts":
+                           max_receivers: int = 0, cores_per_node: int | None = None) -> "ChannelCosts":
         """From the pt2pt stage's Hockney fits, the nbft stage's lines and (optionally) its median
-        table (:func:`collat.nbft.gamma.median_table`), for one operation and target (avg or max)."""
+        table (:func:`collat.nbft.gamma.median_table`), for one operation and target (avg or max).
+        With ``cores_per_node``, the table of the runs that leave every node a core idle
+        (:func:`fills_node`) is kept apart (:attr:`idle_table`) where it differs."""
         sizes = np.asarray(sizes, dtype=float)
         f = nbft_fits[(nbft_fits["operation"] == operation) & (nbft_fits["target"] == target)]
         have = [c for c in channels if c in set(f["channel"]) and c in set(hockney["channel"])]
@@ -86,9 +93,10 @@ class ChannelCosts:
             alpha[k] = g["alpha_us"].to_numpy()[j] * scale
             beta[k] = g["beta_us"].to_numpy()[j] * scale
             nearest.append((measured[j], scale))
-        table = None
+        table = idle = None
         if medians is not None and max_receivers > 0:
             table = receiver_table(alpha, beta, max_receivers)
+            idle = table.copy()
             d = medians[(medians["operation"] == operation) & (medians["target"] == target)]
             n = np.arange(max_receivers + 1, dtype=float)
             for k, c in enumerate(have):
@@ -100,8 +108,23 @@ class ChannelCosts:
                     recv = series.index.to_numpy(float) - 1.0
                     inside = n <= recv.max()
                     table[k, si, inside] = np.interp(n[inside], recv, series.to_numpy()) * scale
-            table[:, :, 0] = 0.0
+                    spare = ~fills_node(c, series.index.to_numpy(), cores_per_node)
+                    idle[k, si] = table[k, si] if spare.all() else _continued(
+                        table[k, si], n, recv[spare], series.to_numpy()[spare] * scale, beta[k, si])
+            table[:, :, 0] = idle[:, :, 0] = 0.0
+            below = n < (cores_per_node or 0)  # the fan-outs a collective that leaves a core idle can have
+            if not np.array_equal(table[:, :, below], idle[:, :, below]):
+                return cls(have, sizes, p2p, alpha, beta, table, [t_p2p_curve(hockney, c) for c in have], idle)
         return cls(have, sizes, p2p, alpha, beta, table, [t_p2p_curve(hockney, c) for c in have])
+
+    def idle(self) -> "ChannelCosts":
+        """These costs with :attr:`idle_table` as the fan-out table (itself where there is none): what
+        a collective that leaves every node a core idle pays."""
+        if self.idle_table is None:
+            return self
+        out = copy.copy(self)
+        out.table_by_receivers, out.idle_table = self.idle_table, None
+        return out
 
     def waits(self) -> np.ndarray:
         """The share of the wait for its receiver a reduce sender sees, [K, S]: :attr:`wait_shares`
@@ -136,6 +159,32 @@ class ChannelCosts:
         return out
 
 
+def fills_node(channel: str, P, cores_per_node: int | None) -> np.ndarray:
+    """Whether an NBFT run of ``P`` ranks on ``channel`` leaves some node no idle core: the root and
+    its receivers share one node except on the node channel, whose P - 1 receivers fill another
+    node first. All False without ``cores_per_node``."""
+    P = np.asarray(P)
+    if cores_per_node is None:
+        return np.zeros(P.shape, dtype=bool)
+    return (P - 1 if channel == "node" else P) >= cores_per_node
+
+
+def _continued(row: np.ndarray, n: np.ndarray, recv: np.ndarray, values: np.ndarray, slope: float) -> np.ndarray:
+    """A table row [n] read from the runs ``recv`` (receivers) with ``values`` alone: interpolated
+    up to the largest, continued beyond it along the line through the two largest (a slope of at
+    least 0; the NBFT line's ``slope`` where one run is left), ``row`` where none is."""
+    if len(recv) == 0:
+        return row
+    out = row.copy()
+    inside = n <= recv.max()
+    out[inside] = np.interp(n[inside], recv, values)
+    last = np.argsort(recv)[-2:]
+    step = ((values[last[1]] - values[last[0]]) / (recv[last[1]] - recv[last[0]]) if len(last) == 2
+            else max(slope, 0.0))
+    out[~inside] = values[last[-1]] + max(step, 0.0) * (n[~inside] - recv[last[-1]])
+    return out
+
+
 def receiver_table(alpha: np.ndarray, beta: np.ndarray, max_receivers: int) -> np.ndarray:
     """T_NBFT with n = 0 .. max_receivers receivers on the line alpha + max(beta, 0) n, [K, S, n]
     (study eq. 6; a negative slope is taken as flat)."""
@@ -151,7 +200,8 @@ def paper_costs(hockney_study: pd.DataFrame, nbft_fits: pd.DataFrame, target: st
 
 
 def openmpi_costs(hockney: pd.DataFrame, nbft_fits: pd.DataFrame, medians: pd.DataFrame, options,
-                  channels: list[str], sizes, max_receivers: int) -> dict[str, ChannelCosts]:
+                  channels: list[str], sizes, max_receivers: int,
+                  cores_per_node: int | None = None) -> dict[str, ChannelCosts]:
     """operation -> the openmpi mode's costs (``options``: :class:`~collat.model.options.OpenMPIOptions`):
     the pt2pt stage's fit, the NBFT of ``nbft_target`` measured where measured, a shared link's
     queue priced with ``link_target``, and (reduce) each channel's share of a sender's wait that its
@@ -159,7 +209,7 @@ def openmpi_costs(hockney: pd.DataFrame, nbft_fits: pd.DataFrame, medians: pd.Da
     out = {}
     for op in ("bcast", "reduce"):
         c = ChannelCosts.from_stage_outputs(hockney, nbft_fits, op, options.nbft_target, channels, sizes, medians,
-                                            max_receivers)
+                                            max_receivers, cores_per_node)
         c.eager_limit = options.eager_limit
         if medians is not None:  # the NBFT runs themselves: flat trees the calibration also fits
             c.flat_runs = medians[medians["operation"] == op].reset_index(drop=True)

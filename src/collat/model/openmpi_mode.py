@@ -26,7 +26,7 @@ from collat.model.shapes import schedules
 from collat.model.shapes.barrier import average_share
 from collat.model.shapes.openmpi import (as_run, default_algorithms, receive_order, runs_fallback, takes_segments,
                                          tree_spec)
-from collat.model.placement import LEVELS, channel_codes
+from collat.model.placement import LEVELS, channel_codes, full_node
 from collat.model.costs import ChannelCosts
 from collat.model.forest import Forest, Placements, census_rows
 from collat.model.options import ModelOptions
@@ -599,4 +599,12 @@ class OpenMPIMode:
             return []
         targets, names, chosen = predict_arrays(operation, algorithm, mapping, Pv, costs, self.options, placements,
                                                 shapes=shapes, segsize=segsize)
+        spare = ~full_node(Pv, mapping, placements.machine)
+        if costs.idle_table is not None and spare.any():
+            # a collective that leaves every node a core idle pays the fan-outs of NBFT runs that do
+            idle, *_ = predict_arrays(operation, algorithm, mapping, Pv[spare], costs.idle(), self.options,
+                                      placements, shapes=None if shapes is None else shapes.setdefault("idle", {}),
+                                      segsize=segsize)
+            for target, values in idle.items():
+                targets[target][spare] = values
         return curve_blocks(Pv, costs.sizes, targets, names, 1, chosen)

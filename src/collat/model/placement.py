@@ -162,6 +162,16 @@ def active_units(P, mapping: str, machine: dict) -> np.ndarray:
     return np.ceil(P / width).astype(int)
 
 
+def full_node(P, mapping: str, machine: dict) -> np.ndarray:
+    """Whether some node holds a rank on every one of its cores, at each ``P``: no core is left for
+    the operating system, whose work then delays a rank. Map-by core and socket fill a node before
+    the next, so P >= cores per node; map-by node deals ranks out in turn, so P > nodes x (cores per
+    node - 1)."""
+    P = np.asarray(P)
+    cpn = cores_per_node(machine)
+    return P > machine["nodes"] * (cpn - 1) if mapping == "node" else P >= cpn
+
+
 def fill_width(mapping: str, machine: dict) -> int | None:
     """Ranks per unit of the fill level (None for map-by node)."""
     level = FILL_LEVEL[mapping]
