@@ -235,21 +235,22 @@ def test_the_gaps_are_fitted_only_where_a_calibration_size_prices_them():
 
 
 def synthetic_cells(operation, table, algorithms=(1, 2, 3), P=(2, 3, 4, 5, 6, 7, 8), sizes=(1, 64, 8192),
-                    options=OPTIONS):
-    grid = pd.DataFrame([{"operation": operation, "algorithm": a, "mapping": "core", "P": p, "size": s}
-                         for a in algorithms for p in P for s in sizes])
+                    options=OPTIONS, mappings=("core",)):
+    grid = pd.DataFrame([{"operation": operation, "algorithm": a, "mapping": m, "P": p, "size": s}
+                         for m in mappings for a in algorithms for p in P for s in sizes])
     grid["measured"] = cal.predict_cells(table, grid, "avg", CHANNELS, options, md.Placements(TINY), 7)
     return grid
 
 
-def true_table(operation, overhead=0.4, memory=2e-5, waits=(0.05, 0.6), forward=0.05, skew=0.01):
+def true_table(operation, overhead=0.4, memory=2e-5, waits=(0.05, 0.6), forward=0.05, skew=0.01, full=1.0):
     # forward and skew at their start: on TINY (P <= 8) an inner rank's delay trades with the
     # channels' latencies (pipeline: every hop pays both), and the start skew (1-4 ranks on the
     # second node at P = 5-8 under map-by core) with the node channel's gap (a linear root sends
-    # to each of them), so the weak prior holds them where they start
+    # to each of them), so the weak prior holds them where they start; ``full``: how many times slower a
+    # call is where a node of 4 cores is full (P >= 4 under map-by core, P >= 7 under map-by node)
     rows = [(c, q, TRUE5[k, j]) for k, c in enumerate(CHANNELS) for j, q in enumerate(cal.PARAMETERS)]
     rows += [("all", cal.OVERHEAD, overhead), ("all", cal.MEMORY, memory), ("all", cal.FORWARD, forward),
-             ("all", cal.SKEW, skew)]
+             ("all", cal.SKEW, skew), ("all", cal.FULL, full)]
     if operation == "reduce":
         rows += [("all", w, v) for w, v in zip(cal.WAITS, waits)]
     return pd.DataFrame([{"operation": operation, "target": "avg", "channel": c, "parameter": q, "value": v}
@@ -289,7 +290,9 @@ def test_calibration_recovers_what_made_the_data(operation, options, sizes):
     # without a limit no cell prices the small-message gap: it keeps its start, unfitted
     small = fit[fit["parameter"] == "gap_us_small"]
     assert small["fitted"].all() == (options is SMALL)
-    fit = fit[fit["fitted"]]
+    # a full node (P >= 4) as fast as the others: no slowdown to speak of
+    assert fit.loc[fit["parameter"] == cal.FULL, "value"].iloc[0] == pytest.approx(1.0, abs=0.01)
+    fit = fit[fit["fitted"] & (fit["parameter"] != cal.FULL)]
     value = fit.set_index(["channel", "parameter"])["value"]
     truth = table.set_index(["channel", "parameter"])["value"]
     # every parameter within three standard errors of the truth: the uncertainty is honest
@@ -538,6 +541,11 @@ def test_flat_runs_price_the_nbft_stages_flat_trees_by_hand():
     assert runs.predict(costs, "bcast")[0].tolist() == pytest.approx(want)
     assert runs.log_measured.tolist() == [0.0] * 6
     assert cal.FlatRuns(costs, "avg", np.array([1.0, 1000.0]), 8, 7).predict(costs, "bcast").shape == (1, 0)
+    # on nodes of 5 cores the core channel's P = 5 run fills one, and pays the full-node factor; the
+    # node channel's 2 receivers fill none
+    slow = cal.parametric_costs(TRUE, CHANNELS, [1, 1000], max_receivers=7, overhead=0.25, full=1.5)
+    runs = cal.FlatRuns(costs, "max", np.array([1.0, 1000.0]), 8, 7, cores_per_node=5)
+    assert runs.predict(slow, "bcast")[0] == pytest.approx(np.array(want) * [1, 1, 1.5, 1.5, 1, 1])
 
 
 def test_a_calibration_with_flat_runs_fits_a_channel_no_collective_cell_exercises():
@@ -728,3 +736,29 @@ def test_fit_predict_adds_the_fresh_buffers_of_a_foreign_algorithm_at_the_fault_
     large = (test["size"] == 262144).to_numpy()
     assert got["calibrated"][~large] == pytest.approx(7.0)
     assert got["calibrated"][large] == pytest.approx(7.0 + fault * 1.5 * 262144)
+
+
+def test_a_full_node_s_slowdown_is_measured_where_cells_have_one_and_cells_do_not():
+    """Calls 1.3 times slower where a node of TINY has a rank on every core (map-by core from P = 4,
+    map-by node from P = 7): fitted where cells leave a core idle and some fill a node they run on
+    alone (map-by core, P = 4); 1 (none) and unfitted where every cell leaves a core idle (P = 2, 3),
+    or where every full node has a second beside it (P = 5, 6), whose costs the slowdown would trade with."""
+    table = true_table("bcast", full=1.3)
+    cells = synthetic_cells("bcast", table, mappings=("core", "node"))
+    opts = cal.CalibrationOptions(7, 11, "soft_l1", 0.1, 10.0, 200, 1e-8, ("avg",))
+    fit = cal.calibrate(cells, "bcast", "avg", start_from(table, 1.6), OPTIONS, md.Placements(TINY), opts, 7)
+    row = fit[fit["parameter"] == cal.FULL].iloc[0]
+    assert row["fitted"] and row["value"] == pytest.approx(1.3, rel=0.05)
+    assert row["start"] == pytest.approx(1.1)  # a little slower at the start: both ways are open to the fit
+    for P in ((2, 3), (2, 3, 5, 6)):
+        fit = cal.calibrate(synthetic_cells("bcast", table, P=P), "bcast", "avg", start_from(table, 1.6), OPTIONS,
+                            md.Placements(TINY), opts, 7)
+        row = fit[fit["parameter"] == cal.FULL].iloc[0]
+        assert not row["fitted"] and row["value"] == 1.0
+    # the calibrated mode prices a full node's call 1.3 times the same call's at 1 (core, P = 4..8)
+    slow = table.assign(value=np.where(table["parameter"] == cal.FULL, 1.3, table["value"]))
+    fast = table.assign(value=np.where(table["parameter"] == cal.FULL, 1.0, table["value"]))
+    grid = synthetic_cells("bcast", table, P=(3, 4, 8)).drop(columns="measured")
+    ratio = (cal.predict_cells(slow, grid, "avg", CHANNELS, OPTIONS, md.Placements(TINY), 7)
+             / cal.predict_cells(fast, grid, "avg", CHANNELS, OPTIONS, md.Placements(TINY), 7))
+    assert ratio == pytest.approx(np.where(grid["P"] >= 4, 1.3, 1.0))

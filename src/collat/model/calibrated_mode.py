@@ -39,8 +39,13 @@ under map-by node); the completion carries s' n, the average the share of it eac
 measured, not explained: s times the most ranks on one node other than the root's, added to a
 call. On the study, fitted over every algorithm and mapping, the reduce's average takes the first
 and leaves the second at 0, the bcast's the reverse: a bcast under map-by node grows with its P
-where the barrier sends nothing between nodes (benchmarks/README.md). The values are read from
-``results/model/calibration.csv``.
+where the barrier sends nothing between nodes (benchmarks/README.md). ``full_node_factor`` is how
+many times slower a whole call is where some node holds a rank on every core
+(:func:`collat.model.placement.full_node`): the operating system's work then preempts a rank that
+others wait for (on a 16-core node each algorithm's P = 16 ran a median 1.2-2.7 times its P = 15,
+the scatter-allgather bcast aside, whose P = 16 is a power of two; on ORFEO's 128-core nodes the
+bcasts under map-by core show no step from P = 127 to 128). It is fitted only where some calibration cells have
+such a node and some do not, else 1. The values are read from ``results/model/calibration.csv``.
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ MEMORY = "memory_us_per_byte"  # shared_memory: per byte per concurrent message 
 FORWARD = "forward_us"  # an inner rank's delay between its own message and its sends (osu_rank_times)
 SKEW = "skew_us_per_remote_rank"  # a call's start skew per rank of the fullest other node than the root's
 RELEASE = "spread_us_per_release"  # the spread of the ranks' starts per message of the barrier's release queue
+FULL = "full_node_factor"  # how many times slower a call is where some node has a rank on every core
 SHAPE = "nbft_shape"  # 1 where the calibration kept the measured fan-outs' shape (fanout_shape), 0 a line
 CONCURRENT = "concurrent_rendezvous"  # 1 where the calibration priced a bcast's rendezvous bytes as shared
 FAULT = "fault_us_per_byte"  # reduce: per byte of the fresh buffer an inner rank receives into, each call
@@ -70,7 +76,7 @@ MMAP_THRESHOLD = 131072  # glibc's M_MMAP_THRESHOLD: a buffer this large comes f
 def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receivers: int,
                      overhead=0.0, eager_limit: float = np.inf, waits=(0.0, 1.0), memory=0.0,
                      forward=0.0, small_limit: float = -1.0, concurrent=False,
-                     shape: np.ndarray | None = None, skew=0.0, release=0.0, fault=0.0) -> ChannelCosts:
+                     shape: np.ndarray | None = None, skew=0.0, release=0.0, fault=0.0, full=1.0) -> ChannelCosts:
     """:class:`ChannelCosts` from parameters ``values`` [K, 5] in the order of :data:`PARAMETERS`
     (or [K, 4]: one gap at every size), the gap ``gap_us_small`` taken up to ``small_limit`` bytes,
     the per-call ``overhead``, a reduce sender's ``waits`` (eager, rendezvous) around ``eager_limit``,
@@ -131,6 +137,7 @@ def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receive
     costs.overhead = columns(overhead)
     costs.skew = columns(np.zeros(B) + np.asarray(skew, dtype=float))
     costs.release = columns(np.zeros(B) + np.asarray(release, dtype=float))
+    costs.full = columns(np.zeros(B) + np.asarray(full, dtype=float))  # 1: no slowdown
     costs.eager_limit = float(eager_limit)
     w = np.asarray(waits, dtype=float).reshape(B, 2)
     costs.wait_eager, costs.wait_rendezvous = columns(w[:, 0]), columns(w[:, 1])
@@ -240,10 +247,10 @@ def costs_from_table(table: pd.DataFrame, operation: str, target: str, channels:
                      concurrent: bool = False, shape: np.ndarray | None = None) -> ChannelCosts:
     """The :class:`ChannelCosts` of one (operation, target) from rows of :func:`collat.model.calibration.calibrate`
     (a table without ``gap_us_small``: the gap of every size), with the fan-outs' ``shape`` (:func:`fanout_shape`)."""
-    have, values, overhead, waits, memory, forward, skew, release, fault = _table_values(table, operation, target,
-                                                                                         channels)
+    have, values, overhead, waits, memory, forward, skew, release, fault, full = _table_values(table, operation,
+                                                                                               target, channels)
     return parametric_costs(values, have, sizes, max_receivers, overhead, eager_limit, waits, memory, forward,
-                            small_limit, concurrent, shape, skew, release, fault)
+                            small_limit, concurrent, shape, skew, release, fault, full)
 
 
 def batched_costs_from_table(table: pd.DataFrame, operation: str, targets: tuple[str, ...], channels: list[str],
@@ -255,9 +262,9 @@ def batched_costs_from_table(table: pd.DataFrame, operation: str, targets: tuple
     parts = [_table_values(table, operation, t, channels) for t in targets]
     if any(p[0] != parts[0][0] for p in parts):
         raise ValueError(f"calibration of {operation}: the targets {list(targets)} calibrate different channels")
-    stack = [np.array([p[i] for p in parts], dtype=float) for i in range(1, 9)]
+    stack = [np.array([p[i] for p in parts], dtype=float) for i in range(1, 10)]
     return parametric_costs(stack[0], parts[0][0], sizes, max_receivers, stack[1], eager_limit, stack[2], stack[3],
-                            stack[4], small_limit, concurrent, shape, stack[5], stack[6], stack[7])
+                            stack[4], small_limit, concurrent, shape, stack[5], stack[6], stack[7], stack[8])
 
 
 def _table_values(table: pd.DataFrame, operation: str, target: str, channels: list[str]):
@@ -274,7 +281,9 @@ def _table_values(table: pd.DataFrame, operation: str, target: str, channels: li
     skew = value[("all", SKEW)] if ("all", SKEW) in value.index else 0.0
     release = value[("all", RELEASE)] if ("all", RELEASE) in value.index else 0.0
     fault = value[("all", FAULT)] if ("all", FAULT) in value.index else 0.0
-    return have, values, value[("all", OVERHEAD)], waits, value[("all", MEMORY)], forward, skew, release, fault
+    full = value[("all", FULL)] if ("all", FULL) in value.index else 1.0
+    return (have, values, value[("all", OVERHEAD)], waits, value[("all", MEMORY)], forward, skew, release, fault,
+            full)
 
 
 def keeps_shape(table: pd.DataFrame, operation: str, target: str) -> bool:

@@ -19,11 +19,12 @@ import numpy as np
 import pandas as pd
 
 from collat.model.calibrated_mode import (CONCURRENT, FAULT, FORWARD, MEMORY, MMAP_THRESHOLD, OVERHEAD, PARAMETERS,
-                                          RELEASE, SHAPE, SKEW, WAITS, costs_from_table, fanout_shape, fresh_memory,
+                                          FULL, RELEASE, SHAPE, SKEW, WAITS, costs_from_table, fanout_shape, fresh_memory,
                                           keeps_shape, parametric_costs, rendezvous_forms, shares_rendezvous)
 from collat.model.bend import inner_fold_errors, weights_by_operation
 from collat.model.costs import ChannelCosts
 from collat.model.forest import Placements
+from collat.model.placement import cores_per_node, full_node
 from collat.model.openmpi_mode import plan_shapes, predict_arrays, price_plans
 from collat.model.options import ModelOptions
 from collat.model.transfer import foreign, transfer_weight, transferred
@@ -32,10 +33,10 @@ CALIBRATION_COLUMNS = ["operation", "target", "channel", "parameter", "value", "
                        "high", "cells", "rms_log_residual"]
 _FLOOR = {"latency_us": 1e-3, "us_per_byte": 1e-7, "gap_us": 1e-3, "gap_us_per_byte": 1e-7, "gap_us_small": 1e-3,
           OVERHEAD: 1e-2, "wait_eager": 1e-3, "wait_rendezvous": 1e-3, MEMORY: 1e-8, FORWARD: 1e-3, SKEW: 1e-4,
-          RELEASE: 1e-4, FAULT: 1e-9}
+          RELEASE: 1e-4, FAULT: 1e-9, FULL: 1.0}
 _STEP = 1e-3  # finite-difference step of the Jacobian, in log units
 _START = {OVERHEAD: 0.1, MEMORY: 1e-5, FORWARD: 0.05, "wait_eager": 0.05, "wait_rendezvous": 0.9, SKEW: 0.01,
-          RELEASE: 0.01, FAULT: 5e-5}  # FAULT: about 0.2 us per 4 KiB page
+          RELEASE: 0.01, FAULT: 5e-5, FULL: 1.1}  # FAULT: about 0.2 us per 4 KiB page
 
 
 @dataclass(frozen=True)
@@ -227,9 +228,13 @@ class FlatRuns:
     """The NBFT stage's runs of one operation and target as calibration cells: flat trees whose
     receivers all sit on one channel (``openmpi.flat_runs``, the stage's median table), at the
     calibration's ``sizes`` and up to ``points`` P per channel. A linear algorithm runs exactly
-    such a tree, so a calibration that fits them prices the flat fan-outs as measured."""
+    such a tree, so a calibration that fits them prices the flat fan-outs as measured; a run that
+    fills a node (:func:`collat.model.costs.fills_node`, ``cores_per_node``) pays the calibration's
+    full-node factor as a collective does."""
 
-    def __init__(self, openmpi: ChannelCosts, target: str, sizes: np.ndarray, points: int, max_receivers: int):
+    def __init__(self, openmpi: ChannelCosts, target: str, sizes: np.ndarray, points: int, max_receivers: int,
+                 cores_per_node: int | None = None):
+        from collat.model.costs import fills_node
         from collat.model.forest import flat_trees
 
         runs = openmpi.flat_runs
@@ -249,6 +254,8 @@ class FlatRuns:
         self.forest, self.counts = flat_trees(P_values, channels, len(openmpi.channels)) if P_values else (None, None)
         self.tree, self.at = np.asarray(trees, dtype=np.int64), np.asarray(at, dtype=np.int64)
         self.log_measured = np.log(np.asarray(measured, float))
+        self.full = np.array([fills_node(openmpi.channels[k], P, cores_per_node) for k, P in zip(channels, P_values)],
+                             dtype=bool)
 
     def predict(self, costs: ChannelCosts, operation: str) -> np.ndarray:
         """[B, cells] for costs of B parameter sets side by side on the size axis."""
@@ -260,11 +267,14 @@ class FlatRuns:
             return np.empty((B, 0))
         completion, mean = evaluate(self.forest, self.counts, costs, operation)
         values = ((mean if self.target == "avg" else completion) + costs.overhead).reshape(-1, B, S)
+        factor = np.broadcast_to(np.asarray(costs.full, dtype=float), (B * S,)).reshape(B, S)
+        values = values * np.where(self.full[:, None, None], factor[None], 1.0)
         return values[self.tree, :, self.at].T
 
 
 def free_parameters(start_values: np.ndarray, largest_size: float, extra: tuple, smallest_size: float = 1.0,
-                    small_limit: float = -1.0, remote: bool = True, queued: bool = True) -> np.ndarray:
+                    small_limit: float = -1.0, remote: bool = True, queued: bool = True,
+                    full: bool = False) -> np.ndarray:
     """Which parameters a calibration fits, [NP K + len(extra)] (NP = ``start_values.shape[1]``):
     all but a channel's per-byte terms when the largest calibration size stays below their
     half-performance length (Hockney's n_1/2 = intercept / per-byte term of the start: below it a
@@ -283,7 +293,8 @@ def free_parameters(start_values: np.ndarray, largest_size: float, extra: tuple,
         free[:, 2] &= largest_size > small_limit
         free[:, 4] = smallest_size <= small_limit
     tail = np.array([(e != MEMORY or bool(free[:, [1, 3]].any())) and (e != SKEW or remote)
-                     and (e != RELEASE or queued) and (e != FAULT or largest_size >= MMAP_THRESHOLD) for e in extra])
+                     and (e != RELEASE or queued) and (e != FAULT or largest_size >= MMAP_THRESHOLD)
+                     and (e != FULL or full) for e in extra])
     return np.r_[free.ravel(), tail]
 
 
@@ -304,7 +315,7 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     problem = Problem(cells, operation, target, opts.points_per_curve, opts.sizes_per_curve)
     channels = openmpi.channels
     K = len(channels)
-    extra = (OVERHEAD, MEMORY, FORWARD, SKEW, RELEASE) + (WAITS + (FAULT,) if operation == "reduce" else ())
+    extra = (OVERHEAD, MEMORY, FORWARD, SKEW, RELEASE, FULL) + (WAITS + (FAULT,) if operation == "reduce" else ())
     small_limit = options.openmpi.small_limit
     rendezvous = rendezvous_forms(operation, options.openmpi.concurrent_rendezvous)
     first = start(openmpi, small_limit)
@@ -315,11 +326,18 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     remote = any(placements.remote(Pv, mapping).max(initial=0.0) > 0 for _, mapping, Pv, _, _, _ in problem.groups)
     queued = any(placements.release_queue(Pv, mapping, options.openmpi.barrier_rules).max(initial=0.0) > 0
                  for _, mapping, Pv, _, _, _ in problem.groups)
+    # how much slower a call is where a node has no idle core is measured where some cells leave one
+    # idle and some fill a node they run on alone (else the slowdown and the next node's costs trade)
+    crowded = np.concatenate([full_node(Pv, mapping, placements.machine) for _, mapping, Pv, _, _, _ in problem.groups])
+    alone = np.concatenate([[placements(int(P), mapping)["node"].max() == 0 for P in Pv]
+                            for _, mapping, Pv, _, _, _ in problem.groups])
     free = free_parameters(first, problem.sizes.max(initial=0.0), extra, problem.sizes.min(initial=0.0),
-                           small_limit, remote, queued)
+                           small_limit, remote, queued, bool((crowded & alone).any() and not crowded.all()))
     x0 = np.clip(x0, floor, ceiling)
     at_fault = NP * K + extra.index(FAULT) if FAULT in extra else None  # the fault's place among the parameters
     faulting = float(at_fault is not None and free[at_fault])  # no cell that large: no fault term
+    at_full = NP * K + extra.index(FULL)
+    slowing = float(free[at_full])  # no cell with a full node, or only such cells: no slowdown (factor 1)
 
     def full(X):  # fitted log parameters [B, free] -> every log parameter [B, p]
         out = np.tile(x0, (len(np.atleast_2d(X)), 1))
@@ -328,17 +346,20 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
 
     def costs_of(X, sizes, shape, concurrent) -> ChannelCosts:  # B sets of fitted parameters, side by side at ``sizes``
         V = np.exp(full(X))
-        waits = V[:, NP * K + 5:NP * K + 7] if operation == "reduce" else np.tile([0.0, 1.0], (len(V), 1))
+        at = {e: NP * K + i for i, e in enumerate(extra)}
+        waits = (V[:, [at[w] for w in WAITS]] if operation == "reduce" else np.tile([0.0, 1.0], (len(V), 1)))
         fault = V[:, at_fault] * faulting if at_fault is not None else 0.0
         return parametric_costs(V[:, :NP * K].reshape(len(V), K, NP), channels, sizes, max_receivers,
-                                V[:, NP * K], openmpi.eager_limit, waits, V[:, NP * K + 1], V[:, NP * K + 2],
-                                small_limit, concurrent, shape, V[:, NP * K + 3], V[:, NP * K + 4], fault)
+                                V[:, at[OVERHEAD]], openmpi.eager_limit, waits, V[:, at[MEMORY]], V[:, at[FORWARD]],
+                                small_limit, concurrent, shape, V[:, at[SKEW]], V[:, at[RELEASE]], fault,
+                                V[:, at_full] ** slowing)
 
     def model_log(X, shape, concurrent, on=problem):  # [B, cells of ``on``] for B parameter sets, in one batch
         return np.log(on.predict(costs_of(X, on.sizes, shape, concurrent), options, placements))
 
     # the NBFT stage's flat trees beside the cells (config model.calibrated.flat_runs), at the same sizes
-    flat = (FlatRuns(openmpi, target, problem.sizes, opts.points_per_curve, max_receivers)
+    flat = (FlatRuns(openmpi, target, problem.sizes, opts.points_per_curve, max_receivers,
+                     cores_per_node(placements.machine))
             if opts.flat_runs and openmpi.flat_runs is not None else None)
 
     usable = np.isfinite(model_log(x0[free], None, rendezvous[0])[0])
@@ -425,6 +446,8 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     value, begin = np.exp(full(fit.x)[0]), np.exp(x0)
     if at_fault is not None and not faulting:  # no cell reaches the threshold: no fault term, as in the fit
         value[at_fault] = 0.0
+    if not slowing:  # nothing measured tells a full node's calls apart: no slowdown, as in the fit
+        value[at_full] = 1.0
     # forms, not fitted values: 1 where the fan-outs keep the measured shape, where the bytes are shared
     names += [("all", SHAPE), ("all", CONCURRENT)]
     value, begin = np.r_[value, float(kept), float(concurrent)], np.r_[begin, 0.0, float(rendezvous[0])]

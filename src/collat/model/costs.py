@@ -48,6 +48,7 @@ class ChannelCosts:
         self.forward = 0.0  # us between an inner non-root rank's own message and its sends (osu_rank_times)
         self.skew = 0.0  # us per rank of the fullest other node than the root's, added to a call (calibrated mode)
         self.release = 0.0  # us per message of the barrier's last-round queue: the spread of the starts (calibrated)
+        self.full = 1.0  # the factor a call slows by where some node has no idle core (calibrated mode)
         # the part of each gap beta that moves bytes [K, S] (None: none), and the resource each channel's
         # bytes move through (0: the node's memory, 1: its network link): a fan-out's receivers on one
         # resource share it and are served together, and the two resources move their bytes at once

@@ -451,6 +451,10 @@ def _assembled(plan: ShapePlan, priced: list, costs: ChannelCosts, with_average:
         targets["max"] = targets["max"] + spread
         if with_average:
             targets["avg"] = targets["avg"] + spread * share
+    if np.any(np.asarray(costs.full) != 1):  # no idle core on some node: the whole call slows
+        slower = np.where(full_node(plan.Pv, plan.mapping, placements.machine)[:, None],
+                          np.asarray(costs.full)[None], 1.0)
+        targets = {t: v * slower for t, v in targets.items()}
     return targets
 
 
