@@ -44,8 +44,10 @@ many times slower a whole call is where some node holds a rank on every core
 (:func:`collat.model.placement.full_node`): the operating system's work then preempts a rank that
 others wait for (on a 16-core node each algorithm's P = 16 ran a median 1.2-2.7 times its P = 15,
 the scatter-allgather bcast aside, whose P = 16 is a power of two; on ORFEO's 128-core nodes the
-bcasts under map-by core show no step from P = 127 to 128). It is fitted only where some calibration cells have
-such a node and some do not, else 1. The values are read from ``results/model/calibration.csv``.
+bcasts under map-by core show no step from P = 127 to 128). It is fitted only where some
+calibration cells leave every node a core idle and some fill a node they run on alone (where every
+full node has another beside it, the slowdown would trade with the next node's costs), else 1.
+The values are read from ``results/model/calibration.csv``.
 """
 
 from __future__ import annotations

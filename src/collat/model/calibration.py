@@ -18,9 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from collat.model.calibrated_mode import (CONCURRENT, FAULT, FORWARD, MEMORY, MMAP_THRESHOLD, OVERHEAD, PARAMETERS,
-                                          FULL, RELEASE, SHAPE, SKEW, WAITS, costs_from_table, fanout_shape, fresh_memory,
-                                          keeps_shape, parametric_costs, rendezvous_forms, shares_rendezvous)
+from collat.model.calibrated_mode import (CONCURRENT, FAULT, FORWARD, FULL, MEMORY, MMAP_THRESHOLD, OVERHEAD,
+                                          PARAMETERS, RELEASE, SHAPE, SKEW, WAITS, costs_from_table, fanout_shape,
+                                          fresh_memory, keeps_shape, parametric_costs, rendezvous_forms,
+                                          shares_rendezvous)
 from collat.model.bend import inner_fold_errors, weights_by_operation
 from collat.model.costs import ChannelCosts
 from collat.model.forest import Placements
@@ -328,7 +329,8 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
                  for _, mapping, Pv, _, _, _ in problem.groups)
     # how much slower a call is where a node has no idle core is measured where some cells leave one
     # idle and some fill a node they run on alone (else the slowdown and the next node's costs trade)
-    crowded = np.concatenate([full_node(Pv, mapping, placements.machine) for _, mapping, Pv, _, _, _ in problem.groups])
+    crowded = np.concatenate([full_node(Pv, mapping, placements.machine)
+                              for _, mapping, Pv, _, _, _ in problem.groups])
     alone = np.concatenate([[placements(int(P), mapping)["node"].max() == 0 for P in Pv]
                             for _, mapping, Pv, _, _, _ in problem.groups])
     free = free_parameters(first, problem.sizes.max(initial=0.0), extra, problem.sizes.min(initial=0.0),
