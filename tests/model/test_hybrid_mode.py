@@ -75,6 +75,41 @@ def test_hybrid_beyond_the_measured_P_carries_the_end_and_averages_with_the_tren
     assert where.tolist() == [2, 0]  # below the smallest P: beyond; another curve: none
 
 
+def test_a_full_node_s_residuals_and_the_others_are_interpolated_apart():
+    # residual 0 at P = 2 and 8, log 2 at P = 16 (the node full there, as on the 16-core node)
+    train = frame([("bcast", 1, "core", P, 1, 1.0) for P in (2, 8, 16)]).assign(full_node=[False, False, True])
+    values = np.log([1.0, 1.0, 2.0])
+    test = frame([("bcast", 1, "core", P, 1, np.nan) for P in (4, 12, 16)])
+    # without the column: P = 12 between 8 and 16, log2(12 / 8) = 0.585 of the way
+    plain, where = co.curve_residuals(train, values, test)
+    assert plain == pytest.approx([0.0, np.log2(1.5) * np.log(2.0), np.log(2.0)]) and where.tolist() == [1, 1, 1]
+    # with it: P = 12 (no node full) carries P = 8's; inside the curve's measured P all the same
+    got, where = co.curve_residuals(train, values, test.assign(full_node=[False, False, True]))
+    assert got == pytest.approx([0.0, 0.0, np.log(2.0)]) and where.tolist() == [1, 1, 1]
+    # a full node's cell on a curve measured where none is: every train cell of the curve answers
+    got, _ = co.curve_residuals(train.assign(full_node=False), values, test.assign(full_node=[False, False, True]))
+    assert got == pytest.approx(plain)
+
+
+def test_cells_are_marked_full_on_the_operations_a_calibration_found_slower_there():
+    """A node of 16 cores: full from P = 16 under map-by core, from P = 31 on two nodes under map-by
+    node; marked only on the operations the calibration measured a slowdown on (its 95 % interval
+    above 1: bcast, not reduce, whose interval reaches 1, nor a factor held at its start)."""
+    from collat.model.calibrated_mode import FULL, slowed_operations
+
+    machine = {"nodes": 2, "sockets_per_node": 1, "cores_per_socket": 16, "cores_per_l3": 16}
+    cells = pd.DataFrame({"operation": ["bcast", "bcast", "bcast", "reduce"], "mapping": ["core", "core", "node", "core"],
+                          "P": [15, 16, 30, 16]})
+    table = pd.DataFrame({"operation": ["bcast", "reduce", "bcast"], "target": ["avg", "avg", "max"],
+                          "parameter": FULL, "fitted": [True, True, False], "value": [1.5, 1.2, 1.5],
+                          "low": [1.3, 0.98, 1.5]})
+    assert slowed_operations(table, "avg") == {"bcast"} and slowed_operations(table, "max") == set()
+    marked = co.mark_full(cells, machine, slowed_operations(table, "avg"))
+    assert marked[co.FULL].tolist() == [False, True, False, False]
+    assert co.mark_full(cells.assign(P=[15, 16, 31, 16]), machine, {"bcast", "reduce"})[co.FULL].tolist() == [
+        False, True, True, True]
+
+
 def test_against_compares_the_directions_of_two_forecasts_per_curve():
     """Size 1: over P = 32, 64 the trend rises (45 -> 90) and the model falls (5 -> 4): against.
     Size 2: both rise: not. Size 4: one cell, no direction: not. The P = 128 cell of size 1 is not

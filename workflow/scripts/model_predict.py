@@ -4,7 +4,7 @@ scores on the measured cells."""
 
 import pandas as pd
 
-from collat.model.calibrated_mode import with_fresh_memory
+from collat.model.calibrated_mode import slowed_operations, with_fresh_memory
 from collat.model.calibration import grid_shapes
 from collat.model.hybrid_mode import HybridOptions, hybrid_predictions
 from collat.model.transfer import transfer_grid, unmeasured_bounds
@@ -48,8 +48,10 @@ if "hybrid" in options.modes:  # the calibrated grid corrected by its residuals 
                                                              "target", "predicted"],
                             filters=[("run", "==", -1)])  # the regression stage's grid (its grid_cleaning)
     bend = pd.read_csv(snakemake.input.bend) if "bend" in snakemake.input.keys() else None
+    table = pd.read_csv(snakemake.input.calibration)
     parts["hybrid"] = hybrid_predictions(raw, measured, k, trend, physics, bend=bend,
-                                         trees=options.openmpi.trees)
+                                         trees=options.openmpi.trees, machine=cfg["machine"],
+                                         slowed={t: slowed_operations(table, t) for t in raw["target"].unique()})
 predictions = pd.concat([parts[m] for m in options.modes if m in parts], ignore_index=True)
 if "twin" in predictions:  # the hybrid's prices that are a measurement of the same run
     predictions["twin"] = predictions["twin"].fillna(False).astype(bool)

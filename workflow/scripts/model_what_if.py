@@ -3,7 +3,7 @@ config machine with another node count): results/model/what_if/{name}.parquet.""
 
 import pandas as pd
 
-from collat.model.calibrated_mode import with_fresh_memory
+from collat.model.calibrated_mode import slowed_operations, with_fresh_memory
 from collat.model.calibration import grid_shapes
 from collat.model.hybrid_mode import HybridOptions, hybrid_predictions
 from collat.model.transfer import transfer_grid
@@ -57,7 +57,8 @@ if "hybrid" in options.modes and "calibrated" in set(predictions["mode"]) and sa
                                                              "predicted"], filters=[("run", "==", -1)])
     bend = pd.read_csv(snakemake.input.bend) if "bend" in snakemake.input.keys() else None
     hybrid = hybrid_predictions(cal, measured, k, trend, physics if len(physics) else None, at_measured, bend,
-                                options.openmpi.trees)
+                                options.openmpi.trees, {t: slowed_operations(calibration, t) for t in measured},
+                                cfg["machine"], machine)
     predictions = pd.concat([predictions, hybrid], ignore_index=True)
     predictions["twin"] = predictions["twin"].fillna(False).astype(bool)  # the hybrid's measured prices
 # an algorithm nobody measured: the calibrated price as far as the calibration carries (rule model_transfer)

@@ -90,7 +90,9 @@ def bend_weights(cells_of: dict, start: dict, options, placements, opts, max_rec
     both. Columns :data:`BEND_COLUMNS`, with each variant's median |log error| there."""
     from dataclasses import replace
 
+    from collat.model.calibrated_mode import slowed_operations
     from collat.model.calibration import calibrate_all, fanout_shapes, predict_cells
+    from collat.model.hybrid_mode import mark_full
     from collat.model.validation import odd_and_even
     from collat.runner import fork_map
 
@@ -101,7 +103,8 @@ def bend_weights(cells_of: dict, start: dict, options, placements, opts, max_rec
     kept = {target: cells[cells["operation"].isin(set(start))].reset_index(drop=True)
             for target, cells in cells_of.items()}
 
-    def one(i):  # every cell of the target priced by a calibration of the fold's train cells
+    def one(i):  # every cell of the target priced by a calibration of the fold's train cells, and the
+        # operations that calibration finds a full node slower on
         target, a, _ = jobs[i]
         cells = kept[target]
         table = calibrate_all({target: cells[a]}, start, options, placements, replace(opts, targets=(target,)),
@@ -110,12 +113,16 @@ def bend_weights(cells_of: dict, start: dict, options, placements, opts, max_rec
         known = cells["operation"].isin(set(table["operation"])).to_numpy()
         prices[known] = predict_cells(table, cells[known], target, channels, options, placements, max_receivers,
                                       shapes)
-        return prices
+        return prices, slowed_operations(table, target)
 
     priced = fork_map(one, len(jobs), processes)
     rows = []
     for target, cells in kept.items():
-        folds = [(a, b, p) for (t, a, b), p in zip(jobs, priced) if t == target]
+        folds = [(a, b, p) for (t, a, b), (p, _) in zip(jobs, priced) if t == target]
+        # a full node's residuals apart, as the hybrid reads them, where both folds' calibrations say so
+        slowed = set.intersection(*[s for (t, *_), (_, s) in zip(jobs, priced) if t == target] or [set()])
+        if slowed:
+            cells = mark_full(cells, placements.machine, slowed)
         at, error, bend = inner_fold_errors(cells, folds)
         inside = at.groupby("operation", sort=True).indices
         for op in sorted(cells["operation"].unique()):

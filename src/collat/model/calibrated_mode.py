@@ -288,6 +288,13 @@ def _table_values(table: pd.DataFrame, operation: str, target: str, channels: li
             full)
 
 
+def slowed_operations(table: pd.DataFrame, target: str) -> set[str]:
+    """The operations whose calibration of ``target`` in ``table`` measured a full node's slowdown:
+    its ``full_node_factor`` fitted, with the lower end of its 95 % interval above 1."""
+    rows = table[(table["target"] == target) & (table["parameter"] == FULL) & table["fitted"].astype(bool)]
+    return set(rows.loc[rows["low"] > 1.0, "operation"])
+
+
 def keeps_shape(table: pd.DataFrame, operation: str, target: str) -> bool:
     """Whether the calibration of (``operation``, ``target``) in ``table`` kept the measured
     fan-outs' shape (its ``nbft_shape`` row is 1; a table without the row priced them by a line)."""

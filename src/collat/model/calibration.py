@@ -21,7 +21,7 @@ import pandas as pd
 from collat.model.calibrated_mode import (CONCURRENT, FAULT, FORWARD, FULL, MEMORY, MMAP_THRESHOLD, OVERHEAD,
                                           PARAMETERS, RELEASE, SHAPE, SKEW, WAITS, costs_from_table, fanout_shape,
                                           fresh_memory, keeps_shape, parametric_costs, rendezvous_forms,
-                                          shares_rendezvous)
+                                          shares_rendezvous, slowed_operations)
 from collat.model.bend import inner_fold_errors, weights_by_operation
 from collat.model.costs import ChannelCosts
 from collat.model.forest import Placements
@@ -529,7 +529,7 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     out), where it has them."""
     from dataclasses import replace
 
-    from collat.model.hybrid_mode import CARRIED, UNTWINNED, hybrid, twin_answers
+    from collat.model.hybrid_mode import CARRIED, UNTWINNED, hybrid, mark_full, twin_answers
 
     out = np.full(len(test), np.nan)
     result = {"calibrated": out}
@@ -542,6 +542,9 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     train = train[kept].reset_index(drop=True)
     table = calibrate_all({target: train}, start, options, placements, replace(opts, targets=(target,)),
                           max_receivers)
+    slowed = slowed_operations(table, target)
+    if slowed and hybrid_neighbours is not None:  # the hybrid reads a full node's residuals apart
+        train, test = (mark_full(frame, placements.machine, slowed) for frame in (train, test))
     rows = test["operation"].isin(operations).to_numpy()
     channels = list(next(iter(start.values())).channels)
     priced = (test[rows] if hybrid_neighbours is None and inner is None else

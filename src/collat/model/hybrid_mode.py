@@ -186,24 +186,50 @@ def nearest_neighbour(train: pd.DataFrame, test: pd.DataFrame, k: int) -> np.nda
 CURVE = ["operation", "algorithm", "mapping", "size"]
 
 
+#: the column of a cell frame that marks a run where some node has a rank on every core, on an
+#: operation whose calibration measured a slowdown there (:func:`mark_full`)
+FULL = "full_node"
+
+
+def mark_full(cells: pd.DataFrame, machine: dict, slowed) -> pd.DataFrame:
+    """``cells`` with the column :data:`FULL`: some node of ``machine`` has a rank on every core
+    (:func:`collat.model.placement.full_node`) and the cell's operation is one of ``slowed``
+    (:func:`collat.model.calibrated_mode.slowed_operations`)."""
+    from collat.model.placement import full_node
+
+    full = full_node(cells["P"].to_numpy(), cells["mapping"].to_numpy(), machine)
+    return cells.assign(**{FULL: full & cells["operation"].isin(list(slowed)).to_numpy()})
+
+
 def curve_residuals(train: pd.DataFrame, values: np.ndarray, test: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """``values`` (one per train cell, finite) interpolated linearly in log2 P along each curve
     (operation, algorithm, mapping, size) of the test cells, the value of the nearest end beyond the
     curve's measured P: (values [test], where [test]: 0 for a test cell whose curve has no train
-    cell (value NaN), 1 inside the curve's measured P, 2 beyond them)."""
+    cell (value NaN), 1 inside the curve's measured P, 2 beyond them). Where both frames have the
+    column :data:`FULL`, a test cell's value is read from the train cells of its own kind (a node
+    full or not) where its curve has some: a slowdown the calibration prices as one factor differs
+    by algorithm, and what is left of it at a full node's P is not carried to P where none is, nor
+    the other way."""
     out, where = np.full(len(test), np.nan), np.zeros(len(test), dtype=np.int8)
     values = np.asarray(values, float)
     if train.empty or test.empty:
         return out, where
     own = train.groupby(CURVE, sort=False).indices
     x_all, q_all = np.log2(train["P"].to_numpy(float)), np.log2(test["P"].to_numpy(float))
+    split = FULL in train and FULL in test
+    kind_train = train[FULL].to_numpy(bool) if split else np.zeros(len(train), dtype=bool)
+    kind_test = test[FULL].to_numpy(bool) if split else np.zeros(len(test), dtype=bool)
     for key, rows in test.groupby(CURVE, sort=False).indices.items():
         if key not in own:
             continue
         t = own[key][np.argsort(x_all[own[key]], kind="stable")]
         x, q = x_all[t], q_all[rows]
-        out[rows] = np.interp(q, x, values[t])
         where[rows] = np.where((q >= x[0]) & (q <= x[-1]), 1, 2)
+        for kind in np.unique(kind_test[rows]):
+            mine = kind_test[rows] == kind
+            same = t[kind_train[t] == kind]
+            use = same if len(same) else t
+            out[rows[mine]] = np.interp(q[mine], x_all[use], values[use])
     return out, where
 
 
@@ -615,7 +641,8 @@ def against(test: pd.DataFrame, trend: np.ndarray, model: np.ndarray, cells: np.
 def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFrame], k: int,
                        trend: pd.DataFrame | None = None, unfitted: pd.DataFrame | None = None,
                        at_measured: pd.DataFrame | None = None, bend: pd.DataFrame | None = None,
-                       trees=()) -> pd.DataFrame:
+                       trees=(), slowed: dict | None = None, machine: dict | None = None,
+                       grid_machine: dict | None = None) -> pd.DataFrame:
     """The hybrid mode's rows of the model stage's grid: ``calibrated`` (its rows of mode
     ``calibrated``) corrected, per target, by the residuals at the cells of ``measured[target]``
     (:func:`collat.model.validation.measured_cells`) that lie on the grid, or, with ``at_measured`` (the
@@ -628,7 +655,11 @@ def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFram
     measured machine's bend, at the cells that grid shares with it. ``trees`` (config
     ``model.openmpi.trees``): the shapes that tell an algorithm foreign to the measured ones
     (:func:`collat.model.transfer.foreign`). Column ``twin``: the price is a measured cell's of the
-    same run (:func:`twin_answers`)."""
+    same run (:func:`twin_answers`). ``slowed`` (target -> operations,
+    :func:`collat.model.calibrated_mode.slowed_operations`): on those, a cell where a node is full
+    reads the residuals of measured cells where one is, and the others of those where none is
+    (:func:`mark_full`, :func:`curve_residuals`); ``machine``: the measured one, ``grid_machine``: the
+    grid's (the measured one where not given)."""
     from collat.model.transfer import foreign
     parts = []
     for target, g in calibrated.groupby("target", sort=True):
@@ -636,6 +667,12 @@ def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFram
         g = g.reset_index(drop=True)
         if cells is None or cells.empty:
             continue
+        ops = (slowed or {}).get(target, set())
+        if ops and machine is not None:
+            cells = mark_full(cells, machine, ops)
+            g = mark_full(g, grid_machine or machine, ops)
+            if at_measured is not None:
+                at_measured = mark_full(at_measured, machine, ops)
         priced = g if at_measured is None else at_measured[at_measured["target"] == target]
         train = cells.merge(priced[CELL + ["predicted"]], on=CELL, how="inner")
         line, free = (None if other is None else _aligned(other, target, g) for other in (trend, unfitted))
@@ -664,7 +701,7 @@ def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFram
                                                                 twins, None if at_measured is None else priced,
                                                                 bend=kept, bent=bent,
                                                                 foreign=foreign(g, cells, trees)),
-                              twin=np.isfinite(twins)))
+                              twin=np.isfinite(twins)).drop(columns=FULL, errors="ignore"))
     if not parts:
         return calibrated.iloc[:0].assign(mode="hybrid", twin=False)
     out = pd.concat(parts, ignore_index=True)

@@ -162,14 +162,15 @@ def active_units(P, mapping: str, machine: dict) -> np.ndarray:
     return np.ceil(P / width).astype(int)
 
 
-def full_node(P, mapping: str, machine: dict) -> np.ndarray:
-    """Whether some node holds a rank on every one of its cores, at each ``P``: no core is left for
-    the operating system, whose work then delays a rank. Map-by core and socket fill a node before
-    the next, so P >= cores per node; map-by node deals ranks out in turn, so P > nodes x (cores per
-    node - 1)."""
+def full_node(P, mapping, machine: dict) -> np.ndarray:
+    """Whether some node holds a rank on every one of its cores, at each ``P`` (under ``mapping``,
+    one or one per P): no core is left for the operating system, whose work then delays a rank.
+    Map-by core and socket fill a node before the next, so P >= cores per node; map-by node deals
+    ranks out in turn, so P > nodes x (cores per node - 1)."""
     P = np.asarray(P)
+    mapping = np.broadcast_to(np.asarray(mapping, dtype=object), P.shape)
     cpn = cores_per_node(machine)
-    return P > machine["nodes"] * (cpn - 1) if mapping == "node" else P >= cpn
+    return np.where(mapping == "node", P > machine["nodes"] * (cpn - 1), P >= cpn)
 
 
 def fill_width(mapping: str, machine: dict) -> int | None:
