@@ -331,8 +331,7 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     # idle and some fill a node they run on alone (else the slowdown and the next node's costs trade)
     crowded = np.concatenate([full_node(Pv, mapping, placements.machine)
                               for _, mapping, Pv, _, _, _ in problem.groups])
-    alone = np.concatenate([[placements(int(P), mapping)["node"].max() == 0 for P in Pv]
-                            for _, mapping, Pv, _, _, _ in problem.groups])
+    alone = np.concatenate([placements.remote(Pv, mapping) == 0 for _, mapping, Pv, _, _, _ in problem.groups])
     free = free_parameters(first, problem.sizes.max(initial=0.0), extra, problem.sizes.min(initial=0.0),
                            small_limit, remote, queued, bool((crowded & alone).any() and not crowded.all()))
     x0 = np.clip(x0, floor, ceiling)

@@ -667,13 +667,12 @@ def hybrid_predictions(calibrated: pd.DataFrame, measured: dict[str, pd.DataFram
         g = g.reset_index(drop=True)
         if cells is None or cells.empty:
             continue
+        priced = g if at_measured is None else at_measured[at_measured["target"] == target]
         ops = (slowed or {}).get(target, set())
         if ops and machine is not None:
             cells = mark_full(cells, machine, ops)
             g = mark_full(g, grid_machine or machine, ops)
-            if at_measured is not None:
-                at_measured = mark_full(at_measured, machine, ops)
-        priced = g if at_measured is None else at_measured[at_measured["target"] == target]
+            priced = g if at_measured is None else mark_full(priced, machine, ops)
         train = cells.merge(priced[CELL + ["predicted"]], on=CELL, how="inner")
         line, free = (None if other is None else _aligned(other, target, g) for other in (trend, unfitted))
         turned = twins = None  # on another grid: whether the trend goes against the model, curve by

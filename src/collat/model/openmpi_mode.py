@@ -601,14 +601,25 @@ class OpenMPIMode:
         Pv = np.asarray([int(p) for p in P_values])
         if len(Pv) == 0:
             return []
-        targets, names, chosen = predict_arrays(operation, algorithm, mapping, Pv, costs, self.options, placements,
-                                                shapes=shapes, segsize=segsize)
         spare = ~full_node(Pv, mapping, placements.machine)
-        if costs.idle_table is not None and spare.any():
-            # a collective that leaves every node a core idle pays the fan-outs of NBFT runs that do
-            idle, *_ = predict_arrays(operation, algorithm, mapping, Pv[spare], costs.idle(), self.options,
-                                      placements, shapes=None if shapes is None else shapes.setdefault("idle", {}),
-                                      segsize=segsize)
-            for target, values in idle.items():
-                targets[target][spare] = values
+        if costs.idle_table is None or spare.all() or not spare.any():
+            # one table prices every P: a collective that leaves every node a core idle pays the
+            # fan-outs of the NBFT runs that do (costs.idle(): the costs themselves where none differ)
+            targets, names, chosen = predict_arrays(operation, algorithm, mapping, Pv,
+                                                    costs.idle() if spare.all() else costs, self.options,
+                                                    placements, shapes=self._shapes(shapes, spare.all()),
+                                                    segsize=segsize)
+            return curve_blocks(Pv, costs.sizes, targets, names, 1, chosen)
+        parts = [predict_arrays(operation, algorithm, mapping, Pv[rows], c, self.options, placements,
+                                shapes=self._shapes(shapes, idle), segsize=segsize)
+                 for rows, c, idle in ((~spare, costs, False), (spare, costs.idle(), True))]
+        order = np.argsort(np.r_[np.flatnonzero(~spare), np.flatnonzero(spare)], kind="stable")
+        targets = {t: np.vstack([p[0][t] for p in parts])[order] for t in parts[0][0]}
+        names, chosen = (np.vstack([p[i] for p in parts])[order] for i in (1, 2))
         return curve_blocks(Pv, costs.sizes, targets, names, 1, chosen)
+
+    @staticmethod
+    def _shapes(shapes: dict | None, idle: bool) -> dict | None:
+        """The shapes kept across a grid's curves for the costs priced (:func:`price_plan_shared`):
+        those of the idle fan-out table apart."""
+        return shapes.setdefault("idle", {}) if shapes is not None and idle else shapes
