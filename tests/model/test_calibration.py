@@ -762,3 +762,28 @@ def test_a_full_node_s_slowdown_is_measured_where_cells_have_one_and_cells_do_no
     ratio = (cal.predict_cells(slow, grid, "avg", CHANNELS, OPTIONS, md.Placements(TINY), 7)
              / cal.predict_cells(fast, grid, "avg", CHANNELS, OPTIONS, md.Placements(TINY), 7))
     assert ratio == pytest.approx(np.where(grid["P"] >= 4, 1.3, 1.0))
+
+
+def test_without_a_full_cell_a_full_node_s_slowdown_is_the_nbft_runs():
+    """Cells that leave every core of TINY idle (P = 2, 3 under map-by core) cannot tell how much
+    slower a call on a full node is; the NBFT runs can: on the core channel 1 and 2 us with 1 and 2
+    receivers, 4.5 us with 3, which fill a node of 4 cores: 1.5 times the line's 3. The factor is
+    that, not fitted, and a full node's call is priced 1.5 times the same call at 1. Where cells
+    fill a node alone (P = 4) the factor is fitted on them (the truth, 1) and the runs do not enter."""
+    table = true_table("bcast")
+    opts = cal.CalibrationOptions(7, 11, "soft_l1", 0.1, 10.0, 200, 1e-8, ("avg",))
+    start = start_from(table, 1.6)
+    start.flat_runs = pd.DataFrame([{"channel": "core", "P": P, "size": s, "target": "avg", "latency": v}
+                                    for P, v in ((2, 1.0), (3, 2.0), (4, 4.5)) for s in (1, 64, 8192)])
+    fit = cal.calibrate(synthetic_cells("bcast", table, P=(2, 3)), "bcast", "avg", start, OPTIONS,
+                        md.Placements(TINY), opts, 7)
+    row = fit[fit["parameter"] == cal.FULL].iloc[0]
+    assert not row["fitted"] and row["value"] == pytest.approx(1.5) and row["start"] == pytest.approx(1.5)
+    grid = synthetic_cells("bcast", table, P=(3, 4, 8)).drop(columns="measured")
+    one = fit.assign(value=np.where(fit["parameter"] == cal.FULL, 1.0, fit["value"]))
+    ratio = (cal.predict_cells(fit, grid, "avg", CHANNELS, OPTIONS, md.Placements(TINY), 7)
+             / cal.predict_cells(one, grid, "avg", CHANNELS, OPTIONS, md.Placements(TINY), 7))
+    assert ratio == pytest.approx(np.where(grid["P"] >= 4, 1.5, 1.0))
+    fit = cal.calibrate(synthetic_cells("bcast", table), "bcast", "avg", start, OPTIONS, md.Placements(TINY), opts, 7)
+    row = fit[fit["parameter"] == cal.FULL].iloc[0]
+    assert row["fitted"] and row["value"] == pytest.approx(1.0, abs=0.01)

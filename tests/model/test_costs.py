@@ -52,3 +52,25 @@ def test_one_idle_run_is_continued_along_the_nbft_line():
                                             medians("cache", [2, 4], [1.0, 9.0]), 3, 4)
     assert costs.idle_table[0, :, 0] == pytest.approx([0, 1, 1.5, 2])  # 1 us, then the line's 0.5 a receiver
     assert np.isfinite(costs.table_by_receivers).all()
+
+
+def test_a_full_node_s_slowdown_from_the_nbft_runs_that_fill_one():
+    """The runs of 1, 3, 7 receivers (1, 2, 4 us) continue to 15 receivers along the line through
+    the last two (8 us); the run of 15, which fills a node of 16 cores, took 20 us: 2.5 times. On
+    the node channel the run of 16 receivers fills the other node: 30 us over the line's 3 + 1/7
+    (2 and 3 us at 8 and 15 receivers): 210/22 times. The median of the two."""
+    from collat.model.costs import full_node_slowdown
+    cache = medians("cache", [2, 4, 8, 16], [1.0, 2.0, 4.0, 20.0])
+    assert full_node_slowdown(cache, "max", ["cache"], 16) == pytest.approx(2.5)
+    node = medians("node", [2, 9, 16, 17], [1.0, 2.0, 3.0, 30.0])
+    assert full_node_slowdown(node, "max", ["node"], 16) == pytest.approx(210 / 22)
+    both = pd.concat([cache, node])
+    assert full_node_slowdown(both, "max", ["cache", "node"], 16) == pytest.approx((2.5 + 210 / 22) / 2)
+    # not on the channels asked, not of the target, no full run, one idle run, no machine: 1
+    assert full_node_slowdown(both, "max", ["socket"], 16) == 1.0
+    assert full_node_slowdown(both, "avg", ["cache"], 16) == 1.0
+    assert full_node_slowdown(cache, "max", ["cache"], 32) == 1.0
+    assert full_node_slowdown(medians("cache", [4, 16], [2.0, 20.0]), "max", ["cache"], 16) == 1.0
+    assert full_node_slowdown(cache, "max", ["cache"], None) == 1.0
+    # a full run faster than the line: no speed-up, 1
+    assert full_node_slowdown(medians("cache", [2, 4, 8, 16], [1.0, 2.0, 4.0, 6.0]), "max", ["cache"], 16) == 1.0

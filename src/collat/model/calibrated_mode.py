@@ -46,7 +46,10 @@ others wait for (on a 16-core node each algorithm's P = 16 ran a median 1.2-2.7 
 the scatter-allgather bcast aside, whose P = 16 is a power of two; on ORFEO's 128-core nodes the
 bcasts under map-by core show no step from P = 127 to 128). It is fitted only where some
 calibration cells leave every node a core idle and some fill a node they run on alone (where every
-full node has another beside it, the slowdown would trade with the next node's costs), else 1.
+full node has another beside it, the slowdown would trade with the next node's costs). Elsewhere
+it is not fitted: a calibration whose fan-outs are a line takes the slowdown the NBFT stage's runs
+that fill a node measured (:func:`collat.model.costs.full_node_slowdown`), one that keeps their
+measured shape, which prices those fan-outs as measured, 1.
 The values are read from ``results/model/calibration.csv``.
 """
 

@@ -23,7 +23,7 @@ from collat.model.calibrated_mode import (CONCURRENT, FAULT, FORWARD, FULL, MEMO
                                           fresh_memory, keeps_shape, parametric_costs, rendezvous_forms,
                                           shares_rendezvous, slowed_operations)
 from collat.model.bend import inner_fold_errors, weights_by_operation
-from collat.model.costs import ChannelCosts
+from collat.model.costs import ChannelCosts, full_node_slowdown
 from collat.model.forest import Placements
 from collat.model.placement import cores_per_node, full_node
 from collat.model.openmpi_mode import plan_shapes, predict_arrays, price_plans
@@ -338,7 +338,11 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     at_fault = NP * K + extra.index(FAULT) if FAULT in extra else None  # the fault's place among the parameters
     faulting = float(at_fault is not None and free[at_fault])  # no cell that large: no fault term
     at_full = NP * K + extra.index(FULL)
-    slowing = float(free[at_full])  # no cell with a full node, or only such cells: no slowdown (factor 1)
+    slowing = float(free[at_full])  # no cell with a full node, or only such cells: the factor is not fitted
+    # then the NBFT stage's runs that fill a node tell it, where the fan-outs are a line (a kept
+    # measured shape prices a full node's fan-outs as those runs measured them already)
+    borrowed = 1.0 if slowing else full_node_slowdown(openmpi.flat_runs, target, channels,
+                                                      cores_per_node(placements.machine))
 
     def full(X):  # fitted log parameters [B, free] -> every log parameter [B, p]
         out = np.tile(x0, (len(np.atleast_2d(X)), 1))
@@ -347,13 +351,14 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
 
     def costs_of(X, sizes, shape, concurrent) -> ChannelCosts:  # B sets of fitted parameters, side by side at ``sizes``
         V = np.exp(full(X))
+        factor = V[:, at_full] if slowing else np.full(len(V), borrowed if shape is None else 1.0)
         at = {e: NP * K + i for i, e in enumerate(extra)}
         waits = (V[:, [at[w] for w in WAITS]] if operation == "reduce" else np.tile([0.0, 1.0], (len(V), 1)))
         fault = V[:, at_fault] * faulting if at_fault is not None else 0.0
         return parametric_costs(V[:, :NP * K].reshape(len(V), K, NP), channels, sizes, max_receivers,
                                 V[:, at[OVERHEAD]], openmpi.eager_limit, waits, V[:, at[MEMORY]], V[:, at[FORWARD]],
                                 small_limit, concurrent, shape, V[:, at[SKEW]], V[:, at[RELEASE]], fault,
-                                V[:, at_full] ** slowing)
+                                factor)
 
     def model_log(X, shape, concurrent, on=problem):  # [B, cells of ``on``] for B parameter sets, in one batch
         return np.log(on.predict(costs_of(X, on.sizes, shape, concurrent), options, placements))
@@ -447,8 +452,8 @@ def calibrate(cells: pd.DataFrame, operation: str, target: str, openmpi: Channel
     value, begin = np.exp(full(fit.x)[0]), np.exp(x0)
     if at_fault is not None and not faulting:  # no cell reaches the threshold: no fault term, as in the fit
         value[at_fault] = 0.0
-    if not slowing:  # nothing measured tells a full node's calls apart: no slowdown, as in the fit
-        value[at_full] = 1.0
+    if not slowing:  # no cell tells a full node's calls apart: the NBFT runs' slowdown, as in the fit
+        value[at_full] = begin[at_full] = borrowed if not kept else 1.0
     # forms, not fitted values: 1 where the fan-outs keep the measured shape, where the bytes are shared
     names += [("all", SHAPE), ("all", CONCURRENT)]
     value, begin = np.r_[value, float(kept), float(concurrent)], np.r_[begin, 0.0, float(rendezvous[0])]

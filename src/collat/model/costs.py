@@ -170,6 +170,31 @@ def fills_node(channel: str, P, cores_per_node: int | None) -> np.ndarray:
     return (P - 1 if channel == "node" else P) >= cores_per_node
 
 
+def full_node_slowdown(runs: pd.DataFrame | None, target: str, channels: list[str],
+                       cores_per_node: int | None) -> float:
+    """How many times slower the NBFT stage's flat runs that fill a node (:func:`fills_node`) ran
+    than those that leave every core idle predict at the same receivers (the line through the two
+    largest of them, as :func:`_continued` continues them): the median over channels and sizes of
+    the first full run's latency over that line, at least 1. 1 where no channel has a full run and
+    two idle ones. ``runs``: the stage's median table of one operation (channel, P, size, target,
+    latency: :attr:`ChannelCosts.flat_runs`)."""
+    if runs is None or cores_per_node is None:
+        return 1.0
+    runs = runs[(runs["target"] == target) & runs["channel"].isin(channels)]
+    ratios = []
+    for (channel, _), g in runs.groupby(["channel", "size"], sort=True):
+        P, latency = g["P"].to_numpy(), g["latency"].to_numpy(float)
+        full = fills_node(channel, P, cores_per_node)
+        if not full.any() or (~full).sum() < 2:
+            continue
+        first = np.argmin(np.where(full, P, np.iinfo(np.int64).max))
+        n = np.array([P[first] - 1.0])
+        line = _continued(np.zeros(1), n, P[~full] - 1.0, latency[~full], 0.0)[0]
+        if line > 0:
+            ratios.append(latency[first] / line)
+    return max(1.0, float(np.median(ratios))) if ratios else 1.0
+
+
 def _continued(row: np.ndarray, n: np.ndarray, recv: np.ndarray, values: np.ndarray, slope: float) -> np.ndarray:
     """A table row [n] read from the runs ``recv`` (receivers) with ``values`` alone: interpolated
     up to the largest, continued beyond it along the line through the two largest (a slope of at
