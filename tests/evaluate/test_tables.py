@@ -172,6 +172,24 @@ def test_noise_floor_line_names_each_mapping_and_node_span():
     assert noise_floor_markdown(floors.iloc[:1], {}) == [] and noise_floor_markdown(None, {}) == []
 
 
+def test_the_full_node_factor_is_said_fitted_with_its_interval_or_not_fitted():
+    from collat.evaluate.tables import full_node_markdown
+
+    rows = pd.DataFrame({"operation": ["bcast", "bcast", "reduce", "reduce"], "target": ["avg", "max"] * 2,
+                         "channel": "all", "parameter": "full_node_factor", "value": [1.31, 1.0, 1.815, 1.0],
+                         "fitted": [True, True, False, False], "low": [1.16, 0.97, 1.815, 1.0],
+                         "high": [1.47, 1.2, 1.815, 1.0]})
+    other = pd.DataFrame({"operation": "bcast", "target": "avg", "channel": "all", "parameter": "overhead_us",
+                          "value": [0.3], "fitted": [True], "low": [0.2], "high": [0.4]})
+    text = "\n".join(full_node_markdown(pd.concat([other, rows]), {"calibration": "c.csv"}))
+    assert text.startswith("## A node with a rank on every core — `c.csv`")
+    assert ("bcast avg 1.31 (95 %: 1.16-1.47); bcast max 1.00 (95 %: 0.97-1.20); reduce avg 1.81 (not fitted); "
+            "reduce max 1.00 (not fitted).") in text
+    # every factor 1 (nothing slower, or no node filled), or no calibration: no section
+    assert full_node_markdown(rows.assign(value=1.0), {}) == [] and full_node_markdown(None, {}) == []
+    assert full_node_markdown(other, {}) == []
+
+
 def test_a_range_of_shares_is_one_percent_where_its_ends_round_alike():
     from collat.evaluate.tables import share_range
 

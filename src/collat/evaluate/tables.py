@@ -285,6 +285,32 @@ def noise_floor_markdown(floors: pd.DataFrame | None, paths: dict) -> list[str]:
     return out
 
 
+def full_node_markdown(calibration: pd.DataFrame | None, paths: dict) -> list[str]:
+    """How many times slower the calibrated mode prices a call where some node has a rank on every
+    core (results/model/calibration.csv, parameter ``full_node_factor``), per operation and target:
+    fitted, with its 95 % interval, or not fitted (the NBFT runs' slowdown, or 1); nothing where
+    every factor is 1 (no node filled, or none slower)."""
+    from collat.model.calibrated_mode import FULL
+
+    rows = None if calibration is None else calibration[calibration["parameter"] == FULL]
+    if rows is None or rows.empty or (rows["value"] == 1.0).all():
+        return []
+    parts = []
+    for _, r in rows.sort_values(["operation", "target"]).iterrows():
+        if bool(r["fitted"]):
+            parts.append(f"{r['operation']} {r['target']} {r['value']:.2f} (95 %: {r['low']:.2f}-{r['high']:.2f})")
+        else:
+            parts.append(f"{r['operation']} {r['target']} {r['value']:.2f} (not fitted)")
+    where = paths.get("calibration", "results/model/calibration.csv")
+    return [f"## A node with a rank on every core — `{where}`", "",
+            "Where some node holds a rank on every core, none is left for the operating system, whose work "
+            "then delays a rank that others wait for. The calibrated mode prices such a call this many times the "
+            "same call with a core idle on every node (`full_node_factor`: fitted where some cells fill a node they "
+            "run on alone; else, not fitted, how much slower the NBFT runs that fill a node ran than those that "
+            "leave a core idle predict): " + "; ".join(parts) + ". Where it is well above 1, a run that leaves "
+            "one core of each node idle is worth measuring.", ""]
+
+
 UNSEEN_MODELS = ("calibrated", "hybrid", "hybrid_untwinned", "openmpi")  # fitted modes, then the physics alone
 
 
@@ -442,13 +468,14 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                      noise_floors: pd.DataFrame | None = None, figure_setting: dict | None = None,
                      rules: dict | None = None, fanout_form: str = "line", pick: str = "expected",
                      algorithms: str = "every", eager: tuple[float, str] | None = None,
-                     default_runs: pd.DataFrame | None = None) -> str:
+                     default_runs: pd.DataFrame | None = None, calibration: pd.DataFrame | None = None) -> str:
     """results/summary.md: the headline numbers, each with the file it comes from; ``selection`` is
     (regret.csv, regret_unseen_algorithm.csv, regret_unseen_P.csv) of the selection stage;
     ``nbft_fits`` (results/nbft/fits.csv) names the fan-outs priced by assumption, not measurement;
     ``figure_setting`` (config ``partitioned.figure``) adds the figures' break-even beside ``setting``'s;
     ``pick``: config ``selection.pick``; ``eager``: the eager limit and its source
-    (:func:`collat.model.options.eager_limit`); ``default_runs``: results/model/default_runs.csv."""
+    (:func:`collat.model.options.eager_limit`); ``default_runs``: results/model/default_runs.csv;
+    ``calibration``: results/model/calibration.csv (:func:`full_node_markdown`)."""
     out = ["# Summary", ""]
     board = None
     if validation is not None and len(validation):
@@ -581,6 +608,9 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
         out += ["", f"The model sends messages up to {eager[0]:.0f} B eagerly (a reduce sender's call ends when its "
                 "message is out), larger ones by rendezvous (it ends when the receiver takes the message). The limit "
                 f"is {EAGER_SOURCES[eager[1]]}."]
+    full_node = full_node_markdown(calibration, paths)
+    if full_node:
+        out += [""] + full_node[:-1]  # the next section opens with its blank line
     out += ["", f"## Best R² at {size} B per model — `{paths['model_scores']}`, `{paths['regression_scores']}`", "",
             f"*Best R² (cell)*: the highest R² over the (operation, algorithm, mapping) cells at {size} B, and its "
             "cell; *median R² over cells*, with, for the segmented model, the median of its 5-fold cross-validated "
