@@ -183,6 +183,7 @@ def test_the_full_node_factor_is_said_fitted_with_its_interval_or_not_fitted():
                           "value": [0.3], "fitted": [True], "low": [0.2], "high": [0.4]})
     text = "\n".join(full_node_markdown(pd.concat([other, rows]), {"calibration": "c.csv"}))
     assert text.startswith("## A node with a rank on every core — `c.csv`")
+    assert len(text.split("\n\n")[1].split()) <= 120  # a reader's paragraph (tests/test_workflow.py)
     assert ("bcast avg 1.31 (95 %: 1.16-1.47); bcast max 1.00 (95 %: 0.97-1.20); reduce avg 1.81 (not fitted); "
             "reduce max 1.00 (not fitted).") in text
     # every factor 1 (nothing slower, or no node filled), or no calibration: no section

@@ -29,6 +29,7 @@ rule evaluate_summary:
     input:
         unpack(selection_summary_input),
         unpack(crossover_summary_input),
+        unpack(calibration_input),  # how much slower a call on a full node is priced, when calibrated
         hockney="results/pt2pt/hockney.csv",
         model="results/model/scores.csv",
         regression="results/regression/scores.csv",
@@ -36,7 +37,6 @@ rule evaluate_summary:
         validation="results/model/validation.csv",
         default_runs="results/model/default_runs.csv",  # algorithms nobody forced, as the default runs them
         noise_floor="results/model/noise_floor.csv",
-        calibration="results/model/calibration.csv",  # how much slower a call on a full node is priced
         nbft_fits="results/nbft/fits.csv",
         what_if=expand("results/model/what_if/{name}.parquet", name=WHAT_IF),
     output:

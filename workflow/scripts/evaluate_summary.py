@@ -13,7 +13,11 @@ log = setup_log(snakemake.log)
 i = snakemake.input
 paths = {"hockney": i.hockney, "model_scores": i.model, "regression_scores": i.regression,
          "tables": "results/tables/", "validation": i.validation, "nbft_fits": i.nbft_fits,
-         "noise_floor": i.noise_floor, "default_runs": i.default_runs, "calibration": i.calibration}
+         "noise_floor": i.noise_floor, "default_runs": i.default_runs}
+calibration = None
+if "calibration" in i.keys():  # the calibrated mode is predicted
+    paths["calibration"] = i.calibration
+    calibration = pd.read_csv(i.calibration)
 crossover = None
 if "crossover" in i.keys():  # the partitioned stage runs
     paths["crossover"] = i.crossover
@@ -34,6 +38,6 @@ text = summary_markdown(pd.read_csv(i.hockney), pd.read_csv(i.model), pd.read_cs
                         rules={f: Path(f).read_text() for f in i.rules} if "rules" in i.keys() else None,
                         fanout_form=snakemake.params.fanout_form, pick=snakemake.params.pick,
                         algorithms=snakemake.params.algorithms, eager=eager,
-                        default_runs=pd.read_csv(i.default_runs), calibration=pd.read_csv(i.calibration))
+                        default_runs=pd.read_csv(i.default_runs), calibration=calibration)
 atomic_write(snakemake.output[0], lambda tmp: Path(tmp).write_text(text))
 log.info("summary written")

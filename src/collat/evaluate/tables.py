@@ -303,12 +303,11 @@ def full_node_markdown(calibration: pd.DataFrame | None, paths: dict) -> list[st
             parts.append(f"{r['operation']} {r['target']} {r['value']:.2f} (not fitted)")
     where = paths.get("calibration", "results/model/calibration.csv")
     return [f"## A node with a rank on every core — `{where}`", "",
-            "Where some node holds a rank on every core, none is left for the operating system, whose work "
-            "then delays a rank that others wait for. The calibrated mode prices such a call this many times the "
-            "same call with a core idle on every node (`full_node_factor`: fitted where some cells fill a node they "
-            "run on alone; else, not fitted, how much slower the NBFT runs that fill a node ran than those that "
-            "leave a core idle predict): " + "; ".join(parts) + ". Where it is well above 1, a run that leaves "
-            "one core of each node idle is worth measuring.", ""]
+            "With a rank on every core of a node, none is left for the operating system, whose work delays a "
+            "rank others wait for. The calibrated mode prices such a call this many times the same call with a "
+            "core idle (`full_node_factor`: fitted where cells fill a node alone; else the slowdown of the NBFT "
+            "runs that fill a node): " + "; ".join(parts) + ". Where it is well above 1, leaving a core of each "
+            "node idle is worth measuring.", ""]
 
 
 UNSEEN_MODELS = ("calibrated", "hybrid", "hybrid_untwinned", "openmpi")  # fitted modes, then the physics alone
