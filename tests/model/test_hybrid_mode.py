@@ -286,6 +286,20 @@ def test_weighted_median_of_each_row():
     assert co.weighted_median(values, weights) == pytest.approx([2.0, 3.0, 2.5, 10.0, 3.0])
 
 
+def test_weighted_median_is_numpys_weighted_quantile_bit_for_bit():
+    """The one-pass median equals numpy's weighted inverted_cdf quantile from below and above, ties,
+    zero weights, exact halves and a row with a NaN value included."""
+    rng = np.random.default_rng(7)
+    values = np.round(rng.normal(size=(300, 9)) * 2) / 2  # many ties
+    weights = np.round(rng.random((300, 9)) * 3)  # zero weights and exact halves
+    weights[:, 0] += 1.0
+    values[5, 3] = np.nan
+    lower = np.quantile(values, 0.5, axis=1, weights=weights, method="inverted_cdf")
+    upper = -np.quantile(-values, 0.5, axis=1, weights=weights, method="inverted_cdf")
+    got = co.weighted_median(values, weights)
+    assert np.array_equal(got, 0.5 * (lower + upper), equal_nan=True) and np.isnan(got[5])
+
+
 def test_hybrid_leaves_out_what_the_model_could_not_price():
     train = frame([("bcast", 1, "core", 2, 1, 2.0), ("bcast", 1, "core", 4, 1, 8.0)])
     test = frame([("bcast", 1, "core", 2, 1, np.nan), ("bcast", 1, "core", 4, 1, np.nan)])

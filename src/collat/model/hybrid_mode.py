@@ -517,15 +517,28 @@ def _weighted(neighbours: list[tuple], values: np.ndarray, n: int, scale: float,
 
 def weighted_median(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Per row of ``values`` [rows, n] with ``weights`` [rows, n] (not negative, some positive in
-    each row): the weighted median, the mean of the lower and the upper one (numpy's weighted
+    each row): the weighted median, the mean of the lower and the upper one (the weighted
     ``inverted_cdf`` quantile from below and from above), so that where the cumulative weight reaches
     exactly half the median lies between the two values, as two equal weights give their mean."""
     values, weights = np.asarray(values, float), np.asarray(weights, float)
     if values.ndim != 2 or not values.size:
         return np.full(len(values), np.nan)
-    lower = np.quantile(values, 0.5, axis=1, weights=weights, method="inverted_cdf")
-    upper = -np.quantile(-values, 0.5, axis=1, weights=weights, method="inverted_cdf")
-    return 0.5 * (lower + upper)
+    return 0.5 * (_lower_half(values, weights) - _lower_half(-values, weights))
+
+
+def _lower_half(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Per row, the first value in sorted order whose cumulative weight reaches half the row's: what
+    ``np.quantile(values, 0.5, axis=1, weights=weights, method="inverted_cdf")`` gives, bit for bit
+    (the same sort and sums), in one pass over every row instead of numpy's loop over them."""
+    order = np.argsort(values.T, axis=0)  # numpy's own order: its rows along axis 0
+    ranked = np.take_along_axis(values.T, order, axis=0)
+    cdf = np.take_along_axis(weights.T, order, axis=0).cumsum(axis=0, dtype=np.float64)
+    cdf /= cdf[-1]
+    if np.isnan(cdf[-1]).any():
+        raise ValueError("weights included NaN, inf or were all zero")
+    at = np.minimum((cdf < 0.5).sum(axis=0), len(ranked) - 1)  # searchsorted(cdf, 0.5, "left") per row
+    out = ranked[at, np.arange(ranked.shape[1])]
+    return np.where(np.isnan(ranked[-1]), np.nan, out)  # a row with a NaN value: NaN, as numpy
 
 
 TWIN = ["operation", "mapping", "P", "size"]
