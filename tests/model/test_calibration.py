@@ -98,8 +98,10 @@ def test_a_problem_prices_its_planned_curves_as_predict_arrays_does():
                 assert value == pytest.approx(want[0, b * len(problem.sizes) + list(problem.sizes).index(m)],
                                               rel=1e-12)
     assert len(problem._plans) == 2 and all(len(plans) == 2 for plans in problem._plans.values())  # per width
-    laid = [key for key in problem._merged if key[0] != "trees of"]
+    laid = [key for key in problem._merged if key[0] not in ("trees of", "placed")]
     assert len(laid) == 1  # the two curves' forests laid out once, for both widths
+    # where each plan's ranks sit, read once per plan (two curves at two widths)
+    assert sum(key[0] == "placed" for key in problem._merged) == 4
 
 
 def test_a_call_s_start_skew_grows_with_the_ranks_of_the_fullest_other_node():
@@ -160,6 +162,13 @@ def test_the_barrier_s_release_queue_spreads_the_starts_whole_on_the_max_in_shar
     share = np.array([barrier.average_share({"tree": "binary"}, "reduce", P) for P in Pv])
     np.testing.assert_allclose(more["avg"] - base["avg"], 0.5 * (queue * share)[:, None] * np.ones((1, 2)),
                                atol=1e-12)
+    # a calibration's problem prices the same, twice (the second time from where it kept the ranks' places)
+    cells = pd.DataFrame([{"operation": "reduce", "algorithm": 2, "mapping": "core", "P": P, "size": m,
+                           "measured": 1.0} for P in Pv for m in (1, 1000)])
+    problem = cal.Problem(cells, "reduce", "avg", 8, 8)
+    for _ in range(2):
+        got = problem.predict(spread, options, placements)[0]
+        np.testing.assert_allclose(got, more["avg"].ravel(), rtol=1e-12)
     # without the MPI version's barrier rules, nothing is added
     same = predict_arrays("reduce", 2, "core", Pv, spread, OPTIONS, placements)[0]
     np.testing.assert_allclose(same["avg"], base["avg"], atol=1e-12)

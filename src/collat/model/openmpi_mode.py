@@ -414,12 +414,31 @@ def price_plans(plans: list, costs: ChannelCosts, options: ModelOptions, placeme
             priced[i, j] = _after_tree(shape, done, mean, plan.Pv[rows], plan.mapping, costs, placements,
                                        options.unpinned_channel, forest, counts)
     return [_assembled(plan, [priced[i, j] for j in range(len(plan.steps))], costs, with_average, placements,
-                       options.openmpi.barrier_rules)
+                       options.openmpi.barrier_rules, merged)
             for i, plan in enumerate(plans)]
 
 
+def _placed(plan: ShapePlan, placements, barrier_rules, with_average: bool, merged: dict | None) -> tuple:
+    """What :func:`_assembled` reads of where a plan's ranks sit, whatever the costs: per step the
+    share of the starts' spread its average waits for, and per P the remote ranks, the barrier's
+    release queue and whether some node is full; kept in ``merged`` (the plan kept with it) for
+    the next cost set."""
+    key = ("placed", id(plan), id(placements), repr(barrier_rules), with_average)
+    found = merged.get(key) if merged is not None else None
+    if found is not None and found[0] is plan:
+        return found[1]
+    waits = [np.array([average_share(shape, plan.operation, int(P)) for P in plan.Pv[rows]])
+             for shape, rows, _, _ in plan.steps] if with_average and len(barrier_rules) else None
+    placed = (waits, placements.remote(plan.Pv, plan.mapping),
+              placements.release_queue(plan.Pv, plan.mapping, barrier_rules) if len(barrier_rules) else None,
+              full_node(plan.Pv, plan.mapping, placements.machine))
+    if merged is not None:
+        merged[key] = (plan, placed)
+    return placed
+
+
 def _assembled(plan: ShapePlan, priced: list, costs: ChannelCosts, with_average: bool, placements,
-               barrier_rules=()) -> dict:
+               barrier_rules=(), merged: dict | None = None) -> dict:
     """A plan's targets from its steps' (completion, mean) at their rows: each where it applies, NaN
     where no shape is modelled, plus ``costs.overhead``, ``costs.skew`` times the most ranks on one
     node other than the root's (:meth:`collat.model.forest.Placements.remote`), and the spread of
@@ -432,28 +451,26 @@ def _assembled(plan: ShapePlan, priced: list, costs: ChannelCosts, with_average:
     mean = np.full(shape_of, np.nan) if with_average else None
     skewed = bool(np.any(np.asarray(costs.release) != 0)) and len(barrier_rules) > 0
     share = np.zeros(shape_of) if skewed and with_average else None
-    for (shape, rows, applies, _), (c, a) in zip(plan.steps, priced):
+    waits, remote, queue, full = _placed(plan, placements, barrier_rules, with_average, merged)
+    for (shape, rows, applies, _), (c, a), wait in zip(plan.steps, priced, waits or [None] * len(priced)):
         done[rows] = np.where(applies, c, done[rows])
         if with_average:
             mean[rows] = np.where(applies, a, mean[rows])
         if share is not None:
-            waits = np.array([average_share(shape, plan.operation, int(P)) for P in plan.Pv[rows]])
-            share[rows] = np.where(applies, waits[:, None], share[rows])
+            share[rows] = np.where(applies, wait[:, None], share[rows])
     extra = costs.overhead
     if np.any(np.asarray(costs.skew) != 0):
-        extra = extra + np.asarray(costs.skew)[None] * placements.remote(plan.Pv, plan.mapping)[:, None]
+        extra = extra + np.asarray(costs.skew)[None] * remote[:, None]
     targets = {"max": done + extra}
     if with_average:
         targets["avg"] = mean + extra
     if skewed:
-        spread = np.asarray(costs.release)[None] * placements.release_queue(plan.Pv, plan.mapping,
-                                                                            barrier_rules)[:, None]
+        spread = np.asarray(costs.release)[None] * queue[:, None]
         targets["max"] = targets["max"] + spread
         if with_average:
             targets["avg"] = targets["avg"] + spread * share
     if np.any(np.asarray(costs.full) != 1):  # no idle core on some node: the whole call slows
-        slower = np.where(full_node(plan.Pv, plan.mapping, placements.machine)[:, None],
-                          np.asarray(costs.full)[None], 1.0)
+        slower = np.where(full[:, None], np.asarray(costs.full)[None], 1.0)
         targets = {t: v * slower for t, v in targets.items()}
     return targets
 
