@@ -421,19 +421,20 @@ def price_plans(plans: list, costs: ChannelCosts, options: ModelOptions, placeme
 def _placed(plan: ShapePlan, placements, barrier_rules, with_average: bool, merged: dict | None) -> tuple:
     """What :func:`_assembled` reads of where a plan's ranks sit, whatever the costs: per step the
     share of the starts' spread its average waits for, and per P the remote ranks, the barrier's
-    release queue and whether some node is full; kept in ``merged`` (the plan and the placements
-    kept with it) for the next cost set."""
-    key = ("placed", id(plan), id(placements), repr(barrier_rules), with_average)
+    release queue and whether some node is full; kept in ``merged`` (the plan, the placements and
+    the rules kept with it) for the next cost set."""
+    held = (plan, placements, barrier_rules)
+    key = ("placed", *map(id, held), with_average)
     found = merged.get(key) if merged is not None else None
-    if found is not None and found[0] is plan and found[1] is placements:  # ids of objects still held
-        return found[2]
+    if found is not None and all(a is b for a, b in zip(found[0], held)):  # ids of objects still held
+        return found[1]
     waits = [np.array([average_share(shape, plan.operation, int(P)) for P in plan.Pv[rows]])
              for shape, rows, _, _ in plan.steps] if with_average and len(barrier_rules) else None
     placed = (waits, placements.remote(plan.Pv, plan.mapping),
               placements.release_queue(plan.Pv, plan.mapping, barrier_rules) if len(barrier_rules) else None,
               full_node(plan.Pv, plan.mapping, placements.machine))
     if merged is not None:
-        merged[key] = (plan, placements, placed)
+        merged[key] = (held, placed)
     return placed
 
 
