@@ -54,6 +54,20 @@ def test_a_key_naming_what_is_not_defined(mutate, key, found):
     assert "\n" not in msg
 
 
+
+@pytest.mark.parametrize("key,value", [("cores_per_l3", 5), ("cores_per_l3", 128), ("numa_per_socket", 3)])
+def test_a_socket_that_does_not_split_into_whole_l3s_or_numa_domains(key, value):
+    cfg = copy.deepcopy(load_config())  # the study's EPYC: 64 cores per socket, L3s of 4, NPS4
+    cfg["machine"][key] = value
+    with pytest.raises(ConfigError) as err:
+        check(cfg)
+    msg = str(err.value)
+    assert msg.startswith(f"config key machine.{key}: found {value}, expected a divisor of "
+                          "machine.cores_per_socket (64): "), msg
+    assert "\n" not in msg
+    cfg["machine"][key] = 8 if key == "cores_per_l3" else 2  # whole parts: no complaint from the machine
+    check(cfg)
+
 AWK = {"dir": "x", "glob": "*.csv", "table": "collective",
        "columns": {"Algorithm": "algorithm", "Processes": "P", "MessageSize": "size", "Avg Latency(us)": "avg"},
        "metadata": {"operation": "bcast", "mapping": "core"}}

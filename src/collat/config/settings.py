@@ -83,9 +83,27 @@ def _raw_dir(config: dict) -> None:
                               "own files (they would be read as OSU logs): osu_logs, say")
 
 
+def _machine(machine: dict) -> None:
+    """A socket made of whole L3s and whole NUMA domains: the placement counts a rank's L3 and NUMA
+    domain by dividing its core number, so a part of one would put two cores that share no cache
+    on one L3, and the plan's boundaries would fall between cores nothing separates."""
+    per_socket = int(machine["cores_per_socket"])
+    hints = {"cores_per_l3": "a socket is made of whole L3s, each serving as many cores (lscpu -C lists the "
+                             "L3s; /sys/devices/system/cpu/cpu0/cache/index3/shared_cpu_list names the cores of one)",
+             "numa_per_socket": "a socket splits into NUMA domains of as many cores each (lscpu: NUMA node(s) "
+                                "over Socket(s))"}
+    for key, count in (("cores_per_l3", int(machine["cores_per_l3"])),
+                       ("numa_per_socket", int(machine.get("numa_per_socket", 1)))):
+        if per_socket % count:
+            raise ConfigError(f"machine.{key}", count,
+                              f"a divisor of machine.cores_per_socket ({per_socket}): {hints[key]}")
+
+
 def check(config: dict) -> None:
-    """Raise :class:`ConfigError` for the first key that names something no other key defines, or a
+    """Raise :class:`ConfigError` for the first key that names something no other key defines, a
+    machine whose sockets do not split into whole L3s and NUMA domains (:func:`_machine`), or a
     raw-log folder the workflow writes into (:func:`_raw_dir`)."""
+    _machine(config["machine"])
     _raw_dir(config)
     channels = list(config["channels"])
     stages = set(config.get("stages", []))
