@@ -86,7 +86,7 @@ def test_sender_and_receiver_cores_give_the_channel(tmp_path):
 def test_a_run_without_its_metadata_or_contradicting_the_path_names_the_line(tmp_path):
     text = (FIXTURES / "slurm_markers_latency.out").read_text().replace("Testing Same socket\n", "", 1)
     log = parse_osu(text, "job.out", "skip", mk.compile_rules(PLACEMENTS), MACHINE)
-    with pytest.raises(InputError, match=r"job.out, line 6: expected metadata \['channel'\] for a osu_latency log run"):
+    with pytest.raises(InputError, match=r"job.out, line 6: expected metadata \['channel'\] for an osu_latency log run"):
         from_osu_log(log, {}, VOCAB, "job.out")
     log = parse_osu((FIXTURES / "slurm_markers_latency.out").read_text(), "job.out", "skip",
                     mk.compile_rules(PLACEMENTS), MACHINE)

@@ -104,7 +104,7 @@ def route(log: OsuLog, meta: dict, vocab: Vocabulary, where: str, line: int | No
         missing = [k for k in keys if k not in meta]
         if missing:
             run = "" if line is None else " run"
-            raise InputError(where, line, f"metadata {missing} for a {bench} log{run} (from the path pattern, the "
+            raise InputError(where, line, f"metadata {missing} for an {bench} log{run} (from the path pattern, the "
                              "manifest or a marker line before it: data.raw.markers)")
 
     if op is None:
