@@ -69,3 +69,18 @@ def test_the_planner_starts_from_the_configs_floor_else_the_datas_else_three_per
     assert starting_uncertainty(cfg, float("nan")).floor == 0.03  # no cell measured twice: no floor of repeats
     assert starting_uncertainty(cfg, None).floor == 0.03
     assert starting_uncertainty({**cfg, "floor": 0.2}, 0.05).floor == 0.2
+
+
+def test_a_budget_short_of_the_first_design_measures_every_operation_and_mapping_defaults_first():
+    algs = {"bcast": [{"id": i, "name": f"b{i}"} for i in range(4)], "reduce": [{"id": i, "name": f"r{i}"} for i in range(3)]}
+    opts = PlanOptions(launches=9, node_hours=None, first_per_curve=2, every_P_below=32, nbft_points=4,
+                       overhead_seconds=2.0, prior={"floor": None, "per_octave": 0.1, "cap": 0.3})
+    plan, _ = plan_round({**FOUR, "nodes": 2}, algs, ["core", "node"], ["cache", "core", "node"], opts)
+    coll = plan[plan["kind"] == "collective"]
+    # 7 algorithms x 2 mappings = 14 curves, 2 P each: 9 launches take the first P (2) of the four
+    # (operation, mapping) groups in turn, algorithm by algorithm from the default
+    assert (coll["P"] == 2).all()
+    assert list(zip(coll["operation"], coll["mapping"], coll["algorithm"])) == [
+        ("bcast", "core", 0), ("bcast", "node", 0), ("reduce", "core", 0), ("reduce", "node", 0),
+        ("bcast", "core", 1), ("bcast", "node", 1), ("reduce", "core", 1), ("reduce", "node", 1),
+        ("bcast", "core", 2)]

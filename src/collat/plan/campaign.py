@@ -77,6 +77,17 @@ def starting_uncertainty(prior: dict, floor: float | None) -> Uncertainty:
                        float(prior["cap"]))
 
 
+def _first_round_order(picks: pd.DataFrame) -> np.ndarray:
+    """The order a launch budget cuts a first design in: every curve's first P before any curve's
+    second, and within one rank the (operation, mapping) groups in turn, each algorithm in the order
+    of its id (OpenMPI's default, 0, first), so that a budget short of the design still measures
+    every operation and mapping, their defaults first, rather than one operation's every algorithm."""
+    rank = picks.groupby(["operation", "algorithm", "mapping"], sort=False).cumcount().to_numpy()
+    turn = picks.groupby(["operation", "mapping"], sort=False)["algorithm"].rank(method="dense").to_numpy()
+    return np.lexsort((picks["algorithm"].to_numpy(), picks["mapping"].to_numpy().astype(str),
+                       picks["operation"].to_numpy().astype(str), turn, rank))
+
+
 def plan_round(machine: dict, algorithms: dict, mappings, channels, options: PlanOptions,
                pt2pt: pd.DataFrame | None = None, nbft: pd.DataFrame | None = None,
                measured: pd.DataFrame | None = None, predictions: pd.DataFrame | None = None,
@@ -105,8 +116,7 @@ def plan_round(machine: dict, algorithms: dict, mappings, channels, options: Pla
         left = candidates.merge(done, on=LAUNCH, how="left", indicator=True)
         left = left[left["_merge"] == "left_only"].drop(columns="_merge")
         picks = first_design(left, machine, options.first_per_curve)
-        picks["rank"] = picks.groupby(["operation", "algorithm", "mapping"]).cumcount()
-        picks = picks.sort_values(["rank", "operation", "mapping", "algorithm"], kind="stable").drop(columns="rank")
+        picks = picks.iloc[_first_round_order(picks)].reset_index(drop=True)
         if options.launches is not None:
             picks = picks.head(options.launches)
         picks["seconds"] = np.nan
