@@ -102,3 +102,8 @@ def test_mappings_not_given_are_the_logs_own_in_the_placements_order():
     assert derived_mappings(default, {"node", "core"}) == ["core", "node"]
     assert derived_mappings(default, None) == default  # a log's mapping is known only once read
     assert derived_mappings(default, {"l3cache"}) == default  # the ingest refuses it, naming the three
+    one = {"nodes": 1, "sockets_per_node": 2, "cores_per_socket": 8, "cores_per_l3": 4}
+    # one node: map-by node has no other node to spread over, so nothing names it unless a log does
+    assert derived_mappings(default, set(), one) == [m for m in default if m != "node"]
+    assert derived_mappings(default, {"node"}, one) == ["node"]
+    assert derived_mappings(default, set(), {**one, "nodes": 2}) == default

@@ -265,7 +265,7 @@ def tables_with_input():
 # mappings a user names are the vocabulary; otherwise the ones the collective logs name (in the
 # placement's order), where every log says before it is read
 if not MAPPINGS_GIVEN:
-    config["mappings"] = derived_mappings(config["mappings"], mappings_of_inputs())
+    config["mappings"] = derived_mappings(config["mappings"], mappings_of_inputs(), config["machine"])
     VOCAB = Vocabulary.from_config(config)
 # stages a user names run or are refused; the default list loses those no input feeds, one line each
 if not STAGES_GIVEN:

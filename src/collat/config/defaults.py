@@ -158,10 +158,15 @@ def stages_without_input(stages: list[str], tables: set[str] | None, nbft_assume
 
 
 
-def derived_mappings(default: list[str], found: set[str] | None) -> list[str]:
+def derived_mappings(default: list[str], found: set[str] | None, machine: dict | None = None) -> list[str]:
     """The mappings of a config that names none: those of ``default`` (the schema's: every mapping
     the placement models, in its order) that the collective inputs name (``found``); ``default``
     where the inputs do not say before they are read or name none of them (a log naming another
-    mapping is then refused by the ingest with the modelled ones)."""
+    mapping is then refused by the ingest with the modelled ones), less ``node`` on a ``machine`` of
+    one node: with no other node to spread over it places every rank as another mapping does, and a
+    plan would measure that placement twice."""
     kept = [m for m in default if m in (found or ())]
-    return kept or list(default)
+    if kept:
+        return kept
+    one_node = machine is not None and int(machine["nodes"]) == 1
+    return [m for m in default if not (one_node and m == "node")] or list(default)

@@ -26,9 +26,9 @@ class Vocabulary:
 
     def check(self, meta: dict, where: str, line: int | None = None) -> None:
         if "channel" in meta and meta["channel"] not in self.channels:
-            raise InputError(where, line, f"a channel among {list(self.channels)}", meta["channel"])
+            raise InputError(where, line, f"a channel among {list(self.channels)} (config channels)", meta["channel"])
         if "mapping" in meta and meta["mapping"] not in self.mappings:
-            raise InputError(where, line, f"a mapping among {list(self.mappings)}", meta["mapping"])
+            raise InputError(where, line, f"a mapping among {list(self.mappings)} (config mappings)", meta["mapping"])
         op = meta.get("operation")
         if op is not None and op not in self.algorithms:
             raise InputError(where, line, f"an operation among {list(self.algorithms)}", op)
