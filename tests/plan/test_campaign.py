@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from collat.plan.campaign import PlanOptions, launch_seconds, missing_model_launches, plan_round
+from collat.plan.campaign import PlanOptions, launch_seconds, missing_model_launches, plan_round, uncut_first_design
 
 FOUR = {"name": "f", "nodes": 1, "sockets_per_node": 1, "cores_per_socket": 4, "cores_per_l3": 2}
 ALGS = {"bcast": [{"id": 0, "name": "default"}, {"id": 1, "name": "linear"}]}
@@ -84,3 +84,16 @@ def test_a_budget_short_of_the_first_design_measures_every_operation_and_mapping
         ("bcast", "core", 0), ("bcast", "node", 0), ("reduce", "core", 0), ("reduce", "node", 0),
         ("bcast", "core", 1), ("bcast", "node", 1), ("reduce", "core", 1), ("reduce", "node", 1),
         ("bcast", "core", 2)]
+
+
+def test_a_node_hours_budget_that_cannot_cut_a_first_design_says_so():
+    hours = PlanOptions(launches=None, node_hours=0.01, first_per_curve=2, every_P_below=32, nbft_points=4,
+                        overhead_seconds=2.0, prior={"floor": None, "per_octave": 0.1, "cap": 0.3})
+    two = {**FOUR, "nodes": 2}
+    plan, u = plan_round(two, ALGS, ["core"], ["cache", "core", "node"], hours)
+    coll = plan[plan["kind"] == "collective"]
+    assert len(coll) == 4 and list(coll["nodes"]) == [1, 1, 2, 2]  # P = 2 and 8 of two curves: not cut
+    assert uncut_first_design(plan, hours, u) == (
+        "plan.budget.node_hours does not cut a first design: nothing measured prices its launches yet "
+        "(4 collective launches over 6 nodes in all, the largest on 2); plan.budget.launches cuts it")
+    assert uncut_first_design(plan, OPTS, u) is None  # a launch budget cuts it

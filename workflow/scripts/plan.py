@@ -7,7 +7,7 @@ import pandas as pd
 
 from collat.ingest.tidy import atomic_write, read_parquet
 from collat.model.validation import measured_cells
-from collat.plan.campaign import PLANNING_MODES, PlanOptions, plan_round
+from collat.plan.campaign import PLANNING_MODES, PlanOptions, plan_round, uncut_first_design
 from collat.plan.jobs import MeasureOptions, batch_scripts, log_path, manifest
 from collat.runner import setup_log
 
@@ -35,10 +35,14 @@ if "transfer" in inputs.keys():  # the model's error on an algorithm it never sa
     t = pd.read_csv(inputs.transfer).query("target == @target")
     held_out = dict(zip(t["operation"], t["error_transferred"]))
 opts = MeasureOptions.from_config(p.measure)
-launches, u = plan_round(p.machine, p.algorithms, p.mappings, p.channels, PlanOptions.from_config(p.plan),
+plan_options = PlanOptions.from_config(p.plan)
+launches, u = plan_round(p.machine, p.algorithms, p.mappings, p.channels, plan_options,
                          tables["pt2pt"], tables["nbft"], measured, predictions, calibrated, floor,
                          opts.iterations, opts.warmup, held_out)
 launches["file"] = [log_path(r) for _, r in launches.iterrows()]
+note = uncut_first_design(launches, plan_options, u)
+if note:
+    log.warning("%s", note)
 log.info("%d launches (%d collective)%s", len(launches), int((launches["kind"] == "collective").sum()),
          "" if u is None else f"; log sd {u.floor:.3f} at a measured P, {u.per_octave:.3f} more per octave "
          f"({len(u.curves)} curves their own, {len(u.regimes)} one per placement regime), at most {u.cap:.3f}"

@@ -77,6 +77,18 @@ def starting_uncertainty(prior: dict, floor: float | None) -> Uncertainty:
                        float(prior["cap"]))
 
 
+def uncut_first_design(launches: pd.DataFrame, options: PlanOptions, u) -> str | None:
+    """The line a plan owes its user when a node-hours budget (``options``) meets a first design
+    (``u`` None: :func:`plan_round` picked no launch on predictions): nothing measured prices a launch
+    yet, so the budget cuts nothing; None otherwise."""
+    first = launches[launches["kind"] == "collective"]
+    if u is not None or options.node_hours is None or first.empty:
+        return None
+    return (f"plan.budget.node_hours does not cut a first design: nothing measured prices its launches yet "
+            f"({len(first)} collective launches over {int(first['nodes'].sum())} nodes in all, the largest on "
+            f"{int(first['nodes'].max())}); plan.budget.launches cuts it")
+
+
 def _first_round_order(picks: pd.DataFrame) -> np.ndarray:
     """The order a launch budget cuts a first design in: every curve's first P before any curve's
     second, and within one rank the (operation, mapping) groups in turn, each algorithm in the order
