@@ -689,3 +689,24 @@ def test_a_compressed_log_matches_the_path_patterns_without_its_suffix():
     assert from_path("bcast/core/alg3/np16.txt.gz", patterns) == want
     assert from_path("bcast/core/alg3/np16.txt.xz", patterns) == want
     assert from_path("bcast/core/alg3/np16.txt.zip", patterns) is None
+
+
+def test_two_files_of_one_configuration_far_apart_are_named_with_their_factor():
+    """pooled_files: channel core measured by two files, one 3x the other at 1 B and 4x at 2 B and 8 B
+    (median over sizes 4.0 > 2); channel node by one file alone; channel socket by two files 1.5x
+    apart (under the factor): one line, for core, naming the slow file first."""
+    from collat.ingest.read import note_pooled_files, pooled_files
+
+    rows = []
+    for size, a, b in ((1, 1.0, 3.0), (2, 1.0, 4.0), (8, 2.0, 8.0)):
+        rows += [("core", size, a, "a.txt"), ("core", size, a, "a.txt"), ("core", size, b, "b.txt"),
+                 ("socket", size, 2.0, "c.txt"), ("socket", size, 3.0, "d.txt"), ("node", size, 9.0, "e.txt")]
+    df = pd.DataFrame(rows, columns=["channel", "size", "avg", "source"]).assign(receiver=np.nan)
+    found = pooled_files(df, "pt2pt", 2.0)
+    assert found == [("b.txt", "a.txt", "channel=core: b.txt is 4.0 times as slow as a.txt at the same sizes "
+                      "(median over them): two placements, or two states of the machine, under one label?")]
+    assert pooled_files(df, "pt2pt", 4.0) == []  # the factor is a bound: 4.0 is not above it
+    assert pooled_files(df[df["source"] != "b.txt"], "pt2pt", 1.2)[0][:2] == ("d.txt", "c.txt")
+    quality = pd.DataFrame({"source": ["a.txt", "b.txt", "c.txt"], "pooled_runs": ["", "run 2: x", ""]})
+    noted = note_pooled_files(quality, found)
+    assert list(noted["pooled_runs"]) == [found[0][2], "run 2: x; " + found[0][2], ""]

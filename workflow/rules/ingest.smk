@@ -106,6 +106,7 @@ rule tidy_table:
         raw_dir=RAW["dir"],
         raw_glob=RAW["glob"],
         cores=total_cores(config["machine"]),  # a collective run on more cannot be placed
+        pooled_factor=RAW["pooled_factor"],  # files of one configuration this far apart: a warning
     log:
         "logs/ingest/tidy_{table}.log",
     benchmark:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from collat import InputError
 from collat.ingest.read import (STAGE_NEEDS, check_channels_measured, check_measured_targets, check_one_datatype,
-                                check_P_fits_machine, check_stages_have_data, merge_files)
+                                check_P_fits_machine, check_stages_have_data, merge_files, note_pooled_files,
+                                pooled_files_of)
 from collat.ingest.metadata import check_manifest_files
 from collat.ingest.tidy import atomic_write
 from collat.runner import setup_log
@@ -34,4 +35,8 @@ check_one_datatype(parts, p.raw_dir)
 # one implementation per table here (data.mpi, when set, is looked for across every table by rule tidy)
 quality = merge_files(parts, {table: snakemake.output.table}, p.outliers, p.mpi, check_mpi=p.mpi is None)
 log.info("%s: %d rows, %d flagged as outliers", table, quality["rows"].sum(), quality["outliers_flagged"].sum())
+pooled = pooled_files_of(snakemake.output.table, table, p.pooled_factor)
+for _, _, line in pooled:
+    log.warning("%s", line)
+quality = note_pooled_files(quality, pooled)
 atomic_write(snakemake.output.quality, lambda tmp: quality.to_csv(tmp, index=False))

@@ -202,6 +202,62 @@ def pooled_runs(df: pd.DataFrame, table: str, factor: float) -> str:
     return "; ".join(out)
 
 
+def pooled_files(df: pd.DataFrame, table: str, factor: float) -> list[tuple[str, str, str]]:
+    """The sign of placements, or states of the machine, pooled under one label across files: a
+    configuration (the table's keys but size) that several files measure, whose medians at the
+    same size lie more than ``factor`` apart (median over the sizes two files or more measure, of the
+    slowest file's median over the fastest's). Per offending configuration (in the table's order):
+    the slowest file, the fastest, and a line that names both. Runs of one file are
+    :func:`pooled_runs`' business."""
+    keys = [k for k in KEYS[table] if k != "size" and k in df]
+    value = next((c for c in ("avg", "bandwidth") if c in df.columns and df[c].notna().any()), None)
+    if value is None or "source" not in df.columns:
+        return []
+    d = df.loc[df[value].to_numpy(dtype=float, na_value=np.nan) > 0, keys + ["size", "source", value]]
+    if d["source"].nunique() < 2:
+        return []
+    med = d.groupby(keys + ["size", "source"], dropna=False, observed=True, sort=True)[value].median().reset_index()
+    at = med.groupby(keys + ["size"], dropna=False, observed=True, sort=False)[value]
+    med = med[at.transform("size").to_numpy() > 1]
+    if med.empty:
+        return []
+    at = med.groupby(keys + ["size"], dropna=False, observed=True, sort=False)[value]
+    hi, lo = med.loc[at.idxmax()].reset_index(drop=True), med.loc[at.idxmin()].reset_index(drop=True)
+    per_size = hi[keys].assign(ratio=hi[value].to_numpy() / lo[value].to_numpy(), slow=hi["source"].to_numpy(),
+                               fast=lo["source"].to_numpy())
+    out = []
+    for label, g in per_size.groupby(keys, dropna=False, observed=True, sort=True):
+        r = float(np.median(g["ratio"]))
+        if r <= factor:
+            continue
+        slow, fast = g["slow"].mode().iloc[0], g["fast"].mode().iloc[0]
+        values = dict(zip(keys, label if isinstance(label, tuple) else (label,)))
+        named = ", ".join(f"{k}={v}" for k, v in values.items() if not pd.isna(v))
+        out.append((slow, fast, f"{named}: {slow} is {r:.1f} times as slow as {fast} at the same sizes (median "
+                                f"over them): two placements, or two states of the machine, under one label?"))
+    return out
+
+
+def pooled_files_of(path, table: str, factor: float) -> list[tuple[str, str, str]]:
+    """:func:`pooled_files` of a tidy table file, read a few columns only."""
+    import pyarrow.parquet as pq
+
+    names = set(pq.read_schema(path).names)
+    wanted = [c for c in [*KEYS[table], "source", "avg", "bandwidth"] if c in names]
+    return pooled_files(pd.read_parquet(path, columns=wanted), table, factor)
+
+
+def note_pooled_files(quality: pd.DataFrame, pooled: list[tuple[str, str, str]]) -> pd.DataFrame:
+    """The quality table with each line of :func:`pooled_files` added to the ``pooled_runs`` of both
+    files it names."""
+    out = quality.copy()
+    for slow, fast, line in pooled:
+        at = out["source"].isin([slow, fast])
+        text = out.loc[at, "pooled_runs"].fillna("").astype(str)
+        out.loc[at, "pooled_runs"] = text.where(text == "", text + "; ") + line
+    return out
+
+
 def from_osu_log(log: OsuLog, meta: dict, vocab: Vocabulary, source: str,
                  pooled_factor: float = np.inf, manifest_runs: dict | None = None,
                  manifest_path: str = "manifest") -> tuple[str, pd.DataFrame, dict]:
