@@ -710,3 +710,37 @@ def test_two_files_of_one_configuration_far_apart_are_named_with_their_factor():
     quality = pd.DataFrame({"source": ["a.txt", "b.txt", "c.txt"], "pooled_runs": ["", "run 2: x", ""]})
     noted = note_pooled_files(quality, found)
     assert list(noted["pooled_runs"]) == [found[0][2], "run 2: x; " + found[0][2], ""]
+
+
+def test_a_log_read_twice_stops_or_is_passed_over_and_recorded(tmp_path):
+    """copied_parts: a part whose rows (configuration, size, every measured value) are an earlier
+    part's, whatever its runs' numbers and lines, is a copy (a compressed copy of a log beside it);
+    a part of the same configuration with other values is not. without_copies stops with one line
+    naming both, or, under on_bad_run: skip, drops the copy and gives its quality record."""
+    from collat.ingest.read import copied_parts, with_records, without_copies
+
+    rows = pd.DataFrame({"channel": "core", "size": [1, 2, 4] * 2, "avg": [0.2, 0.21, 0.22, 0.25, 0.2, 0.3],
+                         "run": [0, 0, 0, 1, 1, 1], "line": range(6), "copies": 1, "outlier": False})
+    other = rows.assign(avg=rows["avg"] * 1.01)
+    shuffled = rows.iloc[::-1].assign(run=[7, 7, 7, 9, 9, 9], line=range(10, 16))  # the same runs, renumbered
+    parts = []
+    for name, df in (("a.txt", rows), ("c.txt", other), ("a.txt.gz", shuffled)):
+        path = tmp_path / f"{name}.arrows"
+        write_part(df.assign(source=name), path, "pt2pt")
+        parts.append(("pt2pt", str(path), {"source": name, "table": "pt2pt", "rows": 6, "rows_read": 6, "runs": 2,
+                                           "duplicates_collapsed": 0, "skipped_lines": 0, "skipped_runs": "",
+                                           "benchmark": "osu_latency", "osu_version": "7.3", "datatype": None}))
+    assert copied_parts(parts) == [(2, 0)]
+    with pytest.raises(InputError) as err:
+        without_copies(parts, "error", "logs/")
+    assert str(err.value) == ("logs/a.txt.gz: expected a log whose runs are its own (data.raw.on_bad_run: skip "
+                              "passes over a copy), found 'the same runs as a.txt'")
+    kept, records = without_copies(parts, "skip", "logs")
+    assert [q["source"] for _, _, q in kept] == ["a.txt", "c.txt"]
+    assert records == [{**parts[2][2], "rows": 0, "skipped_file": "the same runs as a.txt"}]
+    from collat.ingest.quality import quality_table
+
+    quality = quality_table([q for _, _, q in kept], {})
+    both = with_records(quality, records)
+    assert list(both["source"]) == ["a.txt", "a.txt.gz", "c.txt"] and both["rows"].tolist() == [6, 0, 6]
+    assert without_copies(parts[:2], "error", "logs") == (parts[:2], [])

@@ -107,6 +107,7 @@ rule tidy_table:
         raw_glob=RAW["glob"],
         cores=total_cores(config["machine"]),  # a collective run on more cannot be placed
         pooled_factor=RAW["pooled_factor"],  # files of one configuration this far apart: a warning
+        on_bad_run=RAW["on_bad_run"],  # a log read twice: stop, or pass over the copy
     log:
         "logs/ingest/tidy_{table}.log",
     benchmark:

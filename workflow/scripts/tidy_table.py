@@ -7,7 +7,7 @@ from pathlib import Path
 from collat import InputError
 from collat.ingest.read import (STAGE_NEEDS, check_channels_measured, check_measured_targets, check_one_datatype,
                                 check_P_fits_machine, check_stages_have_data, merge_files, note_pooled_files,
-                                pooled_files_of)
+                                pooled_files_of, with_records, without_copies)
 from collat.ingest.metadata import check_manifest_files
 from collat.ingest.tidy import atomic_write
 from collat.runner import setup_log
@@ -32,6 +32,9 @@ if table == "pt2pt":
 if table == "collective":
     check_P_fits_machine(parts, p.cores, p.raw_dir)
 check_one_datatype(parts, p.raw_dir)
+parts, copies = without_copies(parts, p.on_bad_run, p.raw_dir)  # one log read twice: repeats of itself
+for record in copies:
+    log.warning("%s: passed over, %s", record["source"], record["skipped_file"])
 # one implementation per table here (data.mpi, when set, is looked for across every table by rule tidy)
 quality = merge_files(parts, {table: snakemake.output.table}, p.outliers, p.mpi, check_mpi=p.mpi is None)
 log.info("%s: %d rows, %d flagged as outliers", table, quality["rows"].sum(), quality["outliers_flagged"].sum())
@@ -39,4 +42,5 @@ pooled = pooled_files_of(snakemake.output.table, table, p.pooled_factor)
 for _, _, line in pooled:
     log.warning("%s", line)
 quality = note_pooled_files(quality, pooled)
+quality = with_records(quality, copies)
 atomic_write(snakemake.output.quality, lambda tmp: quality.to_csv(tmp, index=False))

@@ -202,6 +202,69 @@ def pooled_runs(df: pd.DataFrame, table: str, factor: float) -> str:
     return "; ".join(out)
 
 
+#: the measured columns two logs of one run would share to the last digit
+MEASURED = ("avg", "min", "max", "p50", "p90", "p95", "p99", "bandwidth")
+
+
+def copied_parts(parts: list[tuple[str, str, dict]]) -> list[tuple[int, int]]:
+    """(copy, original) indices of the parts (table, path, quality record) whose rows hold what an
+    earlier part's do, configuration, size and every measured value, whatever their runs' numbers
+    and lines: one log read twice (a compressed copy beside it, a backup under a name the path
+    pattern still matches), whose runs would count as repeats of themselves and pull the noise
+    floor of repeats towards zero."""
+    import hashlib
+
+    from collat.ingest.tidy import part_schema, read_part
+
+    count = [(table, q.get("rows")) for table, _, q in parts]  # a copy has as many rows: read only those
+    alike = {c for c in count if count.count(c) > 1 or c[1] is None}
+    seen, out = {}, []
+    for i, (table, path, _) in enumerate(parts):
+        if count[i] not in alike:
+            continue
+        have = set(part_schema(path).names)
+        columns = [c for c in [*KEYS[table], *MEASURED] if c in have]
+        rows = read_part(path, columns).to_pandas()
+        if rows.empty:
+            continue
+        rows = rows.sort_values(columns, kind="stable", ignore_index=True)
+        digest = hashlib.blake2b(pd.util.hash_pandas_object(rows, index=False).to_numpy().tobytes(),
+                                 digest_size=16).digest()
+        key = (table, tuple(columns), len(rows), digest)
+        if key in seen:
+            out.append((i, seen[key]))
+        else:
+            seen[key] = i
+    return out
+
+
+def without_copies(parts: list[tuple[str, str, dict]], on_bad_run: str, where: str) -> tuple[list, list[dict]]:
+    """The ``parts`` less the copies of an earlier one (:func:`copied_parts`), and the quality record
+    of each copy passed over (no rows; ``skipped_file`` names the log it copies) under ``on_bad_run:
+    skip``; otherwise one line naming the first copy and its original. ``where``: the folder the
+    sources are in."""
+    pairs = copied_parts(parts)
+    if pairs and on_bad_run != "skip":
+        copy, original = pairs[0]
+        raise InputError(f"{where.rstrip('/')}/{parts[copy][2]['source']}", None,
+                         "a log whose runs are its own (data.raw.on_bad_run: skip passes over a copy)",
+                         f"the same runs as {parts[original][2]['source']}")
+    gone = {c: o for c, o in pairs}
+    records = [{**parts[c][2], "rows": 0, "skipped_file": f"the same runs as {parts[o][2]['source']}"}
+               for c, o in pairs]
+    return [part for i, part in enumerate(parts) if i not in gone], records
+
+
+def with_records(quality: pd.DataFrame, records: list[dict]) -> pd.DataFrame:
+    """A table's quality rows with the records of files passed over (:func:`without_copies`) added,
+    in the order of the sources."""
+    from collat.ingest.quality import quality_table
+
+    if not records:
+        return quality
+    return pd.concat([quality, quality_table(records, {})], ignore_index=True).sort_values("source", ignore_index=True)
+
+
 def pooled_files(df: pd.DataFrame, table: str, factor: float) -> list[tuple[str, str, str]]:
     """The sign of placements, or states of the machine, pooled under one label across files: a
     configuration (the table's keys but size) that several files measure, whose medians at the
