@@ -102,8 +102,10 @@ def test_mappings_not_given_are_the_logs_own_in_the_placements_order():
     assert derived_mappings(default, {"node", "core"}) == ["core", "node"]
     assert derived_mappings(default, None) == default  # a log's mapping is known only once read
     assert derived_mappings(default, {"l3cache"}) == default  # the ingest refuses it, naming the three
-    one = {"nodes": 1, "sockets_per_node": 2, "cores_per_socket": 8, "cores_per_l3": 4}
-    # one node: map-by node has no other node to spread over, so nothing names it unless a log does
-    assert derived_mappings(default, set(), one) == [m for m in default if m != "node"]
+    one = {"nodes": 1, "sockets_per_node": 2, "cores_per_socket": 8, "cores_per_l3": 4, "numa_per_socket": 1}
+    # one node: map-by node spreads the ranks over the sockets as map-by socket does, so nothing names
+    # it unless a log does; with NUMA domains in a socket it spreads them over those, a placement of its own
+    assert derived_mappings(default, set(), one) == ["core", "socket"]
     assert derived_mappings(default, {"node"}, one) == ["node"]
+    assert derived_mappings(default, set(), {**one, "numa_per_socket": 2}) == default
     assert derived_mappings(default, set(), {**one, "nodes": 2}) == default

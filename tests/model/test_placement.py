@@ -103,3 +103,17 @@ def test_a_node_is_full_when_every_core_holds_a_rank():
     assert full_node(np.array([7, 8, 16]), "core", machine).tolist() == [False, True, True]
     assert full_node(np.array([7, 8]), "socket", machine).tolist() == [False, True]
     assert full_node(np.array([8, 14, 15]), "node", machine).tolist() == [False, False, True]
+
+
+def test_two_mappings_that_place_every_rank_alike():
+    """map-by node on one node of one NUMA domain per socket spreads the ranks over the sockets as
+    map-by socket does (both unpinned); with two NUMA domains per socket it fills a socket's domains
+    first (ranks 0, 1 on socket 0 at P = 4, 2 and 3 on socket 1), and on two nodes rank 1 goes to the
+    other node; map-by core pins every rank."""
+    from collat.model.placement import same_placement
+
+    one = {"nodes": 1, "sockets_per_node": 2, "cores_per_socket": 4, "cores_per_l3": 2, "numa_per_socket": 1}
+    assert same_placement(one, "node", "socket")
+    assert not same_placement(one, "node", "core") and not same_placement(one, "socket", "core")
+    assert not same_placement({**one, "numa_per_socket": 2}, "node", "socket")
+    assert not same_placement({**one, "nodes": 2}, "node", "socket")

@@ -162,11 +162,17 @@ def derived_mappings(default: list[str], found: set[str] | None, machine: dict |
     """The mappings of a config that names none: those of ``default`` (the schema's: every mapping
     the placement models, in its order) that the collective inputs name (``found``); ``default``
     where the inputs do not say before they are read or name none of them (a log naming another
-    mapping is then refused by the ingest with the modelled ones), less ``node`` on a ``machine`` of
-    one node: with no other node to spread over it places every rank as another mapping does, and a
-    plan would measure that placement twice."""
+    mapping is then refused by the ingest with the modelled ones), less, on a ``machine``, each one
+    that places every rank as one before it does (:func:`collat.model.placement.same_placement`:
+    map-by node on a machine of one node, unless its sockets hold several NUMA domains), which a
+    plan would measure twice."""
     kept = [m for m in default if m in (found or ())]
-    if kept:
-        return kept
-    one_node = machine is not None and int(machine["nodes"]) == 1
-    return [m for m in default if not (one_node and m == "node")] or list(default)
+    if kept or machine is None:
+        return kept or list(default)
+    from collat.model.placement import same_placement
+
+    out: list[str] = []
+    for m in default:
+        if not any(same_placement(machine, m, k) for k in out):
+            out.append(m)
+    return out

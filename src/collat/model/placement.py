@@ -88,6 +88,19 @@ def place_arrays(P: int, mapping: str, machine: dict) -> dict[str, np.ndarray]:
 LEVELS = ("cache", "core", "socket", "node")
 
 
+def same_placement(machine: dict, mapping: str, other: str) -> bool:
+    """Whether ``mapping`` and ``other`` place every P of ``machine`` alike (node, socket, core and
+    L3 of every rank, and whether it is pinned): then measuring both measures one placement twice
+    (map-by node on one node of one NUMA domain per socket, say, which spreads the ranks over the
+    sockets as map-by socket does)."""
+    keys = ("node", "socket", "core", "l3", "pinned")
+    for P in range(2, total_cores(machine) + 1):  # two mappings that differ mostly do so at P = 2
+        a, b = place_arrays(P, mapping, machine), place_arrays(P, other, machine)
+        if any(not np.array_equal(a[k], b[k]) for k in keys):
+            return False
+    return True
+
+
 def channel_codes(ranks, a, b, unpinned_channel: str = "core") -> np.ndarray:
     """Channel of each pair (a[i], b[i]) of rank indices as an index into :data:`LEVELS`.
 
