@@ -906,7 +906,8 @@ def test_logs_without_the_max_column_stop_at_tidy_until_the_config_asks_for_avg_
 
 def test_skip_passes_over_junk_files_and_an_error_is_said_last(tmp_path):
     """A log directory as a cluster leaves it: good logs beside an empty file, a launcher's error, a
-    cancelled job, a log whose header lines were cut away and a file that is no log at all. With on_bad_run: skip and data.raw.exclude the
+    cancelled job, a log whose header lines were cut away (beside the log it was cut from: a copy of
+    its runs) and a file that is no log at all. With on_bad_run: skip and data.raw.exclude the
     Hockney fits come out and quality.csv names each skipped file; with on_bad_run: error the run
     stops, and the file's one line is the last line printed."""
     import yaml
@@ -937,10 +938,12 @@ def test_skip_passes_over_junk_files_and_an_error_is_said_last(tmp_path):
     assert "old/notes.txt" not in q.index
     skipped = q["skipped_file"].dropna()
     assert set(skipped.index) == {"synthetic-osu_latency-core-empty.txt", "synthetic-osu_latency-node-launch.txt",
-                                  "synthetic-osu_latency-socket-cancel.txt"}
+                                  "synthetic-osu_latency-socket-cancel.txt", "synthetic-osu_latency-core.txt"}
     assert (q.loc[skipped.index, "rows"] == 0).all() and "an empty file" in skipped.iloc[0]
-    assert q.loc["synthetic-osu_latency-core-cut.txt", "rows"] == q.loc["synthetic-osu_latency-core.txt", "rows"] > 0
-    assert q.loc["synthetic-osu_latency-core-cut.txt", "runs"] == q.loc["synthetic-osu_latency-core.txt", "runs"]
+    # the cut log holds the core log's runs, read all the same: the later of the two is passed over as a copy
+    cut, whole = q.loc["synthetic-osu_latency-core-cut.txt"], q.loc["synthetic-osu_latency-core.txt"]
+    assert whole["skipped_file"] == "the same runs as synthetic-osu_latency-core-cut.txt"
+    assert cut["rows"] == cut["rows_read"] == whole["rows_read"] > 0 and cut["runs"] == whole["runs"]
     assert set(pd.read_csv(wd / "results/pt2pt/hockney.csv")["channel"]) == {"core", "socket", "node"}
 
     cfg["data"]["raw"]["on_bad_run"] = "error"
