@@ -38,7 +38,7 @@ for record in copies:
 # one implementation per table here (data.mpi, when set, is looked for across every table by rule tidy)
 quality = merge_files(parts, {table: snakemake.output.table}, p.outliers, p.mpi, check_mpi=p.mpi is None)
 log.info("%s: %d rows, %d flagged as outliers", table, quality["rows"].sum(), quality["outliers_flagged"].sum())
-pooled = pooled_files_of(snakemake.output.table, table, p.pooled_factor)
+pooled = pooled_files_of(snakemake.output.table, table, p.pooled_factor) if len(parts) > 1 else []  # one log: none
 for _, _, line in pooled:
     log.warning("%s", line)
 quality = note_pooled_files(quality, pooled)
