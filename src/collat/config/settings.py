@@ -135,10 +135,16 @@ def check(config: dict) -> None:
         missing = [c for c in used if c not in channels]
         if missing:
             c = missing[0]
+            machine = config["machine"]
+            one_l3 = int(machine["cores_per_l3"]) >= int(machine["cores_per_socket"])
+            how = ("; one L3 serves each socket of this machine, so the log of two cores of one socket that names "
+                   "core measures cache: name its channel cache (path pattern, manifest or data.raw.metadata) and "
+                   "write cache in channels instead of core" if c == "cache" and one_l3 and "core" in channels
+                   else "; name it, with an osu_latency log of that pair")
             raise ConfigError("channels", channels, f"every channel the ranks of config machine talk over under "
                               f"mappings {list(config['mappings'])}, {c!r} too: {used[c]} talk over {c!r} (placement: "
-                              f"cache = pinned to one L3, machine.cores_per_l3 = {config['machine']['cores_per_l3']}; "
-                              f"core = one socket; socket; node); name it, with an osu_latency log of that pair")
+                              f"cache = pinned to one L3, machine.cores_per_l3 = {machine['cores_per_l3']}; "
+                              f"core = one socket; socket; node){how}")
         from collat.model.placement import channels_used
 
         if model["what_if"] and not {"openmpi", "calibrated"} & set(modes):
