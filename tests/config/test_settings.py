@@ -128,8 +128,8 @@ def test_a_channel_the_machine_uses_but_the_config_does_not_name():
                                      "of P = 16 under --map-by core talk over 'cache'"), str(err.value)
     # one L3 per socket: the log that names core measures cache, and the line says what to rename
     assert str(err.value).endswith("one L3 serves each socket of this machine, so the log of two cores of one "
-                                   "socket that names core measures cache: name its channel cache (path pattern, "
-                                   "manifest or data.raw.metadata) and write cache in channels instead of core")
+                                   "socket that names core measures cache: write cache in channels instead of core, "
+                                   "and a log that names core is read as cache")
     cfg["channels"] = ["cache", "core"]
     check(cfg)
     cfg["stages"] = ["pt2pt"]  # no model: no tree to price

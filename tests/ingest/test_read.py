@@ -744,3 +744,21 @@ def test_a_log_read_twice_stops_or_is_passed_over_and_recorded(tmp_path):
     both = with_records(quality, records)
     assert list(both["source"]) == ["a.txt", "a.txt.gz", "c.txt"] and both["rows"].tolist() == [6, 0, 6]
     assert without_copies(parts[:2], "error", "logs") == (parts[:2], [])
+
+
+def test_a_log_that_names_core_on_a_socket_of_one_l3_is_read_as_cache_and_says_so(tmp_path):
+    """A socket served by one L3: the osu_latency log of two of its cores, named core by its path,
+    lands in the cache channel, and its quality record says so (the ingest prints it); the same
+    log under a vocabulary that names core keeps its name and says nothing."""
+    from collat.config.vocabulary import Vocabulary
+
+    (tmp_path / "lat-core.txt").write_text("# OSU MPI Latency Test v7.3\n# Size          Latency (us)\n"
+                                           "1                       0.20\n2                       0.21\n")
+    one_l3 = Vocabulary(("cache", "node"), ("core",), {"bcast": {0: "default"}}, (("core", "cache"),))
+    table, df, quality = ingest_raw_log(tmp_path / "lat-core.txt", "lat-core.txt", ["lat-{channel}.txt"], None,
+                                       one_l3)
+    assert table == "pt2pt" and set(df["channel"]) == {"cache"}
+    assert quality["read_as"] == "channel core read as cache (one L3 serves each socket of config machine)"
+    named = Vocabulary(("core", "node"), ("core",), {"bcast": {0: "default"}})
+    _, df, quality = ingest_raw_log(tmp_path / "lat-core.txt", "lat-core.txt", ["lat-{channel}.txt"], None, named)
+    assert set(df["channel"]) == {"core"} and "read_as" not in quality

@@ -31,5 +31,7 @@ with measuring(exclusive=False):  # never beside an OSU launch of stage measure 
 log.info("%s", quality)
 if quality.get("skipped_file"):  # on_bad_run: skip, and the file holds no readable run or nothing describes it
     log.warning("skipped: %s", quality["skipped_file"])
+if quality.get("read_as"):  # a channel the config names otherwise: said, never silently
+    log.warning("%s: %s", snakemake.wildcards.log, quality["read_as"])
 if quality["pooled_runs"]:
     log.warning("%s: %s", snakemake.wildcards.log, quality["pooled_runs"])

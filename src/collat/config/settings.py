@@ -138,8 +138,8 @@ def check(config: dict) -> None:
             machine = config["machine"]
             one_l3 = int(machine["cores_per_l3"]) >= int(machine["cores_per_socket"])
             how = ("; one L3 serves each socket of this machine, so the log of two cores of one socket that names "
-                   "core measures cache: name its channel cache (path pattern, manifest or data.raw.metadata) and "
-                   "write cache in channels instead of core" if c == "cache" and one_l3 and "core" in channels
+                   "core measures cache: write cache in channels instead of core, and a log that names core is read "
+                   "as cache" if c == "cache" and one_l3 and "core" in channels
                    else "; name it, with an osu_latency log of that pair")
             raise ConfigError("channels", channels, f"every channel the ranks of config machine talk over under "
                               f"mappings {list(config['mappings'])}, {c!r} too: {used[c]} talk over {c!r} (placement: "

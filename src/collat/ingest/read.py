@@ -98,6 +98,7 @@ def route(log: OsuLog, meta: dict, vocab: Vocabulary, where: str, line: int | No
         raise InputError(where, 1, f"a {meta['operation']} benchmark (metadata says operation={meta['operation']})", bench)
     if op is not None:
         meta["operation"] = op
+    meta = vocab.resolved(meta)  # a channel the config names otherwise (one L3 a socket: core is cache)
     vocab.check(meta, where, line)
 
     def need(*keys):
@@ -328,6 +329,7 @@ def from_osu_log(log: OsuLog, meta: dict, vocab: Vocabulary, source: str,
     its per-run manifest row's)."""
     per_run = (run_metadata(log, meta, manifest_runs, manifest_path)
                if log.run_markers or manifest_runs or log.run_mpi else None)
+    given = {meta.get("channel")} if per_run is None else {m.get("channel") for m, _ in per_run.values()}
     if per_run is None:
         table, meta = route(log, meta, vocab, log.path)
         runs = {None: (meta, None)}
@@ -375,6 +377,9 @@ def from_osu_log(log: OsuLog, meta: dict, vocab: Vocabulary, source: str,
         "skipped_runs": "; ".join(f"run {r['run']} at line {r['line']}: {r['reason']}" for r in log.skipped_runs),
         "marker_runs": len(log.run_markers), "pooled_runs": pooled, "mpi": mpi_names(out),
     }
+    read_as = sorted(f"channel {a} read as {b}" for a, b in vocab.aliases if a in given)
+    if read_as:  # said on the screen by the ingest (one L3 a socket: its pairs share it)
+        quality["read_as"] = "; ".join(read_as) + " (one L3 serves each socket of config machine)"
     return table, out, quality
 
 
