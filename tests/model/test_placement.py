@@ -110,10 +110,8 @@ def test_two_mappings_that_place_every_rank_alike():
     map-by socket does (both unpinned); with two NUMA domains per socket it fills a socket's domains
     first (ranks 0, 1 on socket 0 at P = 4, 2 and 3 on socket 1), and on two nodes rank 1 goes to the
     other node; map-by core pins every rank."""
-    from collat.model.placement import same_placement
-
     one = {"nodes": 1, "sockets_per_node": 2, "cores_per_socket": 4, "cores_per_l3": 2, "numa_per_socket": 1}
-    assert same_placement(one, "node", "socket")
-    assert not same_placement(one, "node", "core") and not same_placement(one, "socket", "core")
-    assert not same_placement({**one, "numa_per_socket": 2}, "node", "socket")
-    assert not same_placement({**one, "nodes": 2}, "node", "socket")
+    assert same_placements(one, one, "node", "socket")
+    assert not same_placements(one, one, "node", "core") and not same_placements(one, one, "socket", "core")
+    assert not same_placements(*[{**one, "numa_per_socket": 2}] * 2, "node", "socket")
+    assert not same_placements(*[{**one, "nodes": 2}] * 2, "node", "socket")

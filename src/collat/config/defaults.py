@@ -163,16 +163,16 @@ def derived_mappings(default: list[str], found: set[str] | None, machine: dict |
     the placement models, in its order) that the collective inputs name (``found``); ``default``
     where the inputs do not say before they are read or name none of them (a log naming another
     mapping is then refused by the ingest with the modelled ones), less, on a ``machine``, each one
-    that places every rank as one before it does (:func:`collat.model.placement.same_placement`:
+    that places every rank as one before it does (:func:`collat.model.placement.same_placements`:
     map-by node on a machine of one node, unless its sockets hold several NUMA domains), which a
     plan would measure twice."""
     kept = [m for m in default if m in (found or ())]
     if kept or machine is None:
         return kept or list(default)
-    from collat.model.placement import same_placement
+    from collat.model.placement import same_placements
 
     out: list[str] = []
     for m in default:
-        if not any(same_placement(machine, m, k) for k in out):
+        if not any(same_placements(machine, machine, m, k) for k in out):
             out.append(m)
     return out

@@ -7,6 +7,8 @@ frame and a quality record for ``results/tidy/quality.csv``.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -218,7 +220,8 @@ def copied_parts(parts: list[tuple[str, str, dict]]) -> list[tuple[int, int]]:
     from collat.ingest.tidy import part_schema, read_part
 
     count = [(table, q.get("rows")) for table, _, q in parts]  # a copy has as many rows: read only those
-    alike = {c for c in count if count.count(c) > 1 or c[1] is None}
+    times = Counter(count)
+    alike = {c for c in count if times[c] > 1 or c[1] is None}
     seen, out = {}, []
     for i, (table, path, _) in enumerate(parts):
         if count[i] not in alike:

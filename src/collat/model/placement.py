@@ -88,19 +88,6 @@ def place_arrays(P: int, mapping: str, machine: dict) -> dict[str, np.ndarray]:
 LEVELS = ("cache", "core", "socket", "node")
 
 
-def same_placement(machine: dict, mapping: str, other: str) -> bool:
-    """Whether ``mapping`` and ``other`` place every P of ``machine`` alike (node, socket, core and
-    L3 of every rank, and whether it is pinned): then measuring both measures one placement twice
-    (map-by node on one node of one NUMA domain per socket, say, which spreads the ranks over the
-    sockets as map-by socket does)."""
-    keys = ("node", "socket", "core", "l3", "pinned")
-    for P in range(2, total_cores(machine) + 1):  # two mappings that differ mostly do so at P = 2
-        a, b = place_arrays(P, mapping, machine), place_arrays(P, other, machine)
-        if any(not np.array_equal(a[k], b[k]) for k in keys):
-            return False
-    return True
-
-
 def channel_codes(ranks, a, b, unpinned_channel: str = "core") -> np.ndarray:
     """Channel of each pair (a[i], b[i]) of rank indices as an index into :data:`LEVELS`.
 
@@ -142,14 +129,18 @@ def channels_used(machine: dict, mappings, unpinned_channel: str = "core") -> di
     return found
 
 
-def same_placements(machine: dict, other: dict, mapping: str) -> bool:
-    """Whether ``other`` places every P that both machines hold as ``machine`` does under ``mapping``
-    (node, socket, core and L3 of every rank): then what was measured on one at such a P holds for
-    the other. Map-by core and socket fill node after node, so another node count changes nothing up
-    to the smaller machine's cores; map-by node spreads over every node, so it changes every P > 1."""
+def same_placements(machine: dict, other: dict, mapping: str, other_mapping: str | None = None) -> bool:
+    """Whether ``other`` places every P that both machines hold under ``other_mapping`` (``mapping``
+    where None) as ``machine`` does under ``mapping`` (node, socket, core and L3 of every rank, and
+    whether it is pinned): then what was measured on one at such a P holds for the other. Map-by
+    core and socket fill node after node, so another node count changes nothing up to the smaller
+    machine's cores; map-by node spreads over every node, so it changes every P > 1. Two mappings
+    of one machine placed alike are one placement measured twice (map-by node on one node of one
+    NUMA domain per socket spreads the ranks over the sockets as map-by socket does); two that
+    differ mostly do so at P = 2."""
     keys = ("node", "socket", "core", "l3", "pinned")
     for P in range(2, min(total_cores(machine), total_cores(other)) + 1):
-        a, b = place_arrays(P, mapping, machine), place_arrays(P, mapping, other)
+        a, b = place_arrays(P, mapping, machine), place_arrays(P, other_mapping or mapping, other)
         if any(not np.array_equal(a[k], b[k]) for k in keys):
             return False
     return True
