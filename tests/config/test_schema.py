@@ -25,6 +25,12 @@ SCHEMA = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").r
     (lambda c: c["machine"].pop("nodes"), "mine.yaml: machine.nodes: missing; expected"),
     (lambda c: c["model"]["openmpi"].__setitem__("small_limit", "small"),
      "mine.yaml: model.openmpi.small_limit: expected an integer >= 0 or nothing (null) or 'auto', found 'small'"),
+    # a key an enabled switch asks for is described as its object describes it
+    (lambda c: c["data"]["published"].pop("base_url"),
+     "mine.yaml: data.published.base_url: missing; expected where the files are downloaded from"),
+    # a key a branch asks for, defined elsewhere: its values
+    (lambda c: c["data"]["published"]["files"]["bcast_core.csv"].pop("mapping"),
+     "mine.yaml: data.published.files.bcast_core.csv.mapping: missing; expected one of 'core', 'socket', 'node'"),
 ])
 def test_the_first_mistake_is_one_line_naming_the_key(mutate, line):
     cfg = copy.deepcopy(load_config())
@@ -35,6 +41,14 @@ def test_the_first_mistake_is_one_line_naming_the_key(mutate, line):
 
 def test_a_valid_config_has_no_mistake():
     assert first_mistake(load_config(), SCHEMA, "config.yaml") is None
+
+
+def test_published_files_switched_off_need_nothing_else():
+    """``published: {enabled: false}`` (the study's config with its files turned off) is a whole
+    config: the mirror, the address and the files are asked for only when the files are read."""
+    cfg = copy.deepcopy(load_config())
+    cfg["data"]["published"] = {"enabled": False}
+    assert first_mistake(cfg, SCHEMA, "mine.yaml") is None
 
 
 def test_the_workflow_prints_the_mistake_as_its_last_line(tmp_path):

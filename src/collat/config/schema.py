@@ -83,10 +83,10 @@ def first_mistake(config: dict, schema: dict, source: str) -> str | None:
         return None
     where = list(error.absolute_path)
     if error.validator == "required":
-        known = error.schema.get("properties", {})
+        known = error.schema.get("properties") or _properties(schema, list(error.absolute_schema_path)[:-1])
         missing = [k for k in error.validator_value if k not in error.instance]
         key = missing[0] if missing else "?"
-        what = known.get(key, {}).get("description") if isinstance(known.get(key), dict) else None
+        what = _described(schema, known.get(key))
         return f"{source}: {_path(where + [key])}: missing; expected {what or 'this key'}"
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
         known = list(error.schema.get("properties", {}))
@@ -96,6 +96,31 @@ def first_mistake(config: dict, schema: dict, source: str) -> str | None:
         hint = f"did you mean '{near[0]}'?" if near else "expected one of " + ", ".join(known)
         return f"{source}: {_path(where + [key])}: unknown key; {hint}"
     return f"{source}: {_path(where)}: expected {_expected(error)}, found {error.instance!r}"
+
+
+def _described(schema: dict, prop) -> str | None:
+    """A property's schema in words: its description, else its type or values (a local ``$ref``
+    followed to the definition in ``schema``)."""
+    if isinstance(prop, dict) and str(prop.get("$ref", "")).startswith("#/"):
+        target = schema
+        for part in prop["$ref"][2:].split("/"):
+            target = target.get(part) if isinstance(target, dict) else None
+        prop = target
+    if not isinstance(prop, dict):
+        return None
+    return prop.get("description") or _plain(prop)
+
+
+def _properties(schema: dict, path: list) -> dict:
+    """The ``properties`` of the object schema at ``path`` in ``schema``, or of the nearest one above it
+    (a ``required`` in an if/then or allOf branch names keys its object's ``properties`` describe)."""
+    nodes = [schema]
+    for part in path:  # a path through a $ref stops where the ref is: its target is elsewhere
+        try:
+            nodes.append(nodes[-1][part])
+        except (KeyError, IndexError, TypeError):
+            break
+    return next((n["properties"] for n in reversed(nodes) if isinstance(n, dict) and "properties" in n), {})
 
 
 def validate_config(config: dict, schema_path: str | Path, source: str) -> None:
