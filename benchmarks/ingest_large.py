@@ -27,6 +27,9 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from collat.ingest.metadata import batch_of  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -71,6 +74,7 @@ def main() -> int:
         cfg = yaml.safe_load((REPO / "config" / "thin.yaml").read_text())
         cfg["data"]["raw"].update(dir=str(raw), on_bad_run="error")
         cfg["stages"] = ["pt2pt"]
+        batches = cfg["data"]["raw"].get("batches", 32)  # the schema's default
         (work / "config").mkdir(exist_ok=True)
         (work / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
         snakemake = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(work),
@@ -84,7 +88,7 @@ def main() -> int:
             rows.append({"round": round_, "rule": "baseline", "job_seconds": base_s, "true_peak_mb": base_mb})
             # one rule at a time, each in a Snakemake of its own: the kernel's high-water mark of that
             # process tree (os.wait4) is the rule's true peak, which Snakemake's sampled benchmark files can miss
-            for rule, target in (("ingest_raw", f"results/ingest/raw/{log.name}.arrows"),
+            for rule, target in (("ingest_raw", f"results/ingest/raw/{batch_of(log.name, 'pt2pt', batches)}"),
                                  ("tidy_table", "results/tidy/pt2pt.parquet")):
                 t = time.perf_counter()
                 proc = subprocess.Popen([*snakemake, rule, "--", target], env=env)

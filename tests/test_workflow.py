@@ -357,9 +357,9 @@ def test_bad_raw_log_stops_with_file_and_line(tmp_path):
     assert res.returncode != 0
     message = "thin-osu_latency-node.txt, line 4: expected a number in column 'avg', found 'oops'"
     assert message in said_last(res), res.stderr[-2000:]  # the last line the user reads
-    assert message in (wd / "logs/ingest/raw/thin-osu_latency-node.txt.log").read_text()  # and in the rule's log
+    assert any(message in f.read_text() for f in (wd / "logs/ingest/raw").rglob("*.log"))  # and in the rule's log
     assert not (wd / "results/tidy/pt2pt.parquet").exists()
-    assert not (wd / "results/ingest/raw/thin-osu_latency-node.txt.arrows").exists()
+    assert not list((wd / "results/ingest/raw").rglob("thin-osu_latency-node.txt.arrows"))
 
 
 def test_bad_config_stops_before_any_job(tmp_path):
@@ -1003,6 +1003,47 @@ def test_a_16_core_machine_from_a_short_config(tmp_path):
     res = run_snakemake(wd, "-n", "results/selection/rules_map-by-core.txt", "results/summary.md",
                         "results/tidy/quality.csv", "--configfile", str(tmp_path / "mine.yaml"))
     assert planned_jobs(res) == {"ingest_raw": 1, "tidy": 1}, res.stdout[-3000:]
+
+
+def test_a_campaign_is_read_in_batches_and_a_new_log_rereads_its_batch_alone(tmp_path):
+    """70 real logs of the 16-core fixture (every kind) are read in at most data.raw.batches jobs
+    per tidy table, into the tables one job per log writes (batches 10**9: the rule's form before);
+    a new collective log then rereads the logs of its own batch, no other."""
+    from collat.ingest.metadata import batch_of
+
+    raw = tmp_path / "raw"
+    for part in ("pt2pt", "nbft", "bcast/core/alg0", "bcast/core/alg3", "bcast/core/alg6", "reduce/core/alg0",
+                 "reduce/core/alg5"):
+        shutil.copytree(SIXTEEN_CORES / part, raw / part)
+    logs = sorted(p.relative_to(raw).as_posix() for p in raw.rglob("*.txt"))
+    assert len(logs) == 70
+
+    def ingest(batches):
+        wd = tmp_path / f"wd{batches}"
+        wd.mkdir()
+        (wd / "mine.yaml").write_text(
+            "machine: {name: a 16-core node, nodes: 1, sockets_per_node: 1, cores_per_socket: 16, cores_per_l3: 8}\n"
+            f"data: {{raw: {{dir: {raw}, batches: {batches}}}}}\n")
+        run_snakemake(wd, "results/tidy/quality.csv", "--cores", "2", "--configfile", str(wd / "mine.yaml"))
+        return wd
+
+    batched, per_log = ingest(4), ingest(10 ** 9)
+    jobs = sorted(p.relative_to(batched / "logs/ingest/raw").as_posix() for p in (batched / "logs/ingest/raw").rglob("*.log"))
+    assert len(jobs) <= 12 and {j.split("/")[0] for j in jobs} == {"pt2pt", "nbft", "collective"}, jobs
+    assert len(list((per_log / "logs/ingest/raw").rglob("*.log"))) == 70
+    for table in ("pt2pt", "nbft", "collective"):
+        pd.testing.assert_frame_equal(pd.read_parquet(batched / f"results/tidy/{table}.parquet"),
+                                      pd.read_parquet(per_log / f"results/tidy/{table}.parquet"), obj=table)
+    assert (batched / "results/tidy/quality.csv").read_text() == (per_log / "results/tidy/quality.csv").read_text()
+    # a new log (P = 7, a sweep of its own): its batch's logs are read again, and no other
+    new = raw / "bcast/core/alg3/np7.txt"
+    new.write_text((raw / "bcast/core/alg3/np8.txt").read_text().replace("0.", "1.", 1))
+    res = run_snakemake(batched, "-n", "results/tidy/quality.csv", "--configfile", str(batched / "mine.yaml"))
+    assert planned_jobs(res) == {"ingest_raw": 1, "tidy_table": 1, "tidy": 1}, res.stdout[-3000:]
+    mine = batch_of("bcast/core/alg3/np7.txt", "collective", 4)
+    reread = {log for log in logs + ["bcast/core/alg3/np7.txt"] if str(raw / log) in res.stdout}
+    assert reread == {log for log in logs + ["bcast/core/alg3/np7.txt"]
+                      if log.startswith(("bcast", "reduce")) and batch_of(log, "collective", 4) == mine}
 
 
 def sixteen_core_logs(raw: Path, collective: dict[str, str]) -> None:

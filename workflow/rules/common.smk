@@ -18,6 +18,7 @@ from pathlib import Path
 
 from collat.config.vocabulary import Vocabulary
 from collat.ingest.markers import compile_rules
+from collat.ingest.metadata import batch_of
 from collat.model.placement import machine_label, total_cores
 from collat.config.defaults import derived_mappings, stages_without_input
 from collat.config.settings import ConfigError, check as check_config, measured_targets, needed_channels
@@ -233,18 +234,43 @@ def mappings_of_inputs():
     return None if None in found else found
 
 
-def tidy_parts(table):
-    """The ingested parts one tidy table is built from (rule tidy_table), the published files and
-    processed tables of that table, and the raw logs predicted to feed it or whose table is not
-    known before reading (none the ingest passes over unread: :func:`passed_over`)."""
+def raw_batch(relpath):
+    """The ingest job of a raw log (collat.ingest.metadata.batch_of): its predicted table's ('any' where
+    only its runs say; 'passed_over' for one the ingest passes over unread)."""
+    kind = "passed_over" if passed_over(relpath) else (predicted_table(relpath) or "any")
+    return batch_of(relpath, kind, RAW["batches"])
+
+
+@functools.lru_cache(maxsize=None)
+def raw_batches():
+    """Each ingest job (rule ingest_raw) and its raw logs, in path order."""
+    out = {}
+    for log in raw_logs():
+        out.setdefault(raw_batch(log), []).append(log)
+    return out
+
+
+def tidy_parts(table, batches=False):
+    """The ingested parts one tidy table is built from (rule tidy_table), in their order, the
+    published files and processed tables of that table, and the raw logs predicted to feed it or
+    whose table is not known before reading (none the ingest passes over unread, see
+    :func:`passed_over`), each in its batch's folder; with ``batches``, the folders themselves,
+    what the rule waits for."""
     published = [f for f in published_files() if PUBLISHED["files"][f]["table"] == table]
+    raw = [log for log in raw_logs() if predicted_table(log) in (table, None) and not passed_over(log)]
+    raw_parts = ([f"results/ingest/raw/{raw_batch(log)}/{log}.arrows" for log in raw] if not batches
+                 else sorted({f"results/ingest/raw/{raw_batch(log)}" for log in raw}))
     return (
         expand("results/ingest/published/{file}.arrows", file=published)
-        + [f"results/ingest/raw/{log}.arrows" for log in raw_logs()
-           if predicted_table(log) in (table, None) and not passed_over(log)]
+        + raw_parts
         + [f"results/ingest/tables/{i}/{name}.arrows" for i, name in table_files()
            if config["data"]["tables"][i]["table"] == table]
     )
+
+
+def parts_mb(table):
+    """The size of a table's parts in MB, those written so far (a tidy_table job's memory)."""
+    return sum(os.path.getsize(p) for p in tidy_parts(table) if os.path.exists(p)) / 1e6
 
 
 def tables_with_input():
@@ -281,7 +307,7 @@ except ConfigError as exc:
 def ingest_parts():
     return (
         expand("results/ingest/published/{file}.arrows", file=published_files())
-        + expand("results/ingest/raw/{log}.arrows", log=raw_logs())
+        + [f"results/ingest/raw/{batch}" for batch in raw_batches()]
         + [f"results/ingest/tables/{i}/{name}.arrows" for i, name in table_files()]
     )
 

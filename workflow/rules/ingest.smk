@@ -40,12 +40,13 @@ rule ingest_published:
 
 rule ingest_raw:
     input:
-        log=f"{RAW['dir']}/{{log}}",
+        logs=lambda w: [f"{RAW['dir']}/{log}" for log in raw_batches()[w.batch]],
         manifest=raw_manifest(),
     output:
-        table="results/ingest/raw/{log}.arrows",
-        quality="results/ingest/raw/{log}.quality.json",
+        # one part and one quality record per log, under the log's own path (common.smk raw_part)
+        parts=directory("results/ingest/raw/{batch}"),
     params:
+        logs=lambda w: raw_batches()[w.batch],  # the logs' paths under data.raw.dir
         patterns=lambda w: RAW["patterns"],  # a function: the {fields} are not wildcards
         on_bad_run=RAW["on_bad_run"],
         markers=RAW["markers"],
@@ -54,10 +55,12 @@ rule ingest_raw:
         constant=RAW["metadata"],
         machine=config["machine"],
         vocab=VOCAB,
+    wildcard_constraints:
+        batch=r"(pt2pt|nbft|collective|any|passed_over)/\d+",
     log:
-        "logs/ingest/raw/{log}.log",
+        "logs/ingest/raw/{batch}.log",
     benchmark:
-        "benchmarks/rules/ingest/raw/{log}.tsv",
+        "benchmarks/rules/ingest/raw/{batch}.tsv",
     conda:
         "../envs/collat.yaml"
     script:
@@ -85,7 +88,7 @@ rule ingest_table:
 
 rule tidy_table:
     input:
-        parts=lambda w: tidy_parts(w.table),
+        parts=lambda w: tidy_parts(w.table, batches=True),
         manifest=raw_manifest(),
     output:
         table="results/tidy/{table}.parquet",
@@ -95,8 +98,9 @@ rule tidy_table:
     resources:
         # peak RSS is about 25 x the parts (benchmarks/ingest_large.py: 0.6 GB for the 24 MB part
         # of a 200 MB log), requested with a margin; the study's parts need the floor
-        mem_mb=lambda wildcards, input: max(1000, int(40 * input.size_mb)),
+        mem_mb=lambda w: max(1000, int(40 * parts_mb(w.table))),
     params:
+        parts=lambda w: tidy_parts(w.table),  # each input file's part, in order (a raw log's in its batch)
         outliers=config["quality"]["outliers"],
         mpi=config["data"]["mpi"],
         asks=lambda w: measured_targets(config).get(w.table, {}),  # the targets (avg, max) the stages read
@@ -121,7 +125,7 @@ rule tidy_table:
 rule tidy:
     input:
         quality=expand("results/tidy/{table}.quality.csv", table=["pt2pt", "nbft", "collective"]),
-        passed_over=[f"results/ingest/raw/{log}.quality.json" for log in raw_logs() if passed_over(log)],
+        passed_over=sorted({f"results/ingest/raw/{batch}" for batch in raw_batches() if batch.startswith("passed_over/")}),
     output:
         quality=report("results/tidy/quality.csv", category="1. Ingest", caption="../report/quality.rst"),
     params:

@@ -14,7 +14,8 @@ from collat.runner import setup_log
 log = setup_log(snakemake.log)
 p = snakemake.params
 # the three tables' rows, and those of the files the ingest passed over unread (no table reads them)
-passed_over = quality_table([json.loads(Path(f).read_text()) for f in snakemake.input.passed_over], {})
+passed_over = quality_table([json.loads(f.read_text()) for batch in snakemake.input.passed_over
+                             for f in sorted(Path(batch).rglob("*.quality.json"))], {})
 quality = pd.concat([pd.read_csv(f, keep_default_na=False, na_values=[""]) for f in snakemake.input.quality]
                     + ([passed_over] if len(passed_over) else []),
                     ignore_index=True).sort_values("source", kind="stable").reset_index(drop=True)

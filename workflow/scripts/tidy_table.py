@@ -20,7 +20,7 @@ if not p.any_input:
 if snakemake.input.manifest:
     check_manifest_files(snakemake.input.manifest[0], p.raw_dir)
 parts = []
-for path in snakemake.input.parts:  # a log whose metadata do not say its table feeds every table's rule
+for path in p.parts:  # a log whose metadata do not say its table feeds every table's rule
     quality = json.loads(Path(path).with_suffix(".quality.json").read_text())
     if quality["table"] == table:
         parts.append((quality["table"], path, quality))

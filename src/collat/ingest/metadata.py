@@ -19,6 +19,7 @@ _anything     matched and ignored (names starting with ``_``)
 from __future__ import annotations
 
 import re
+import zlib
 from pathlib import Path
 
 from collat import InputError
@@ -171,3 +172,11 @@ def resolve(relpath: str, patterns: list[str], manifest: dict[str, dict] | None,
                                  f"{source} says {k}={v!r}")
             meta[k], said[k] = v, source
     return meta
+
+
+def batch_of(relpath: str, kind: str, batches: int) -> str:
+    """The ingest job that reads a raw log (rule ingest_raw): ``{kind}/{k}``, ``kind`` the tidy table
+    it feeds ('any' where only its runs say, 'passed_over' where it is not read) and ``k`` its
+    path's CRC-32 modulo ``batches`` (config ``data.raw.batches``). The path alone fixes it, so a
+    new log joins one job of its table and leaves every other job's parts as they are."""
+    return f"{kind}/{zlib.crc32(relpath.encode()) % batches:02d}"
