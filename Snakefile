@@ -9,6 +9,7 @@ from snakemake.utils import min_version
 
 from collat.config.defaults import complete, left_out_stages
 from collat.config.schema import ConfigSchemaError, validate_config
+from collat.config.settings import check_results_machine, stamp_results
 
 min_version("9.0")
 
@@ -40,6 +41,11 @@ except ValueError as exc:
     sys.exit(f"{exc}")
 for note in left_out_stages(config):
     print(note, file=sys.stderr)
+# results/ of another machine are never merged with this one's: one line, before any job
+try:
+    check_results_machine("results", config["machine"])
+except ValueError as exc:
+    sys.exit(f"{exc}")
 
 
 include: "workflow/rules/common.smk"
@@ -56,6 +62,11 @@ include: "workflow/rules/plan.smk"
 
 
 STARTED = time.time()
+
+
+onstart:
+    # which machine results/ describes, for the next run's check
+    stamp_results("results", config["machine"])
 
 
 onerror:

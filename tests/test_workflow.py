@@ -347,6 +347,29 @@ def test_thin_raw_logs_through_the_pipeline(tmp_path):
     assert str(raw / "thin-osu_latency-core.txt") not in out  # ... the others are not
 
 
+@needs_samples
+def test_a_run_in_a_folder_of_another_machines_results_stops_before_any_job(tmp_path):
+    """A run writes results/machine.yaml; a config of another machine run in the same folder stops
+    with one line, last, before any job, and leaves the first machine's results as they were."""
+    import yaml
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copy(RAW_SAMPLES / "thin-osu_latency-core.txt", raw)
+    cfg = thin_config(raw)
+    wd = make_workdir(tmp_path / "wd", cfg)
+    run_snakemake(wd, "results/tidy/quality.csv", "--cores", "1")
+    stamp = yaml.safe_load((wd / "results/machine.yaml").read_text())  # the machine, defaults filled in
+    assert {k: stamp[k] for k in cfg["machine"]} == cfg["machine"]
+    before = {p: p.stat().st_mtime_ns for p in (wd / "results").rglob("*") if p.is_file()}
+    (tmp_path / "other.yaml").write_text(yaml.safe_dump({**cfg, "machine": {**cfg["machine"], "name": "another"}}))
+    res = run_snakemake(wd, "--cores", "1", "--configfile", str(tmp_path / "other.yaml"), check=False)
+    assert res.returncode != 0 and said_last(res) == (
+        f"results/machine.yaml: results/ holds the outputs of machine {cfg['machine']['name']!r}, this config "
+        "describes 'another' (machine.name): run it in another directory (snakemake -d DIR), or move results/ away first")
+    assert {p: p.stat().st_mtime_ns for p in (wd / "results").rglob("*") if p.is_file()} == before
+
+
 def test_bad_raw_log_stops_with_file_and_line(tmp_path):
     raw = tmp_path / "raw"
     raw.mkdir()

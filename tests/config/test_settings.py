@@ -207,3 +207,23 @@ def test_a_raw_log_folder_apart_from_what_the_workflow_writes(raw, ok, tmp_path,
         check(cfg)
     assert str(err.value).startswith(f"config key data.raw.dir: found {raw!r}, expected a folder apart from")
     assert "osu_logs, say" in str(err.value)
+
+
+def test_a_results_folder_of_another_machine_is_refused_in_one_line(tmp_path):
+    """results/machine.yaml names the machine a folder's outputs describe: a config of another name
+    is refused with one line naming the file, both names and what to do; the same name (a corrected
+    description) and a folder without the file pass."""
+    from collat.config.settings import check_results_machine, stamp_results
+
+    results = tmp_path / "results"
+    check_results_machine(results, {"name": "mine"})  # nothing there yet
+    orfeo = {"name": "ORFEO EPYC", "nodes": 2, "cores_per_socket": 64}
+    stamp_results(results, orfeo)
+    assert (results / "machine.yaml").read_text() == "name: ORFEO EPYC\nnodes: 2\ncores_per_socket: 64\n"
+    check_results_machine(results, {**orfeo, "nodes": 4})
+    with pytest.raises(ValueError) as err:
+        check_results_machine(results, {"name": "my cluster"})
+    assert str(err.value) == (f"{results}/machine.yaml: {results}/ holds the outputs of machine 'ORFEO EPYC', this "
+                              "config describes 'my cluster' (machine.name): run it in another directory (snakemake "
+                              f"-d DIR), or move {results}/ away first")
+    assert list(results.iterdir()) == [results / "machine.yaml"]  # written whole: no temporary left

@@ -99,6 +99,44 @@ def _machine(machine: dict) -> None:
                               f"a divisor of machine.cores_per_socket ({per_socket}): {hints[key]}")
 
 
+#: the file in a results folder that names the machine its outputs describe (written as a run starts)
+RESULTS_MACHINE = "machine.yaml"
+
+
+def check_results_machine(results: str | Path, machine: dict) -> None:
+    """Raise :class:`ValueError` (one line) when ``results`` holds the outputs of a machine other than
+    ``machine`` (by ``name``, as :func:`stamp_results` wrote it): a run there would leave the other
+    machine's files beside its own (rules files of mappings this machine lacks, another study's
+    tables and gain curves), merged silently. A folder without the file says nothing."""
+    import yaml
+
+    stamp = Path(results) / RESULTS_MACHINE
+    if not stamp.is_file():
+        return
+    try:
+        name = (yaml.safe_load(stamp.read_text()) or {}).get("name")
+    except (yaml.YAMLError, AttributeError):
+        name = None
+    if name != machine["name"]:
+        raise ValueError(f"{stamp}: {Path(results)}/ holds the outputs of machine {name!r}, this config describes "
+                         f"{machine['name']!r} (machine.name): run it in another directory (snakemake -d DIR), or "
+                         f"move {Path(results)}/ away first")
+
+
+def stamp_results(results: str | Path, machine: dict) -> None:
+    """Write ``machine`` (the config's description) to ``results``/machine.yaml, which
+    :func:`check_results_machine` reads on the next run."""
+    import os
+
+    import yaml
+
+    stamp = Path(results) / RESULTS_MACHINE
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    tmp = stamp.with_name(f".{stamp.name}.tmp{os.getpid()}")
+    tmp.write_text(yaml.safe_dump(dict(machine), sort_keys=False))
+    os.replace(tmp, stamp)  # whole, or not at all
+
+
 def check(config: dict) -> None:
     """Raise :class:`ConfigError` for the first key that names something no other key defines, a
     machine whose sockets do not split into whole L3s and NUMA domains (:func:`_machine`), or a
