@@ -43,7 +43,7 @@ rule ingest_raw:
         logs=lambda w: [f"{RAW['dir']}/{log}" for log in raw_batches()[w.batch]],
         manifest=raw_manifest(),
     output:
-        # one part and one quality record per log, under the log's own path (common.smk raw_part)
+        # one part and one quality record per log, under the log's own path (common.smk tidy_parts)
         parts=directory("results/ingest/raw/{batch}"),
     params:
         logs=lambda w: raw_batches()[w.batch],  # the logs' paths under data.raw.dir
@@ -125,7 +125,8 @@ rule tidy_table:
 rule tidy:
     input:
         quality=expand("results/tidy/{table}.quality.csv", table=["pt2pt", "nbft", "collective"]),
-        passed_over=sorted({f"results/ingest/raw/{batch}" for batch in raw_batches() if batch.startswith("passed_over/")}),
+        # the records of the logs the ingest passes over unread (no table reads them)
+        passed_over=[f"results/ingest/raw/{batch}" for batch in sorted(raw_batches()) if batch.startswith("passed_over/")],
     output:
         quality=report("results/tidy/quality.csv", category="1. Ingest", caption="../report/quality.rst"),
     params:
