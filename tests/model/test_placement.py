@@ -115,3 +115,10 @@ def test_two_mappings_that_place_every_rank_alike():
     assert not same_placements(one, one, "node", "core") and not same_placements(one, one, "socket", "core")
     assert not same_placements(*[{**one, "numa_per_socket": 2}] * 2, "node", "socket")
     assert not same_placements(*[{**one, "nodes": 2}] * 2, "node", "socket")
+
+
+def test_one_l3_per_socket():
+    from collat.model.placement import one_l3_per_socket
+
+    assert not one_l3_per_socket({"cores_per_l3": 4, "cores_per_socket": 64})  # EPYC 7H12: 16 L3s a socket
+    assert one_l3_per_socket({"cores_per_l3": 12, "cores_per_socket": 12})  # one L3 a socket (THIN)

@@ -19,6 +19,8 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
+from collat.model.placement import one_l3_per_socket
+
 FACTS_DIR = Path(__file__).resolve().parents[1] / "model" / "shapes"
 
 
@@ -61,7 +63,7 @@ def unpinned_channel(machine: dict, channels: list[str] | None = None) -> str:
     socket holds several L3s (the scheduler has no reason to keep them in one), ``cache`` where
     one L3 serves the whole socket; where ``channels`` (the config's) name the socket's pairs by
     the other word (a log's ``core`` for a one-L3 socket), that one."""
-    own = "cache" if int(machine["cores_per_l3"]) >= int(machine["cores_per_socket"]) > 1 else "core"
+    own = "cache" if one_l3_per_socket(machine) and int(machine["cores_per_socket"]) > 1 else "core"
     if channels is not None and own not in channels:
         return next((c for c in ("core", "cache") if c in channels), own)
     return own

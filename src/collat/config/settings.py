@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from collat.model.placement import one_l3_per_socket
+
 
 class ConfigError(ValueError):
     """A config key that contradicts another; the message starts with the key's path."""
@@ -174,7 +176,7 @@ def check(config: dict) -> None:
         if missing:
             c = missing[0]
             machine = config["machine"]
-            one_l3 = int(machine["cores_per_l3"]) >= int(machine["cores_per_socket"])
+            one_l3 = one_l3_per_socket(machine)
             how = ("; one L3 serves each socket of this machine, so the log of two cores of one socket that names "
                    "core measures cache: write cache in channels instead of core, and a log that names core is read "
                    "as cache" if c == "cache" and one_l3 and "core" in channels

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from collat import InputError
+from collat.model.placement import one_l3_per_socket
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,7 @@ class Vocabulary:
         span (:meth:`resolved`)."""
         channels = tuple(config["channels"])
         machine = config.get("machine")  # absent in a bare vocabulary
-        one_l3 = machine is not None and int(machine["cores_per_l3"]) >= int(machine["cores_per_socket"])
+        one_l3 = machine is not None and one_l3_per_socket(machine)
         return cls(
             channels=channels,
             mappings=tuple(config["mappings"]),

@@ -42,6 +42,12 @@ def total_cores(machine: dict) -> int:
     return machine["nodes"] * cores_per_node(machine)
 
 
+def one_l3_per_socket(machine: dict) -> bool:
+    """Whether one L3 serves each whole socket: two cores of one socket then share it (the cache
+    channel), whatever a log calls the pair."""
+    return int(machine["cores_per_l3"]) >= int(machine["cores_per_socket"])
+
+
 def place(P: int, mapping: str, machine: dict) -> pd.DataFrame:
     """One row per rank 0..P-1: ``node``, ``socket`` (global id), ``core`` (global id or -1 when
     not pinned to a core), ``l3`` (global L3 id or -1), ``pinned``."""
