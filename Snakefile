@@ -69,6 +69,21 @@ onstart:
     stamp_results("results", config["machine"])
 
 
+onsuccess:
+    # an earlier config's outputs (a rules file of a mapping the logs no longer have) stay in results/:
+    # named after a whole run, never removed
+    from itertools import chain
+
+    from collat.config.settings import leftover_line, leftover_results
+    from collat.runner import say_last
+
+    dag = getattr(workflow, "dag", None)
+    if dag is not None and any(job.rule.name == "all" for job in dag.targetjobs):
+        used = {f for job in dag.jobs for f in chain(job.input, job.output, job.log)}
+        leftovers = leftover_results("results", used)
+        say_last([leftover_line("results", leftovers)] if leftovers else [])
+
+
 onerror:
     # a user's mistake, said last (after Snakemake's own tail): the one line each failed job logged
     from collat.runner import say_last, user_errors

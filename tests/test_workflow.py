@@ -433,6 +433,29 @@ def test_changed_parameter_reruns_only_its_rules(study_run, tmp_path):
         assert set(planned_jobs(run_snakemake(wd, "-n"))) == expected, (section, key)
 
 
+def test_an_earlier_configs_outputs_are_named_after_a_whole_run_and_kept(study_run, tmp_path):
+    """A config whose figures leave out a size reruns the figures; the earlier size's figures stay in
+    results/ (a user's files are never deleted) and the run's last line names them. A run of one
+    output names nothing: its DAG is not the whole run's."""
+    import yaml
+
+    wd = tmp_path / "copy"
+    shutil.copytree(study_run, wd, symlinks=True)
+    cfg = study_config()
+    sizes = cfg["evaluate"]["figure_sizes"]
+    cfg["evaluate"]["figure_sizes"] = sizes[:-1]
+    (wd / "config/config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    res = run_snakemake(wd, "--cores", "2")
+    dropped = [f"results/figures/collective/{op}_{sizes[-1]}B.{ext}" for op in ("bcast", "reduce") for ext in ("pdf", "png")]
+    assert said_last(res) == (
+        "results/ also holds 4 files that this config's run does not make (an earlier config's, left as they were): "
+        f"{', '.join(dropped)}; move or delete them (snakemake --list-untracked lists them all)"), res.stderr[-2000:]
+    assert all((wd / f).is_file() for f in dropped)
+    (wd / f"results/figures/collective/bcast_{sizes[0]}B.png").unlink()
+    res = run_snakemake(wd, "--cores", "1", f"results/figures/collective/bcast_{sizes[0]}B.png")
+    assert "Finished" in res.stderr and "also holds" not in res.stderr
+
+
 def test_a_new_collective_log_reruns_no_nbft_or_partitioned_job(study_run):
     """After the study's run, one osu_bcast log of an algorithm the study never measured (bcast 3,
     map-by core, P = 16; a real OSU log) lands in resources/osu_raw/: its path says it is a

@@ -227,3 +227,30 @@ def test_a_results_folder_of_another_machine_is_refused_in_one_line(tmp_path):
                               "config describes 'my cluster' (machine.name): run it in another directory (snakemake "
                               f"-d DIR), or move {results}/ away first")
     assert list(results.iterdir()) == [results / "machine.yaml"]  # written whole: no temporary left
+
+
+def test_files_no_job_of_a_whole_run_makes_are_named_in_one_line(tmp_path, monkeypatch):
+    """An earlier config's outputs (a rules file of a mapping the logs no longer have) are the files
+    of results/ that no job reads, writes or logs to; a directory output covers its files, and
+    machine.yaml, report.html and hidden files are not a config's outputs."""
+    from collat.config.settings import leftover_line, leftover_results
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("selection/rules_map-by-core.txt", "selection/rules_map-by-node.txt", "plan/jobs/nodes1.sbatch",
+                 "tidy/.quality.csv.tmp", "machine.yaml", "report.html", "figures/collective/bcast_1B.png",
+                 "figures/collective/bcast_65536B.png"):
+        (tmp_path / "results" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "results" / name).write_text("x")
+    used = ["results/selection/rules_map-by-core.txt", "results/plan/jobs", "./results/figures/collective/bcast_1B.png",
+            "results/tidy/collective.parquet"]
+    leftovers = leftover_results("results", used)
+    assert leftovers == ["results/figures/collective/bcast_65536B.png", "results/selection/rules_map-by-node.txt"]
+    assert leftover_line("results", leftovers) == (
+        "results/ also holds 2 files that this config's run does not make (an earlier config's, left as they "
+        "were): results/figures/collective/bcast_65536B.png, results/selection/rules_map-by-node.txt; move or "
+        "delete them (snakemake --list-untracked lists them all)")
+    assert leftover_line("results", [f"results/f{i}" for i in range(7)], shown=2).startswith(
+        "results/ also holds 7 files that this config's run does not make (an earlier config's, left as they "
+        "were): results/f0, results/f1 and 5 more; ")
+    assert leftover_line("results", ["results/a"]).startswith("results/ also holds 1 file that")
+    assert leftover_results("nothing_here", used) == []

@@ -139,6 +139,40 @@ def stamp_results(results: str | Path, machine: dict) -> None:
     os.replace(tmp, stamp)  # whole, or not at all
 
 
+#: files of results/ that no rule makes but a documented command does: not an earlier config's
+NOT_RULES = (RESULTS_MACHINE, "report.html")
+
+
+def leftover_results(results: str | Path, used) -> list[str]:
+    """The files under ``results`` that no job of a whole run reads or writes (``used``: the paths
+    of every job's input, output and log, relative as the workflow names them; a directory output
+    covers what it holds): an earlier config's outputs, such as a rules file of a mapping the logs
+    no longer have. Hidden files and :data:`NOT_RULES` are left out. Sorted."""
+    import os
+
+    root = Path(results)
+    used = {os.path.normpath(str(u)) for u in used}
+    out = []
+    for path in sorted(root.rglob("*")) if root.is_dir() else []:
+        rel = path.relative_to(root)
+        if not path.is_file() or any(part.startswith(".") for part in rel.parts) or str(rel) in NOT_RULES:
+            continue
+        name = os.path.normpath(str(root / rel))
+        if name not in used and not any(str(parent) in used for parent in (root / rel).parents):
+            out.append(name)
+    return out
+
+
+def leftover_line(results: str | Path, files: list[str], shown: int = 5) -> str:
+    """One line naming ``files`` (:func:`leftover_results`, at least one), for the end of a run: at
+    most ``shown`` of them, and how many more."""
+    more = f" and {len(files) - shown} more" if len(files) > shown else ""
+    what = "1 file" if len(files) == 1 else f"{len(files)} files"
+    return (f"{Path(results)}/ also holds {what} that this config's run does not make (an earlier config's, left "
+            f"as they were): {', '.join(files[:shown])}{more}; move or delete them (snakemake --list-untracked "
+            "lists them all)")
+
+
 def check(config: dict) -> None:
     """Raise :class:`ConfigError` for the first key that names something no other key defines, a
     machine whose sockets do not split into whole L3s and NUMA domains (:func:`_machine`), or a
