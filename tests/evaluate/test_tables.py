@@ -313,3 +313,22 @@ def test_the_summary_shows_the_default_held_out_where_it_runs_an_algorithm_nobod
     assert "| reduce | 4 |" not in text  # forced: its own curve measures it
     assert default_runs_markdown(runs[runs["forced"]], {"default_runs": "d.csv"}) == []
     assert default_runs_markdown(None, {}) == []
+
+
+def test_the_unseen_algorithm_coverage_is_said_by_kind():
+    """reduce 1 (linear) held out beside the chain 2: a kind of its own, its interval the physics' error
+    on the other; the chain's kind is the linear one's too (a tree covered by a flat tree)."""
+    from collat.evaluate.tables import unseen_algorithm_markdown
+
+    trees = [{"operation": "reduce", "algorithm": 1, "tree": "linear"},
+             {"operation": "reduce", "algorithm": 2, "tree": "chain", "fanout": 4}]
+    scores = unseen_scores(0.5)
+    scores.loc[(scores["algorithm"] == 1) & (scores["model"] == "hybrid"), "coverage"] = 1.0
+    text = "\n".join(unseen_algorithm_markdown(scores, {"validation": "v.csv"}, trees))
+    assert ("Inside the 80 % interval, by kind (avg; nominal 0.80). Held-out algorithms of a kind another measured "
+            "algorithm of their operation is (reduce 2; 20 test points): calibrated 0.80, hybrid 0.90. Of a kind "
+            "none of the others is (reduce 1; 20 test points): calibrated 0.80, hybrid 1.00. These are priced by "
+            "the physics alone") in text
+    assert "by kind" not in "\n".join(unseen_algorithm_markdown(scores, {"validation": "v.csv"}))  # no trees given
+    trees[0] = {"operation": "reduce", "algorithm": 1, "tree": "binary"}  # one kind: nothing to tell apart
+    assert "by kind" not in "\n".join(unseen_algorithm_markdown(scores, {"validation": "v.csv"}, trees))

@@ -554,6 +554,23 @@ def test_one_split_per_operation_and_mapping_takes_the_median_over_held_out_algo
     assert t.loc["openmpi", "median_mape"] == pytest.approx(0.4) and np.isnan(t.loc["openmpi", "coverage"])
 
 
+def test_held_out_algorithms_of_a_kind_nobody_else_is_are_counted_apart():
+    """bcast 1 (linear: a root of P - 1 children) held out beside trees 2 and 6 is of a kind none of
+    them is; trees 2 and 6 each have the other. Coverage weighted by the test points: trees (0.75 x 20
+    + 0.85 x 20) / 40 = 0.80; the linear one alone 0.95; another split and unpriced cells left out."""
+    trees = [{"operation": "bcast", "algorithm": 1, "tree": "linear"},
+             {"operation": "bcast", "algorithm": 2, "tree": "chain", "fanout": 4},
+             {"operation": "bcast", "algorithm": 6, "tree": "binomial"}]
+    rows = [(1, 10, 0.95), (2, 20, 0.75), (6, 20, 0.85), (7, 0, np.nan)]
+    scores = pd.DataFrame([{"model": "calibrated", "split": "unseen_algorithm", "operation": "bcast", "algorithm": a,
+                            "mapping": "core", "target": "avg", "n": n, "mape": 0.1, "coverage": c}
+                           for a, n, c in rows])
+    t = va.by_kind(pd.concat([scores, scores.assign(split="sparse_P", coverage=0.0)]), trees).set_index("foreign")
+    assert t.loc[False, "algorithms"] == "bcast 2, 6" and t.loc[True, "algorithms"] == "bcast 1"
+    assert t.loc[False, "points"] == 40 and t.loc[True, "points"] == 10
+    assert t.loc[False, "coverage"] == pytest.approx(0.80) and t.loc[True, "coverage"] == pytest.approx(0.95)
+
+
 def test_the_default_held_out_is_scored_by_the_algorithm_its_rules_run_by_hand():
     """The rules run the binary tree (5, forced: a measured curve) below 16 B and knomial (7, never
     forced) from 16 B. Default held out, calibrated, map-by core, P = 4: at 1 B and 4 B predicted 1.1

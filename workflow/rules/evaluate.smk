@@ -49,6 +49,7 @@ rule evaluate_summary:
         pick=config["selection"]["pick"],  # how the selection's picks are made, said with its numbers
         algorithms=config["selection"]["algorithms"],  # what a rules file may name
         eager_limit=config["model"]["openmpi"]["eager_limit"],  # stated, or null: what the data show
+        trees=config["model"]["openmpi"]["trees"],  # an algorithm's kind, for its interval's coverage
     priority: 3  # short, ready before the figures: not left to end the run alone (common.smk)
     log:
         "logs/evaluate/summary.log",

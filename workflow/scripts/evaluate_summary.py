@@ -38,6 +38,7 @@ text = summary_markdown(pd.read_csv(i.hockney), pd.read_csv(i.model), pd.read_cs
                         rules={f: Path(f).read_text() for f in i.rules} if "rules" in i.keys() else None,
                         fanout_form=snakemake.params.fanout_form, pick=snakemake.params.pick,
                         algorithms=snakemake.params.algorithms, eager=eager,
-                        default_runs=pd.read_csv(i.default_runs), calibration=calibration)
+                        default_runs=pd.read_csv(i.default_runs), calibration=calibration,
+                        trees=snakemake.params.trees)
 atomic_write(snakemake.output[0], lambda tmp: Path(tmp).write_text(text))
 log.info("summary written")

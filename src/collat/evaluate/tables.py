@@ -313,10 +313,12 @@ def full_node_markdown(calibration: pd.DataFrame | None, paths: dict) -> list[st
 UNSEEN_MODELS = ("calibrated", "hybrid", "hybrid_untwinned", "openmpi")  # fitted modes, then the physics alone
 
 
-def unseen_algorithm_markdown(validation: pd.DataFrame, paths: dict) -> list[str]:
+def unseen_algorithm_markdown(validation: pd.DataFrame, paths: dict, trees=None) -> list[str]:
     """The unseen_algorithm split per operation and mapping (:func:`collat.model.validation.by_operation_mapping`):
     each fitted mode beside the openmpi mode, their intervals' coverage, and where the calibration
-    carried worse than the physics alone; nothing without that split."""
+    carried worse than the physics alone; with ``trees`` (config ``model.openmpi.trees``), the
+    coverage of the algorithms of a kind measured apart from those of a kind nobody measured
+    (:func:`kind_coverage_markdown`); nothing without that split."""
     from collat.model.validation import by_operation_mapping
 
     t = by_operation_mapping(validation)
@@ -356,7 +358,34 @@ def unseen_algorithm_markdown(validation: pd.DataFrame, paths: dict) -> list[str
                      + "; ".join(worse) + ": there a bet on an algorithm nobody measured rests on the weaker price.")
                 if worse else "The calibrated mode prices the held-out algorithms no worse than the openmpi mode "
                               "on every operation and mapping."]
-    return out + [""]
+    return out + [""] + (kind_coverage_markdown(validation, trees) if trees is not None else [])
+
+
+def kind_coverage_markdown(validation: pd.DataFrame, trees) -> list[str]:
+    """The split's 80 % intervals by kind (:func:`collat.model.validation.by_kind`): how much of a held-out
+    algorithm's test points they hold where another measured algorithm is of its kind, and where none is
+    (its interval then the physics' error on the others); nothing where every held-out algorithm is of
+    one of the two."""
+    from collat.model.validation import by_kind
+
+    t = by_kind(validation, trees)
+    t = t[t["model"].isin(UNSEEN_MODELS) & t["coverage"].notna()]
+    if t.empty or t["foreign"].nunique() < 2:
+        return []
+    targets = list(dict.fromkeys(t["target"]))
+    names = {"hybrid_untwinned": "hybrid without twins"}
+
+    def said(foreign):
+        g = t[t["foreign"] == foreign]
+        shares = ", ".join(f"{names.get(m, m)} " + " / ".join(
+            f"{v:.2f}" for v in (g[(g["model"] == m) & (g["target"] == tg)]["coverage"].mean() for tg in targets))
+            for m in dict.fromkeys(g["model"]))
+        return f"({g['algorithms'].iloc[0]}; {int(g['points'].max())} test points): {shares}."
+
+    return [f"Inside the 80 % interval, by kind ({' / '.join(targets)}; nominal 0.80). Held-out algorithms of a kind "
+            f"another measured algorithm of their operation is {said(False)} Of a kind none of the others is "
+            f"{said(True)} These are priced by the physics alone; their interval is the physics' error on the "
+            "other algorithms, not on their own kind.", ""]
 
 
 def default_runs_markdown(runs: pd.DataFrame | None, paths: dict) -> list[str]:
@@ -467,14 +496,16 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                      noise_floors: pd.DataFrame | None = None, figure_setting: dict | None = None,
                      rules: dict | None = None, fanout_form: str = "line", pick: str = "expected",
                      algorithms: str = "every", eager: tuple[float, str] | None = None,
-                     default_runs: pd.DataFrame | None = None, calibration: pd.DataFrame | None = None) -> str:
+                     default_runs: pd.DataFrame | None = None, calibration: pd.DataFrame | None = None,
+                     trees=None) -> str:
     """results/summary.md: the headline numbers, each with the file it comes from; ``selection`` is
     (regret.csv, regret_unseen_algorithm.csv, regret_unseen_P.csv) of the selection stage;
     ``nbft_fits`` (results/nbft/fits.csv) names the fan-outs priced by assumption, not measurement;
     ``figure_setting`` (config ``partitioned.figure``) adds the figures' break-even beside ``setting``'s;
     ``pick``: config ``selection.pick``; ``eager``: the eager limit and its source
     (:func:`collat.model.options.eager_limit`); ``default_runs``: results/model/default_runs.csv;
-    ``calibration``: results/model/calibration.csv (:func:`full_node_markdown`)."""
+    ``calibration``: results/model/calibration.csv (:func:`full_node_markdown`); ``trees``: config
+    ``model.openmpi.trees`` (:func:`kind_coverage_markdown`)."""
     out = ["# Summary", ""]
     board = None
     if validation is not None and len(validation):
@@ -583,7 +614,7 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
         floors = board.groupby("target")["floor"].first()
         out += ["", "Noise floor: " + ", ".join(f"{t} {v:.3f}" for t, v in floors.items()), ""]
         out += noise_floor_markdown(noise_floors, paths)
-        out += unseen_algorithm_markdown(validation, paths)
+        out += unseen_algorithm_markdown(validation, paths, trees)
         out += default_runs_markdown(default_runs, paths)
     if selection is not None:
         out += selection_markdown(selection[0], selection[1], paths, *selection[2:], pick=pick, algorithms=algorithms)

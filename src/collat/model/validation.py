@@ -936,6 +936,29 @@ def by_operation_mapping(scores: pd.DataFrame, split: str = "unseen_algorithm") 
                    curves=("n", "size"), median_mape=("mape", "median")).reset_index()
 
 
+def by_kind(scores: pd.DataFrame, trees) -> pd.DataFrame:
+    """The unseen_algorithm split per target, model and ``foreign``: whether each held-out algorithm
+    is of a kind none of the other measured algorithms of its operation is
+    (:func:`collat.model.transfer.foreign`, ``trees``: config ``model.openmpi.trees``), so priced by
+    the physics alone with an interval at least as wide as its error on the training cells.
+    Columns ``algorithms`` ("bcast 1; reduce 1"), ``points`` and ``coverage`` (:func:`_pooled`)."""
+    from collat.model.transfer import foreign
+
+    s = scores[(scores["split"] == "unseen_algorithm") & (scores["n"] > 0)]
+    held = s[["operation", "algorithm"]].drop_duplicates().reset_index(drop=True)
+    alone = {(op, int(a)): bool(foreign(held.iloc[[i]], held[(held["operation"] == op) & (held["algorithm"] != a)],
+                                        trees).any())
+             for i, (op, a) in enumerate(held.itertuples(index=False))}
+    s = s.assign(foreign=[alone[(op, int(a))] for op, a in zip(s["operation"], s["algorithm"])])
+
+    def named(rows):  # "bcast 0, 2; reduce 1"
+        pairs = sorted({(op, int(a)) for op, a in zip(s.loc[rows.index, "operation"], rows)})
+        return "; ".join(f"{op} {', '.join(str(a) for o, a in pairs if o == op)}" for op in dict.fromkeys(o for o, _ in pairs))
+
+    out = _pooled(s, ["target", "model", "foreign"], points=("n", "sum"), algorithms=("algorithm", named))
+    return out.reset_index()[["target", "model", "foreign", "algorithms", "points", "coverage"]]
+
+
 def by_default_run(table: pd.DataFrame, default_rules: dict) -> pd.DataFrame:
     """OpenMPI's default held out (split unseen_algorithm, algorithm 0), scored by the algorithm its
     fixed rules (``default_rules``, config ``model.openmpi.default_rules``) run at each test point:
