@@ -332,3 +332,17 @@ def test_the_unseen_algorithm_coverage_is_said_by_kind():
     assert "by kind" not in "\n".join(unseen_algorithm_markdown(scores, {"validation": "v.csv"}))  # no trees given
     trees[0] = {"operation": "reduce", "algorithm": 1, "tree": "binary"}  # one kind: nothing to tell apart
     assert "by kind" not in "\n".join(unseen_algorithm_markdown(scores, {"validation": "v.csv"}, trees))
+
+
+def test_the_coverage_range_is_said_with_the_rows_that_leave_out_the_nominal_level():
+    from collat.evaluate.tables import coverage_range_markdown
+
+    intervals = pd.DataFrame({"model": "hybrid", "target": "avg", "split": ["sizes", "sparse_P"], "cells": 10,
+                              "width": 0.3, "per_octave": 0.0, "coverage": [0.733, 0.79],
+                              "coverage_low": [0.63, 0.74], "coverage_high": [0.79, 0.835]})
+    text = "\n".join(coverage_range_markdown(intervals, {"intervals": "i.csv"}))
+    assert ("Drawn again by curve, its 95 % range is 0.09-0.16 wide (`i.csv`, columns coverage_low and "
+            "coverage_high). It leaves out 0.80 for hybrid avg sizes 0.733 (0.630-0.790).") in text
+    inside = intervals.assign(coverage_high=0.835)
+    assert "Every range holds 0.80." in "\n".join(coverage_range_markdown(inside, {}))
+    assert coverage_range_markdown(intervals.drop(columns=["coverage_low", "coverage_high"]), {}) == []

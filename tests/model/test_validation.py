@@ -321,6 +321,21 @@ def test_interval_table_gives_the_width_per_model_target_and_split():
     assert got.loc["unseen_algorithm", "width"] == pytest.approx(0.5) and got.loc["unseen_algorithm", "coverage"] == 1.0
 
 
+def test_the_coverage_range_resamples_curves_not_cells():
+    """Two curves of 100 cells, one all inside its interval, one all outside: a draw of two curves is
+    both inside (1), both outside (0) or one of each (0.5), so the 95 % range is [0, 1] however many
+    cells each has; one curve has no range."""
+    t = pd.DataFrame({"model": "hybrid", "target": "avg", "split": "sparse_P", "operation": "bcast",
+                      "algorithm": np.repeat([1, 2], 100), "mapping": "core", "measured": 1.0, "lower": 0.5,
+                      "upper": np.repeat([2.0, 0.9], 100)})
+    got = va.coverage_range(t, ["model", "target", "split"]).iloc[0]
+    assert (got["coverage_low"], got["coverage_high"]) == (0.0, 1.0)
+    one = va.coverage_range(t[t["algorithm"] == 1], ["model", "target", "split"]).iloc[0]
+    assert np.isnan(one["coverage_low"]) and np.isnan(one["coverage_high"])
+    table = va.interval_table(t.assign(scored=True, predicted=1.0, distance=0.0)).iloc[0]
+    assert table["coverage"] == 0.5 and (table["coverage_low"], table["coverage_high"]) == (0.0, 1.0)
+
+
 def test_a_grid_cell_is_in_the_situation_of_the_split_that_tests_it():
     measured = pd.DataFrame({"operation": "bcast", "algorithm": [1, 1, 1, 2], "mapping": ["core", "core", "core", "node"],
                              "P": [4, 16, 4, 8], "size": [1, 1, 64, 1], "measured": 1.0})

@@ -365,7 +365,8 @@ def test_the_choice_sd_is_the_validation_s_width_where_the_cell_stands_without_t
     measured = {"avg": pd.DataFrame({"operation": "bcast", "algorithm": 1, "mapping": "core", "P": [2, 4],
                                      "size": 1, "measured": [1.0, 2.0]})}
     widths = pd.DataFrame({"model": "hybrid", "target": "avg", "split": ["sparse_P", "unseen_algorithm"],
-                           "cells": 10, "width": [0.1, 0.5], "per_octave": [0.0, 0.0], "coverage": 0.8})[INTERVAL_COLUMNS]
+                           "cells": 10, "width": [0.1, 0.5], "per_octave": [0.0, 0.0], "coverage": 0.8,
+                           "coverage_low": 0.7, "coverage_high": 0.9})[INTERVAL_COLUMNS]
     machine = {"name": "m", "nodes": 1, "sockets_per_node": 1, "cores_per_socket": 4, "cores_per_l3": 4}
     sd = sel.choice_sd(grid, measured, widths, machine, np.array([1e9]))
     assert sd.tolist() == pytest.approx([0.1 / 1.2815515655446004] * 2 + [0.5 / 1.2815515655446004])

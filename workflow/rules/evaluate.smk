@@ -35,6 +35,7 @@ rule evaluate_summary:
         regression="results/regression/scores.csv",
         tables=expand("results/tables/table{n}.csv", n=TABLE_NUMBERS),
         validation="results/model/validation.csv",
+        intervals="results/model/intervals.csv",  # how sure the validation's coverage is
         default_runs="results/model/default_runs.csv",  # algorithms nobody forced, as the default runs them
         noise_floor="results/model/noise_floor.csv",
         nbft_fits="results/nbft/fits.csv",

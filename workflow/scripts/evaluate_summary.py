@@ -13,7 +13,7 @@ log = setup_log(snakemake.log)
 i = snakemake.input
 paths = {"hockney": i.hockney, "model_scores": i.model, "regression_scores": i.regression,
          "tables": "results/tables/", "validation": i.validation, "nbft_fits": i.nbft_fits,
-         "noise_floor": i.noise_floor, "default_runs": i.default_runs}
+         "noise_floor": i.noise_floor, "default_runs": i.default_runs, "intervals": i.intervals}
 calibration = None
 if "calibration" in i.keys():  # the calibrated mode is predicted
     paths["calibration"] = i.calibration
@@ -39,6 +39,6 @@ text = summary_markdown(pd.read_csv(i.hockney), pd.read_csv(i.model), pd.read_cs
                         fanout_form=snakemake.params.fanout_form, pick=snakemake.params.pick,
                         algorithms=snakemake.params.algorithms, eager=eager,
                         default_runs=pd.read_csv(i.default_runs), calibration=calibration,
-                        trees=snakemake.params.trees)
+                        trees=snakemake.params.trees, intervals=pd.read_csv(i.intervals))
 atomic_write(snakemake.output[0], lambda tmp: Path(tmp).write_text(text))
 log.info("summary written")

@@ -246,6 +246,27 @@ def what_if_markdown(what_if: dict[str, pd.DataFrame], paths: dict, sizes=(1, 10
     return out
 
 
+def coverage_range_markdown(intervals: pd.DataFrame | None, paths: dict) -> list[str]:
+    """How sure the validation's coverage is (:func:`collat.model.validation.coverage_range`): the width
+    of its range over the curves, and the rows whose range leaves out the nominal level; nothing
+    without ranges."""
+    from collat.model.validation import INTERVAL, RANGE_LEVEL
+
+    if intervals is None or "coverage_low" not in intervals or intervals["coverage_low"].isna().all():
+        return []
+    t = intervals.dropna(subset=["coverage_low", "coverage_high"])
+    span = t["coverage_high"] - t["coverage_low"]
+    off = t[(t["coverage_low"] > INTERVAL) | (t["coverage_high"] < INTERVAL)]
+    rows = "; ".join(f"{r.model} {r.target} {r.split} {r.coverage:.3f} ({r.coverage_low:.3f}-{r.coverage_high:.3f})"
+                     for r in off.itertuples())
+    return [f"A share inside the 80 % interval pools the cells of the split's curves (operation, algorithm, "
+            f"mapping), and a curve's cells err together. Drawn again by curve, its {RANGE_LEVEL * 100:.0f} % range is "
+            f"{span.min():.2f}-{span.max():.2f} wide (`{paths.get('intervals', 'results/model/intervals.csv')}`, "
+            "columns coverage_low and coverage_high). "
+            + (f"It leaves out {INTERVAL:.2f} for {rows}." if len(off) else
+               f"Every range holds {INTERVAL:.2f}."), ""]
+
+
 def noise_floor_markdown(floors: pd.DataFrame | None, paths: dict) -> list[str]:
     """The noise floor per mapping and nodes spanned (results/model/noise_floor.csv,
     :func:`collat.model.validation.noise_floors`), one line per target and kind (repeats in one job; the
@@ -497,7 +518,7 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                      rules: dict | None = None, fanout_form: str = "line", pick: str = "expected",
                      algorithms: str = "every", eager: tuple[float, str] | None = None,
                      default_runs: pd.DataFrame | None = None, calibration: pd.DataFrame | None = None,
-                     trees=None) -> str:
+                     trees=None, intervals: pd.DataFrame | None = None) -> str:
     """results/summary.md: the headline numbers, each with the file it comes from; ``selection`` is
     (regret.csv, regret_unseen_algorithm.csv, regret_unseen_P.csv) of the selection stage;
     ``nbft_fits`` (results/nbft/fits.csv) names the fan-outs priced by assumption, not measurement;
@@ -505,7 +526,8 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
     ``pick``: config ``selection.pick``; ``eager``: the eager limit and its source
     (:func:`collat.model.options.eager_limit`); ``default_runs``: results/model/default_runs.csv;
     ``calibration``: results/model/calibration.csv (:func:`full_node_markdown`); ``trees``: config
-    ``model.openmpi.trees`` (:func:`kind_coverage_markdown`)."""
+    ``model.openmpi.trees`` (:func:`kind_coverage_markdown`); ``intervals``: results/model/intervals.csv
+    (:func:`coverage_range_markdown`)."""
     out = ["# Summary", ""]
     board = None
     if validation is not None and len(validation):
@@ -613,6 +635,7 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                        f"| {r['mape_over_floor']:.1f} | {r['median_r2']:.2f} | {inside} |")
         floors = board.groupby("target")["floor"].first()
         out += ["", "Noise floor: " + ", ".join(f"{t} {v:.3f}" for t, v in floors.items()), ""]
+        out += coverage_range_markdown(intervals, paths)
         out += noise_floor_markdown(noise_floors, paths)
         out += unseen_algorithm_markdown(validation, paths, trees)
         out += default_runs_markdown(default_runs, paths)

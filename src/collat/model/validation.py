@@ -724,7 +724,42 @@ def coverage(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return inside.where(has).groupby([table[k] for k in keys]).mean().rename("coverage").reset_index()
 
 
-INTERVAL_COLUMNS = ["model", "target", "split", "cells", "width", "per_octave", "coverage"]
+#: a resampled unit of :func:`coverage_range`: a curve, whose cells err together
+CURVE = ["operation", "algorithm", "mapping"]
+#: the level of :func:`coverage_range`
+RANGE_LEVEL = 0.95
+
+
+def coverage_range(table: pd.DataFrame, keys: list[str], level: float = RANGE_LEVEL,
+                   resamples: int = 2000) -> pd.DataFrame:
+    """Per group of ``keys``: the ``level`` range (``coverage_low``, ``coverage_high``) of the share of
+    cells inside their interval (:func:`coverage`) when the group's curves (:data:`CURVE`) are drawn
+    again with replacement (scipy's percentile bootstrap, seeded). The cells of a curve err together,
+    so the share is as sure as the number of curves allows, not the number of cells: how far it could
+    move on other curves of the same kinds. NaN with fewer than two curves or no curve columns."""
+    from scipy.stats import bootstrap
+
+    has = table["lower"].notna() & table["upper"].notna() & table["measured"].notna()
+    t = table[has].assign(_inside=((table["measured"] >= table["lower"]) & (table["measured"] <= table["upper"]))
+                          .astype(float))
+    rows = []
+    for key, g in t.groupby(keys, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        low = high = np.nan
+        if set(CURVE) <= set(g.columns):
+            per = g.groupby(CURVE)["_inside"].agg(["sum", "size"])
+            if len(per) > 1:
+                got = bootstrap((per["sum"].to_numpy(float), per["size"].to_numpy(float)),
+                                lambda inside, n, axis=-1: inside.sum(axis) / n.sum(axis), paired=True,
+                                vectorized=True, n_resamples=resamples, confidence_level=level,
+                                method="percentile", rng=np.random.default_rng(0)).confidence_interval
+                low, high = float(got.low), float(got.high)
+        rows.append({**dict(zip(keys, key)), "coverage_low": low, "coverage_high": high})
+    return pd.DataFrame(rows, columns=keys + ["coverage_low", "coverage_high"])
+
+
+INTERVAL_COLUMNS = ["model", "target", "split", "cells", "width", "per_octave", "coverage", "coverage_low",
+                    "coverage_high"]
 
 
 def interval_table(table: pd.DataFrame) -> pd.DataFrame:
@@ -737,7 +772,8 @@ def interval_table(table: pd.DataFrame) -> pd.DataFrame:
     curve's training part holds (column ``regime`` False: the cells whose interval did not add the
     width of a mapping nobody measured, :func:`regime_half_width`; every cell where none is), and
     not a price that is a twin's measurement (column ``twin``: the spread between jobs is its
-    interval, :func:`grid_bounds`). Columns :data:`INTERVAL_COLUMNS`."""
+    interval, :func:`grid_bounds`). ``coverage_low`` and ``coverage_high``: the coverage's range over
+    the curves (:func:`coverage_range`). Columns :data:`INTERVAL_COLUMNS`."""
     keys = ["model", "target", "split"]
     t = table[table["scored"] & table["lower"].notna() & table["predicted"].notna()]
 
@@ -751,7 +787,8 @@ def interval_table(table: pd.DataFrame) -> pd.DataFrame:
         w = width(g)
         rows.append({**dict(zip(keys, key)), "cells": len(g), "width": w.base, "per_octave": w.per_octave})
     out = pd.DataFrame(rows, columns=keys + ["cells", "width", "per_octave"])
-    return out.merge(coverage(t, keys), on=keys, how="left")[INTERVAL_COLUMNS]
+    out = out.merge(coverage(t, keys), on=keys, how="left")
+    return out.merge(coverage_range(t, keys), on=keys, how="left")[INTERVAL_COLUMNS]
 
 
 def situations(cells: pd.DataFrame, measured: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
