@@ -990,7 +990,8 @@ def by_kind(scores: pd.DataFrame, trees) -> pd.DataFrame:
 
     def named(rows):  # "bcast 0, 2; reduce 1"
         pairs = sorted({(op, int(a)) for op, a in zip(s.loc[rows.index, "operation"], rows)})
-        return "; ".join(f"{op} {', '.join(str(a) for o, a in pairs if o == op)}" for op in dict.fromkeys(o for o, _ in pairs))
+        ops = dict.fromkeys(op for op, _ in pairs)
+        return "; ".join(f"{op} " + ", ".join(str(a) for o, a in pairs if o == op) for op in ops)
 
     out = _pooled(s, ["target", "model", "foreign"], points=("n", "sum"), algorithms=("algorithm", named))
     return out.reset_index()[["target", "model", "foreign", "algorithms", "points", "coverage"]]
