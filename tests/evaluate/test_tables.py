@@ -135,6 +135,12 @@ def test_selection_section_of_the_summary():
     assert "where every modelled algorithm competes" in text
     text = "\n".join(selection_markdown(pd.DataFrame(rows), unseen, paths, algorithms="measured"))
     assert "which name only algorithms measured under their mapping (`selection.algorithms: measured`)" in text
+    assert "of a kind none of the measured" not in text  # no foreign_share: nothing said
+    for row in rows:
+        row["foreign_share"] = np.nan if row["chooser"] != "rules_file" else 0.1
+    rows[4]["foreign_share"] = 0.3
+    text = "\n".join(selection_markdown(pd.DataFrame(rows), unseen, paths))
+    assert "In 10%-30% of the cells the bet is on an algorithm of a kind none of the measured ones is" in text
 
 
 def test_what_if_section_names_the_fastest_priced_algorithm_at_the_largest_P():

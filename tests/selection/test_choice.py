@@ -105,6 +105,15 @@ def test_a_rules_file_of_measured_algorithms_names_none_nobody_measured():
     only, summary = sel.regret(p, collective(), "max", default=False, algorithms="measured")
     assert only["file_pick"].tolist() == only["forced_pick"].tolist()
     assert summary.set_index("chooser").loc["rules_file", "unmeasured_share"] == 0.0
+    # with the trees: 6 a binomial tree (a kind linear and chain cover) is a bet on the calibration;
+    # as a scatter-allgather (blocks) it is of a kind none measured, priced by the physics alone
+    tree = [{"operation": "bcast", "algorithm": a, "tree": t} for a, t in ((1, "linear"), (2, "chain"), (5, "binary"))]
+    for shape, share in (({"tree": "binomial"}, 0.0), ({"schedule": "scatter_allgather"}, 1.0)):
+        _, summary = sel.regret(p, collective(), "max", default=False,
+                                trees=tree + [{"operation": "bcast", "algorithm": 6, **shape}])
+        by = summary.set_index("chooser")["foreign_share"]
+        assert by["rules_file"] == share and by[["model", "default"]].isna().all()
+    assert np.isnan(sel.regret(p, collective(), "max", default=False)[1]["foreign_share"]).all()  # no trees
     # a curve measured at some P counts at every P: linear, measured at P = 8, 64 KiB alone, competes there
     best = sel.predicted_best(sel.rules_candidates(p, measured, "measured"), None, "openmpi", "max")
     assert best.set_index(["P", "size"]).loc[(8, 65536), "predicted_best"] == 5

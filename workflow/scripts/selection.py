@@ -27,7 +27,7 @@ if expected:  # how surely each price is known: an algorithm priced less surely 
                                   size_bounds(pd.read_parquet(snakemake.input.hockney)))
 summaries, cells = [], None
 for target in p.targets:
-    c, s = regret(predictions, collective, target, mode, p.default_candidate, p.algorithms)
+    c, s = regret(predictions, collective, target, mode, p.default_candidate, p.algorithms, p.trees)
     summaries.append(s)
     if cells is None:
         cells = c.assign(target=target)

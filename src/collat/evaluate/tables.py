@@ -188,10 +188,15 @@ def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
     if len(bets):  # what the rules files pick among every modelled algorithm, measured there or not
         where = ("where every modelled algorithm competes" if algorithms == "every" else
                  "which name only algorithms measured under their mapping (`selection.algorithms: measured`)")
+        alien = (regret.loc[regret["chooser"] == "rules_file", "foreign_share"].dropna()
+                 if "foreign_share" in regret else [])
         out += [f"The rules files, {where}, name an algorithm not measured at the "
                 f"cell in {share_range(bets)} of these cells per operation, mapping and target "
                 f"(`unmeasured_share` of chooser `rules_file` in `{paths['regret']}`): there they are the "
-                "model's bet; stage plan proposes the launches that would measure it.", ""]
+                "model's bet; stage plan proposes the launches that would measure it."
+                + (f" In {share_range(alien)} of the cells the bet is on an algorithm of a kind none of the measured "
+                   "ones is (`foreign_share`: blocks beside trees, or the linear algorithm beside trees), priced by "
+                   "the physics alone." if len(alien) else ""), ""]
     return out
 
 

@@ -220,20 +220,23 @@ def rules_candidates(predictions: pd.DataFrame, measured: pd.DataFrame, algorith
 #: :func:`regret`'s summary, one row per (operation, mapping, chooser); none where no cell has two
 #: forced algorithms measured (a user who measured OpenMPI's default alone)
 REGRET_COLUMNS = ["operation", "mapping", "chooser", "target", "mode", "cells", "algorithms", "complete_share",
-                  "unmeasured_share", "default_share", "within_10pct", "geomean_regret", "median_regret",
-                  "max_regret"]
+                  "unmeasured_share", "foreign_share", "default_share", "within_10pct", "geomean_regret",
+                  "median_regret", "max_regret"]
 
 
 def regret(predictions: pd.DataFrame, collective: pd.DataFrame, target: str = "avg",
            mode: str = "openmpi", default: bool = True,
-           algorithms: str = "every") -> tuple[pd.DataFrame, pd.DataFrame]:
+           algorithms: str = "every", trees=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(per-cell choices and regrets, summary per operation x mapping x chooser), the model's picks
     made by ``mode`` on its prediction of ``target``, the measured column scored.
 
     Choosers: ``model`` (the model's pick among the algorithms measured at the cell, and the default
     when ``default``), ``rules_file`` (its pick among the algorithms a rules file may name,
     :func:`rules_candidates` with ``algorithms``: what the rules file tells OpenMPI; scored where
-    that algorithm was measured, ``unmeasured_share`` says how often it was not) and ``default``.
+    that algorithm was measured, ``unmeasured_share`` says how often it was not, and
+    ``foreign_share`` how often it is of a kind none of the operation's measured algorithms is,
+    priced by the physics alone: :func:`collat.model.transfer.foreign` with ``trees``, config
+    ``model.openmpi.trees``; NaN without them) and ``default``.
     The measured best is the best forced algorithm measured at the cell: OpenMPI's default can beat
     it where it runs a shape no forced run of the data had (regret below 1). Each summary row says
     how many cells it scored, how many algorithms were measured in them (``algorithms``) and in
@@ -262,6 +265,13 @@ def regret(predictions: pd.DataFrame, collective: pd.DataFrame, target: str = "a
     rows = []
     picks = {"model": "predicted_best", "rules_file": "file_pick"}
     forced = measured[measured["algorithm"] > 0]
+    alien = pd.Series(np.nan, index=cells.index)  # a pick of a kind none of the operation's measured ones is
+    if trees is not None:
+        from collat.model.transfer import foreign
+
+        picked = cells[["operation"]].assign(algorithm=cells["file_pick"].fillna(-1).astype(int))
+        alien = pd.Series(foreign(picked, forced[["operation", "algorithm"]].drop_duplicates(), trees).astype(float),
+                          index=cells.index)
     for (op, mapping), g in cells.groupby(["operation", "mapping"]):
         algorithms = forced.merge(g[CELL], on=CELL)["algorithm"].nunique()
         for chooser in CHOOSERS:
@@ -272,6 +282,7 @@ def regret(predictions: pd.DataFrame, collective: pd.DataFrame, target: str = "a
                          "cells": len(r), "algorithms": algorithms,
                          "complete_share": float((g["algorithms"] == algorithms).mean()),
                          "unmeasured_share": float(1 - len(r) / len(g)),
+                         "foreign_share": float(alien[g.index].mean()) if chooser == "rules_file" else np.nan,
                          "default_share": float(chose_default), "within_10pct": within, "geomean_regret": geomean,
                          "median_regret": float(r.median()) if len(r) else np.nan,
                          "max_regret": float(r.max()) if len(r) else np.nan})
