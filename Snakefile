@@ -77,8 +77,8 @@ onsuccess:
     from collat.config.settings import leftover_line, leftover_results
     from collat.runner import say_last
 
-    dag = getattr(workflow, "dag", None)
-    if dag is not None and any(job.rule.name == "all" for job in dag.targetjobs):
+    dag = getattr(workflow, "dag", None)  # Snakemake's own DAG of this run: its targets, every job's files
+    if dag is not None and any(job.rule.name == "all" for job in getattr(dag, "targetjobs", ())):
         used = {f for job in dag.jobs for f in chain(job.input, job.output, job.log)}
         leftovers = leftover_results("results", used)
         say_last([leftover_line("results", leftovers)] if leftovers else [])
