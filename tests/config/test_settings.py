@@ -252,5 +252,7 @@ def test_files_no_job_of_a_whole_run_makes_are_named_in_one_line(tmp_path, monke
     assert leftover_line("results", [f"results/f{i}" for i in range(7)], shown=2).startswith(
         "results/ also holds 7 files that this config's run does not make (an earlier config's, left as they "
         "were): results/f0, results/f1 and 5 more; ")
-    assert leftover_line("results", ["results/a"]).startswith("results/ also holds 1 file that")
+    assert leftover_line("results", ["results/a"]) == (
+        "results/ also holds 1 file that this config's run does not make (an earlier config's, left as it was): "
+        "results/a; move or delete it (snakemake --list-untracked lists them all)")
     assert leftover_results("nothing_here", used) == []

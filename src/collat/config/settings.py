@@ -167,9 +167,9 @@ def leftover_line(results: str | Path, files: list[str], shown: int = 5) -> str:
     """One line naming ``files`` (:func:`leftover_results`, at least one), for the end of a run: at
     most ``shown`` of them, and how many more."""
     more = f" and {len(files) - shown} more" if len(files) > shown else ""
-    what = "1 file" if len(files) == 1 else f"{len(files)} files"
+    what, it, was = ("1 file", "it", "it was") if len(files) == 1 else (f"{len(files)} files", "them", "they were")
     return (f"{Path(results)}/ also holds {what} that this config's run does not make (an earlier config's, left "
-            f"as they were): {', '.join(files[:shown])}{more}; move or delete them (snakemake --list-untracked "
+            f"as {was}): {', '.join(files[:shown])}{more}; move or delete {it} (snakemake --list-untracked "
             "lists them all)")
 
 
