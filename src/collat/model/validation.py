@@ -716,12 +716,18 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
     return scores[COLUMNS], table
 
 
+def inside_interval(table: pd.DataFrame) -> pd.Series:
+    """1.0 where a cell's measurement lies inside its prediction interval (columns lower, upper),
+    0.0 outside it, NaN without an interval or a measurement."""
+    has = table["lower"].notna() & table["upper"].notna() & table["measured"].notna()
+    within = (table["measured"] >= table["lower"]) & (table["measured"] <= table["upper"])
+    return within.astype(float).where(has)
+
+
 def coverage(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Per group of ``keys``: the share of its cells whose measurement lies inside the prediction
-    interval (columns lower, upper; NaN for a group without one)."""
-    has = table["lower"].notna() & table["upper"].notna() & table["measured"].notna()
-    inside = (table["measured"] >= table["lower"]) & (table["measured"] <= table["upper"])
-    return inside.where(has).groupby([table[k] for k in keys]).mean().rename("coverage").reset_index()
+    interval (:func:`inside_interval`; NaN for a group without one)."""
+    return inside_interval(table).groupby([table[k] for k in keys]).mean().rename("coverage").reset_index()
 
 
 #: a resampled unit of :func:`coverage_range`: a curve, whose cells err together
@@ -739,9 +745,7 @@ def coverage_range(table: pd.DataFrame, keys: list[str], level: float = RANGE_LE
     move on other curves of the same kinds. NaN with fewer than two curves or no curve columns."""
     from scipy.stats import bootstrap
 
-    has = table["lower"].notna() & table["upper"].notna() & table["measured"].notna()
-    t = table[has].assign(_inside=((table["measured"] >= table["lower"]) & (table["measured"] <= table["upper"]))
-                          .astype(float))
+    t = table.assign(_inside=inside_interval(table)).dropna(subset=["_inside"])
     rows = []
     for key, g in t.groupby(keys, sort=True):
         key = key if isinstance(key, tuple) else (key,)
@@ -1018,9 +1022,7 @@ def by_default_run(table: pd.DataFrame, default_rules: dict) -> pd.DataFrame:
     if d.empty:
         return pd.DataFrame(columns=columns)
     measured, predicted = d["measured"].to_numpy(float), d["predicted"].to_numpy(float)
-    has = d["lower"].notna().to_numpy() & d["upper"].notna().to_numpy()
-    d = d.assign(error=np.abs(predicted - measured) / measured,
-                 inside=np.where(has, (d["lower"] <= d["measured"]) & (d["measured"] <= d["upper"]), np.nan))
+    d = d.assign(error=np.abs(predicted - measured) / measured, inside=inside_interval(d))
     d = d[np.isfinite(predicted)]
     out = d.groupby(keys, sort=True).agg(points=("error", "size"), median_error=("error", "median"),
                                          coverage=("inside", "mean")).reset_index()
