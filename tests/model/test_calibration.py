@@ -721,6 +721,35 @@ def test_fresh_memory_prices_the_buffers_an_algorithm_writes_at_the_calibrated_f
     assert with_fresh_memory(rows, None, trees) is rows
 
 
+def test_rabenseifner_copies_its_send_buffer_and_a_socket_s_ranks_fault_their_pages_together():
+    from collat.model.calibrated_mode import fresh_memory, with_fresh_memory
+
+    machine = {"nodes": 1, "sockets_per_node": 2, "cores_per_socket": 4, "cores_per_l3": 2}
+    rows = [("all", cal.FAULT, 1e-4), ("all", cal.MEMORY, 2e-5), ("cache", "us_per_byte", 1e-4),
+            ("cache", "gap_us_per_byte", 5e-5), ("core", "us_per_byte", 9e-4), ("core", "gap_us_per_byte", 9e-4)]
+    table = pd.DataFrame([{"operation": "reduce", "target": "avg", "channel": c, "parameter": k, "value": v}
+                          for c, k, v in rows])
+    trees = [{"operation": "reduce", "algorithm": 1, "tree": "linear", "fresh": 1},
+             {"operation": "reduce", "algorithm": 7, "schedule": "rabenseifner", "count_below": "pof2",
+              "fallback": "linear", "fresh": 1.5, "copies": 1, "at_once": True}]
+    cells = pd.DataFrame({"operation": "reduce", "target": "avg",
+                          "algorithm": [7, 7, 7, 7, 1],
+                          "mapping": ["core", "socket", "core", "core", "core"],
+                          "P": [8, 4, 8, 8, 8],
+                          "size": [262144, 262144, 65536, 4, 262144]})
+    # 256 KiB, map-by core, P = 8 (4 ranks on each socket): 1.5 m fresh at 1e-4 us/B = 39.3216, one copy
+    # of m at the fastest channel's (cache) 1e-4 + 5e-5 us/B = 39.3216, and the fresh bytes of the 3
+    # other ranks of the socket at 2e-5 us/B each = 23.59296; map-by socket, P = 4: 2 ranks a socket,
+    # 1 other = 7.86432; 64 KiB: below the mmap threshold the copy alone (9.8304); 4 B at P = 8: fewer
+    # elements than 2^3, OpenMPI runs the linear fallback: nothing; the linear root faults alone
+    want = [102.23616, 86.50752, 9.8304, 0.0, 26.2144]
+    assert fresh_memory(cells, table, trees, machine=machine).tolist() == pytest.approx(want)
+    # without the machine nobody is counted beside the rank
+    assert fresh_memory(cells, table, trees).tolist() == pytest.approx([78.6432, 78.6432, 9.8304, 0.0, 26.2144])
+    assert with_fresh_memory(cells.assign(predicted=1.0), table, trees, machine)["predicted"].tolist() == \
+        pytest.approx([w + 1.0 for w in want])
+
+
 def test_fit_predict_adds_the_fresh_buffers_of_a_foreign_algorithm_at_the_fault_cost_it_fitted():
     # reduce 4 a Rabenseifner (blocks, 1.5 fresh buffers) held out beside the trees; the truth's inner
     # ranks fault at 1e-4 us per byte from 128 KiB on. Its price is the openmpi mode's (7 us, given)

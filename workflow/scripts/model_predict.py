@@ -35,7 +35,8 @@ if "calibrated" in options.modes:
                                       snakemake.threads)
     raw = parts["calibrated"]  # the calibration's own prices, which the hybrid corrects
     if physics is not None:  # with the fresh buffers an algorithm writes, at the calibrated fault cost
-        physics = with_fresh_memory(physics, pd.read_csv(snakemake.input.calibration), options.openmpi.trees)
+        physics = with_fresh_memory(physics, pd.read_csv(snakemake.input.calibration), options.openmpi.trees,
+                                    cfg["machine"])
     measured = {t: measured_cells(collective, t) for t in raw["target"].unique()}
     if "transfer" in snakemake.input.keys():  # an algorithm nobody measured: as far as the calibration carries
         parts["calibrated"] = raw.assign(predicted=transfer_grid(raw, physics, measured,

@@ -33,7 +33,8 @@ modes = build_modes(options, cfg["channels"], sizes, max_receivers, hockney, pd.
                     cores_per_node=cores_per_node(cfg["machine"]))
 predictions = predict_all(modes, Placements(machine), cfg["algorithms"], P_values, snakemake.threads)
 # the openmpi mode's prices as the fitted modes build on them (collat.model.calibrated_mode.fresh_memory)
-physics = with_fresh_memory(predictions[predictions["mode"] == "openmpi"], calibration, options.openmpi.trees)
+physics = with_fresh_memory(predictions[predictions["mode"] == "openmpi"], calibration, options.openmpi.trees,
+                            machine)
 # the hybrid under the mappings that place ranks as on the measured machine: there its residuals on
 # the measured cells hold (at a measured cell it returns the measurement); beyond the measured P the
 # residual of a curve's last measured P is carried (the regression stage's trend stops there)

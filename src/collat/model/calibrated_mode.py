@@ -25,10 +25,11 @@ the share of the wait for its receiver a sender sees, eager and rendezvous (``wa
 from :data:`MMAP_THRESHOLD` on, OpenMPI's reduce trees allocate an accumulator of the whole message on
 every inner rank at every call (coll/base ``ompi_coll_base_reduce_generic``), which the rank receives
 into before it forwards (added to ``forward_us`` per byte of the message), and an algorithm whose shape
-states ``fresh`` buffers pays them on top of the openmpi mode's price (:func:`fresh_memory`: a cost of
-the machine, which the calibration measures on the trees and an algorithm nobody measured pays alike;
-on a 16-core node's OSU runs every allocating reduce was 1.8-7.5 times its messages' price from there,
-benchmarks/README.md); and two start terms. OSU starts each rank's call as it leaves the barrier
+states ``fresh`` buffers pays them on top of the openmpi mode's price, with the ``copies`` it makes and,
+where every rank allocates at once, ``memory_us_per_byte`` per fresh byte of each other rank of its
+socket (:func:`fresh_memory`: costs of the machine, which the calibration measures on the trees and
+an algorithm nobody measured pays alike; on a 16-core node's OSU runs every allocating reduce was
+1.8-7.5 times its messages' price from there, benchmarks/README.md); and two start terms. OSU starts each rank's call as it leaves the barrier
 before it, and a collective whose ranks wait for each other carries a late start into its time.
 ``spread_us_per_release`` explains one cause: the barrier's last round sends its messages between
 nodes at once, they queue at the network interface, and the ranks they release leave over a time
@@ -154,42 +155,84 @@ def parametric_costs(values: np.ndarray, channels: list[str], sizes, max_receive
     return costs
 
 
-def fresh_memory(cells: pd.DataFrame, table: pd.DataFrame | None, trees, target: str | None = None) -> np.ndarray:
-    """What fresh memory adds to the price of each of ``cells`` (columns operation, algorithm, size,
-    and target unless ``target`` is given), in us: the calibration's :data:`FAULT` of its operation
-    and target (``table``, rows of :func:`collat.model.calibration.calibrate`) times the whole-message
-    buffers its algorithm's shape in ``trees`` writes per call (``fresh``) times the size, from
-    :data:`MMAP_THRESHOLD` on; 0 elsewhere. A buffer that large comes from the kernel fresh at every
-    call, and each page written faults: a cost of the machine, not of the messages the openmpi mode
-    prices, which the calibration measures on the reduce trees' inner ranks and every algorithm that
-    allocates pays alike."""
+def fresh_memory(cells: pd.DataFrame, table: pd.DataFrame | None, trees, target: str | None = None,
+                 machine: dict | None = None) -> np.ndarray:
+    """What a call's own memory work adds to the price of each of ``cells`` (columns operation,
+    algorithm, size, and target unless ``target`` is given; P and mapping with ``machine``), in us,
+    at the calibration ``table``'s costs of its operation and target (rows of
+    :func:`collat.model.calibration.calibrate`): the whole-message buffers its algorithm's shape in
+    ``trees`` writes per call (``fresh``), from :data:`MMAP_THRESHOLD` on, at :data:`FAULT` per byte
+    (a buffer that large comes from the kernel fresh at every call, and each page written faults),
+    and the whole-message copies it makes (``copies``) at the per-byte cost of the fastest channel
+    the table prices (a copy within one rank's memory). Where every rank allocates at the start of
+    the call (``at_once``), the ranks of one socket fault their fresh pages together, and each fresh
+    byte also pays :data:`MEMORY` per other rank of the fullest socket, as the messages of one tree
+    level do (:func:`collat.model.openmpi_mode.shared_memory`; needs ``machine``, else none): a page
+    the kernel hands out is zeroed through the socket's memory, and the copy then writes those same
+    pages. Where OpenMPI runs the shape's fallback (:func:`collat.model.shapes.openmpi.runs_fallback`),
+    none of it.
+    Costs of the machine, not of the messages the openmpi mode prices: the calibration measures them
+    on the reduce trees and an algorithm nobody measured pays them alike."""
+    from collat.model.placement import LEVELS, place_arrays
+    from collat.model.shapes.openmpi import runs_fallback
+
     out = np.zeros(len(cells))
-    if table is None or not len(cells) or not (table["parameter"] == FAULT).any():
+    if table is None or not len(cells):
         return out
-    fresh = {(t["operation"], int(t["algorithm"])): float(t["fresh"]) for t in trees if t.get("fresh")}
-    if not fresh:
+    specs = {(t["operation"], int(t["algorithm"])): t for t in trees if t.get("fresh") or t.get("copies")}
+    if not specs:
         return out
-    rows = table[table["parameter"] == FAULT]
-    fault = {(op, t): float(v) for op, t, v in zip(rows["operation"], rows["target"], rows["value"])}
+
+    def value(op, t, parameter, channel="all"):
+        got = table.loc[(table["operation"] == op) & (table["target"] == t) & (table["channel"] == channel)
+                        & (table["parameter"] == parameter), "value"]
+        return float(got.iloc[0]) if len(got) else 0.0
+
+    def copy_cost(op, t):  # us per byte of a copy: the fastest channel's message, its flight and its gap
+        channels = [c for c in LEVELS if ((table["operation"] == op) & (table["channel"] == c)).any()]
+        return value(op, t, "us_per_byte", channels[0]) + value(op, t, "gap_us_per_byte", channels[0]) if channels else 0.0
+
+    fullest = {}
+
+    def others_on_socket(P, mapping):  # the other ranks of the fullest socket, per cell
+        pairs = list(zip(P.tolist(), mapping.tolist()))
+        for p, mp in set(pairs) - set(fullest):
+            fullest[p, mp] = int(np.bincount(place_arrays(int(p), mp, machine)["socket"]).max()) - 1
+        return np.array([fullest[pair] for pair in pairs], dtype=float)
+
     size = cells["size"].to_numpy(float)
     targets = cells["target"] if target is None else pd.Series(target, index=cells.index)
-    for (op, alg, t), idx in pd.DataFrame({"operation": cells["operation"].to_numpy(),
-                                           "algorithm": cells["algorithm"].to_numpy().astype(int),
-                                           "target": targets.to_numpy()}).groupby(
-                                               ["operation", "algorithm", "target"], sort=False).indices.items():
-        n, f = fresh.get((op, int(alg)), 0.0), fault.get((op, t), 0.0)
-        if n and f:
-            out[idx] = np.where(size[idx] >= MMAP_THRESHOLD, f * n * size[idx], 0.0)
+    keys = pd.DataFrame({"operation": cells["operation"].to_numpy(),
+                         "algorithm": cells["algorithm"].to_numpy().astype(int), "target": targets.to_numpy()})
+    for (op, alg, t), idx in keys.groupby(["operation", "algorithm", "target"], sort=False).indices.items():
+        spec = specs.get((op, int(alg)))
+        if spec is None:
+            continue
+        m = size[idx]
+        fresh = np.where(m >= MMAP_THRESHOLD, float(spec.get("fresh", 0.0)) * m, 0.0)
+        copied = float(spec.get("copies", 0.0)) * m
+        cost = value(op, t, FAULT) * fresh + copy_cost(op, t) * copied
+        if spec.get("at_once") and machine is not None:
+            others = others_on_socket(cells["P"].to_numpy()[idx], cells["mapping"].to_numpy()[idx])
+            cost = cost + value(op, t, MEMORY) * others * fresh
+        if spec.get("count_below") is not None and "P" in cells:
+            Ps, sizes = np.unique(cells["P"].to_numpy()[idx]), np.unique(m)
+            fallback = runs_fallback(spec, Ps, sizes)[np.searchsorted(Ps, cells["P"].to_numpy()[idx]),
+                                                      np.searchsorted(sizes, m)]
+            cost = np.where(fallback, 0.0, cost)
+        out[idx] = cost
     return out
 
 
-def with_fresh_memory(openmpi: pd.DataFrame, table: pd.DataFrame | None, trees) -> pd.DataFrame:
-    """The openmpi mode's rows (columns operation, algorithm, size, target, predicted) as the fitted
-    modes build on them: each price plus its :func:`fresh_memory` at the calibration ``table``'s fault
-    cost."""
+def with_fresh_memory(openmpi: pd.DataFrame, table: pd.DataFrame | None, trees,
+                      machine: dict | None = None) -> pd.DataFrame:
+    """The openmpi mode's rows (columns operation, algorithm, mapping, P, size, target, predicted) as
+    the fitted modes build on them: each price plus its :func:`fresh_memory` at the calibration
+    ``table``'s costs, on ``machine``."""
     if table is None or not len(openmpi):
         return openmpi
-    return openmpi.assign(predicted=openmpi["predicted"].to_numpy(float) + fresh_memory(openmpi, table, trees))
+    return openmpi.assign(predicted=openmpi["predicted"].to_numpy(float)
+                          + fresh_memory(openmpi, table, trees, machine=machine))
 
 
 def fanout_shape(openmpi: ChannelCosts, first: np.ndarray, sizes, small_limit: float = -1.0) -> np.ndarray:

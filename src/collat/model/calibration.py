@@ -560,7 +560,8 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     # the openmpi mode prices the messages; the fitted modes add the machine's price of the fresh
     # buffers an algorithm writes per call (collat.model.calibrated_mode.fresh_memory)
     unfitted_r = (None if unfitted is None else
-                  np.asarray(unfitted, float)[rows] + fresh_memory(test[rows], table, trees, target))
+                  np.asarray(unfitted, float)[rows]
+                  + fresh_memory(test[rows], table, trees, target, placements.machine))
     folds = []  # the inner folds, each calibrated again on its own training cells
     if inner is not None:
         def refit(a: np.ndarray) -> tuple[np.ndarray, pd.DataFrame]:  # the train cells priced by a calibration
@@ -582,7 +583,7 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
                     trend_b, unfitted_b, distance = (None if o is None else np.asarray(o, float)[kept[test_mask]]
                                                      for o in (trend_b, unfitted_b, distance))
                     if unfitted_b is not None:  # with the fresh memory the fold's own calibration prices
-                        unfitted_b = unfitted_b + fresh_memory(train[b], again, trees, target)
+                        unfitted_b = unfitted_b + fresh_memory(train[b], again, trees, target, placements.machine)
                     out.append((a, b, prices, trend_b, unfitted_b, distance))
             return out
         folds = fold_prices(inner.folds)
