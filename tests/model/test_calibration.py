@@ -698,7 +698,7 @@ def test_the_fault_cost_is_fitted_only_where_a_cell_reaches_the_mmap_threshold()
 
 
 def test_fresh_memory_prices_the_buffers_an_algorithm_writes_at_the_calibrated_fault_cost():
-    from collat.model.calibrated_mode import fresh_memory, with_fresh_memory
+    from collat.model.calibrated_mode import fresh_memory, with_machine_terms
 
     table = pd.DataFrame({"operation": "reduce", "target": ["avg", "max"], "channel": "all",
                           "parameter": cal.FAULT, "value": [1e-4, 2e-4]})
@@ -716,13 +716,13 @@ def test_fresh_memory_prices_the_buffers_an_algorithm_writes_at_the_calibrated_f
         [0.0, 39.3216, 52.4288, 0.0, 0.0])
     assert not fresh_memory(cells, None, trees).any()
     rows = cells.assign(predicted=10.0)
-    assert with_fresh_memory(rows, table, trees)["predicted"].tolist() == pytest.approx(
+    assert with_machine_terms(rows, table, trees)["predicted"].tolist() == pytest.approx(
         [10.0, 29.6608, 62.4288, 10.0, 10.0])
-    assert with_fresh_memory(rows, None, trees) is rows
+    assert with_machine_terms(rows, None, trees) is rows
 
 
 def test_rabenseifner_copies_its_send_buffer_and_a_socket_s_ranks_fault_their_pages_together():
-    from collat.model.calibrated_mode import fresh_memory, with_fresh_memory
+    from collat.model.calibrated_mode import fresh_memory, with_machine_terms
 
     machine = {"nodes": 1, "sockets_per_node": 2, "cores_per_socket": 4, "cores_per_l3": 2}
     rows = [("all", cal.FAULT, 1e-4), ("all", cal.MEMORY, 2e-5), ("cache", "us_per_byte", 1e-4),
@@ -746,8 +746,27 @@ def test_rabenseifner_copies_its_send_buffer_and_a_socket_s_ranks_fault_their_pa
     assert fresh_memory(cells, table, trees, machine=machine).tolist() == pytest.approx(want)
     # without the machine nobody is counted beside the rank
     assert fresh_memory(cells, table, trees).tolist() == pytest.approx([78.6432, 78.6432, 9.8304, 0.0, 26.2144])
-    assert with_fresh_memory(cells.assign(predicted=1.0), table, trees, machine)["predicted"].tolist() == \
+    assert with_machine_terms(cells.assign(predicted=1.0), table, trees, machine)["predicted"].tolist() == \
         pytest.approx([w + 1.0 for w in want])
+
+
+def test_the_physics_price_carries_the_memory_work_and_a_full_node_s_slowdown():
+    from collat.model.calibrated_mode import physics_price
+
+    machine = {"nodes": 1, "sockets_per_node": 1, "cores_per_socket": 4, "cores_per_l3": 4}
+    table = pd.DataFrame({"operation": ["reduce", "reduce", "bcast"], "target": "avg", "channel": "all",
+                          "parameter": [cal.FAULT, cal.FULL, cal.FULL], "value": [1e-4, 1.5, 1.2]})
+    trees = [{"operation": "reduce", "algorithm": 1, "tree": "linear", "fresh": 1}]
+    cells = pd.DataFrame({"operation": ["reduce", "reduce", "reduce", "bcast"], "algorithm": 1, "mapping": "core",
+                          "P": [4, 3, 4, 4], "size": [262144, 262144, 8, 8]})
+    # the linear root's fresh buffer, 1e-4 us/B x 256 KiB = 26.2144, then 1.5 times all where the
+    # node's 4 cores each hold a rank (P = 4); at P = 3 a core is idle; the bcast's own factor
+    got = physics_price(cells, np.full(4, 10.0), table, trees, "avg", machine)
+    assert got.tolist() == pytest.approx([54.3216, 36.2144, 15.0, 12.0])
+    # without the machine, nobody's node is known to be full; without a table, the openmpi mode's price
+    assert physics_price(cells, np.full(4, 10.0), table, trees, "avg").tolist() == pytest.approx(
+        [36.2144, 36.2144, 10.0, 10.0])
+    assert physics_price(cells, np.full(4, 10.0), None, trees, "avg", machine).tolist() == [10.0] * 4
 
 
 def test_fit_predict_adds_the_fresh_buffers_of_a_foreign_algorithm_at_the_fault_cost_it_fitted():

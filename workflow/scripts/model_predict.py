@@ -4,7 +4,7 @@ scores on the measured cells."""
 
 import pandas as pd
 
-from collat.model.calibrated_mode import slowed_operations, with_fresh_memory
+from collat.model.calibrated_mode import slowed_operations, with_machine_terms
 from collat.model.calibration import grid_shapes
 from collat.model.hybrid_mode import HybridOptions, hybrid_predictions
 from collat.model.transfer import transfer_grid, unmeasured_bounds
@@ -34,9 +34,9 @@ if "calibrated" in options.modes:
     parts["calibrated"] = predict_all([calibrated], Placements(cfg["machine"]), cfg["algorithms"], P_values,
                                       snakemake.threads)
     raw = parts["calibrated"]  # the calibration's own prices, which the hybrid corrects
-    if physics is not None:  # with the fresh buffers an algorithm writes, at the calibrated fault cost
-        physics = with_fresh_memory(physics, pd.read_csv(snakemake.input.calibration), options.openmpi.trees,
-                                    cfg["machine"])
+    if physics is not None:  # with the machine's costs the calibration measured (its memory work, a full node)
+        physics = with_machine_terms(physics, pd.read_csv(snakemake.input.calibration), options.openmpi.trees,
+                                     cfg["machine"])
     measured = {t: measured_cells(collective, t) for t in raw["target"].unique()}
     if "transfer" in snakemake.input.keys():  # an algorithm nobody measured: as far as the calibration carries
         parts["calibrated"] = raw.assign(predicted=transfer_grid(raw, physics, measured,

@@ -3,7 +3,7 @@ config machine with another node count): results/model/what_if/{name}.parquet.""
 
 import pandas as pd
 
-from collat.model.calibrated_mode import slowed_operations, with_fresh_memory
+from collat.model.calibrated_mode import slowed_operations, with_machine_terms
 from collat.model.calibration import grid_shapes
 from collat.model.hybrid_mode import HybridOptions, hybrid_predictions
 from collat.model.transfer import transfer_grid
@@ -32,9 +32,9 @@ modes = build_modes(options, cfg["channels"], sizes, max_receivers, hockney, pd.
                                        sizes, max_receivers, nbft_shape),
                     cores_per_node=cores_per_node(cfg["machine"]))
 predictions = predict_all(modes, Placements(machine), cfg["algorithms"], P_values, snakemake.threads)
-# the openmpi mode's prices as the fitted modes build on them (collat.model.calibrated_mode.fresh_memory)
-physics = with_fresh_memory(predictions[predictions["mode"] == "openmpi"], calibration, options.openmpi.trees,
-                            machine)
+# the openmpi mode's prices as the fitted modes build on them (collat.model.calibrated_mode.physics_price)
+physics = with_machine_terms(predictions[predictions["mode"] == "openmpi"], calibration, options.openmpi.trees,
+                             machine)
 # the hybrid under the mappings that place ranks as on the measured machine: there its residuals on
 # the measured cells hold (at a measured cell it returns the measurement); beyond the measured P the
 # residual of a curve's last measured P is carried (the regression stage's trend stops there)

@@ -28,8 +28,9 @@ into before it forwards (added to ``forward_us`` per byte of the message), and a
 states ``fresh`` buffers pays them on top of the openmpi mode's price, with the ``copies`` it makes and,
 where every rank allocates at once, ``memory_us_per_byte`` per fresh byte of each other rank of its
 socket (:func:`fresh_memory`: costs of the machine, which the calibration measures on the trees and
-an algorithm nobody measured pays alike; on a 16-core node's OSU runs every allocating reduce was
-1.8-7.5 times its messages' price from there, benchmarks/README.md); and two start terms. OSU starts each rank's call as it leaves the barrier
+an algorithm nobody measured pays alike, :func:`physics_price`; on a 16-core node's OSU runs every
+allocating reduce was 1.8-7.5 times its messages' price from there, benchmarks/README.md); and two
+start terms. OSU starts each rank's call as it leaves the barrier
 before it, and a collective whose ranks wait for each other carries a late start into its time.
 ``spread_us_per_release`` explains one cause: the barrier's last round sends its messages between
 nodes at once, they queue at the network interface, and the ranks they release leave over a time
@@ -224,15 +225,40 @@ def fresh_memory(cells: pd.DataFrame, table: pd.DataFrame | None, trees, target:
     return out
 
 
-def with_fresh_memory(openmpi: pd.DataFrame, table: pd.DataFrame | None, trees,
-                      machine: dict | None = None) -> pd.DataFrame:
+def physics_price(cells: pd.DataFrame, unfitted, table: pd.DataFrame | None, trees, target: str | None = None,
+                  machine: dict | None = None) -> np.ndarray:
+    """The openmpi mode's prices ``unfitted`` of ``cells`` (columns operation, algorithm, mapping, P,
+    size, and target unless ``target`` is given) as the fitted modes build on them, where they take
+    the physics' price of an algorithm: plus its :func:`fresh_memory`, times the calibration
+    ``table``'s :data:`FULL` where some node of ``machine`` holds a rank on every core
+    (:func:`collat.model.placement.full_node`). Both are costs of the machine that every algorithm
+    pays, measured by the calibration and absent from the point-to-point and NBFT runs the openmpi
+    mode is priced from (on the 16-core node, its error on the algorithms nobody gave stepped down at
+    P = 16 by about the fitted factor)."""
+    from collat.model.placement import full_node
+
+    price = np.asarray(unfitted, dtype=float)
+    if table is None or not len(cells):
+        return price
+    price = price + fresh_memory(cells, table, trees, target, machine)
+    rows = table[table["parameter"] == FULL]
+    if machine is None or rows.empty:
+        return price
+    factor = {(op, t): float(v) for op, t, v in zip(rows["operation"], rows["target"], rows["value"])}
+    targets = cells["target"].to_numpy() if target is None else np.full(len(cells), target, dtype=object)
+    slowed = np.array([factor.get((op, t), 1.0) for op, t in zip(cells["operation"].to_numpy(), targets)])
+    full = full_node(cells["P"].to_numpy(), cells["mapping"].to_numpy(), machine)
+    return np.where(full, price * slowed, price)
+
+
+def with_machine_terms(openmpi: pd.DataFrame, table: pd.DataFrame | None, trees,
+                       machine: dict | None = None) -> pd.DataFrame:
     """The openmpi mode's rows (columns operation, algorithm, mapping, P, size, target, predicted) as
-    the fitted modes build on them: each price plus its :func:`fresh_memory` at the calibration
+    the fitted modes build on them: each price as :func:`physics_price` gives it, at the calibration
     ``table``'s costs, on ``machine``."""
     if table is None or not len(openmpi):
         return openmpi
-    return openmpi.assign(predicted=openmpi["predicted"].to_numpy(float)
-                          + fresh_memory(openmpi, table, trees, machine=machine))
+    return openmpi.assign(predicted=physics_price(openmpi, openmpi["predicted"], table, trees, machine=machine))
 
 
 def fanout_shape(openmpi: ChannelCosts, first: np.ndarray, sizes, small_limit: float = -1.0) -> np.ndarray:

@@ -20,7 +20,7 @@ import pandas as pd
 
 from collat.model.calibrated_mode import (CONCURRENT, FAULT, FORWARD, FULL, MEMORY, MMAP_THRESHOLD, OVERHEAD,
                                           PARAMETERS, RELEASE, SHAPE, SKEW, WAITS, costs_from_table, fanout_shape,
-                                          fresh_memory, keeps_shape, parametric_costs, rendezvous_forms,
+                                          keeps_shape, parametric_costs, physics_price, rendezvous_forms,
                                           shares_rendezvous, slowed_operations)
 from collat.model.bend import inner_fold_errors, weights_by_operation
 from collat.model.costs import ChannelCosts, full_node_slowdown
@@ -557,11 +557,11 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     p = predict_cells(table, priced, target, channels, options, placements, max_receivers, shapes)
     n = int(rows.sum())
     trees = options.openmpi.trees
-    # the openmpi mode prices the messages; the fitted modes add the machine's price of the fresh
-    # buffers an algorithm writes per call (collat.model.calibrated_mode.fresh_memory)
+    # the openmpi mode prices the messages; the fitted modes add the machine's costs the calibration
+    # measured (collat.model.calibrated_mode.physics_price)
     unfitted_r = (None if unfitted is None else
-                  np.asarray(unfitted, float)[rows]
-                  + fresh_memory(test[rows], table, trees, target, placements.machine))
+                  physics_price(test[rows], np.asarray(unfitted, float)[rows], table, trees, target,
+                                placements.machine))
     folds = []  # the inner folds, each calibrated again on its own training cells
     if inner is not None:
         def refit(a: np.ndarray) -> tuple[np.ndarray, pd.DataFrame]:  # the train cells priced by a calibration
@@ -582,8 +582,8 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
                     prices, again = refit(a)
                     trend_b, unfitted_b, distance = (None if o is None else np.asarray(o, float)[kept[test_mask]]
                                                      for o in (trend_b, unfitted_b, distance))
-                    if unfitted_b is not None:  # with the fresh memory the fold's own calibration prices
-                        unfitted_b = unfitted_b + fresh_memory(train[b], again, trees, target, placements.machine)
+                    if unfitted_b is not None:  # with the machine's costs the fold's own calibration measured
+                        unfitted_b = physics_price(train[b], unfitted_b, again, trees, target, placements.machine)
                     out.append((a, b, prices, trend_b, unfitted_b, distance))
             return out
         folds = fold_prices(inner.folds)
