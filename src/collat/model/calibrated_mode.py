@@ -171,9 +171,8 @@ def fresh_memory(cells: pd.DataFrame, table: pd.DataFrame | None, trees, target:
     level do (:func:`collat.model.openmpi_mode.shared_memory`; needs ``machine``, else none): a page
     the kernel hands out is zeroed through the socket's memory, and the copy then writes those same
     pages. Where OpenMPI runs the shape's fallback (:func:`collat.model.shapes.openmpi.runs_fallback`),
-    none of it.
-    Costs of the machine, not of the messages the openmpi mode prices: the calibration measures them
-    on the reduce trees and an algorithm nobody measured pays them alike."""
+    none of it. Costs of the machine, not of the messages the openmpi mode prices: the calibration
+    measures them on the reduce trees and an algorithm nobody measured pays them alike."""
     from collat.model.placement import LEVELS, place_arrays
     from collat.model.shapes.openmpi import runs_fallback
 
@@ -191,7 +190,9 @@ def fresh_memory(cells: pd.DataFrame, table: pd.DataFrame | None, trees, target:
 
     def copy_cost(op, t):  # us per byte of a copy: the fastest channel's message, its flight and its gap
         channels = [c for c in LEVELS if ((table["operation"] == op) & (table["channel"] == c)).any()]
-        return value(op, t, "us_per_byte", channels[0]) + value(op, t, "gap_us_per_byte", channels[0]) if channels else 0.0
+        if not channels:
+            return 0.0
+        return value(op, t, "us_per_byte", channels[0]) + value(op, t, "gap_us_per_byte", channels[0])
 
     fullest = {}
 
