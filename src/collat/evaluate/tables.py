@@ -587,7 +587,9 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "mode's that prices the training part's own algorithms best, each held out in turn "
                 "(`results/model/transfer.csv` for the fit on all the data); one of a kind none of the training "
                 "part's algorithms is (blocks beside trees: the scatter-allgathers, the split binary tree, "
-                "Rabenseifner's reduce; a root of P - 1 children beside trees of a few), by the openmpi mode alone;",
+                "Rabenseifner's reduce; a root of P - 1 children beside trees of a few), by the openmpi mode with "
+                "the machine's costs the calibration measured (the fresh pages and copies an algorithm makes, a "
+                "full node's slowdown);",
                 "- *hybrid*: the calibrated mode times its own log residuals, interpolated along P, keeping of the "
                 "model's bend between two training P the share that inner folds of the training part find worth "
                 "keeping (`results/model/bend.csv` for the fit on all the data). Beyond the "
@@ -595,8 +597,8 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "and mapping, with the openmpi mode;",
                 "- the hybrid, for an algorithm nobody measured: the other algorithms' residuals, weighted by how "
                 "alike the model prices their runs, times the share the measured algorithms share with each other "
-                "(none for one of a kind none of theirs is: the openmpi mode's price). A training cell the model "
-                "prices as the same run (OpenMPI's default running that tree) lends its measurement;",
+                "(none for one of a kind none of theirs is: the calibrated mode's price of it). A training cell "
+                "the model prices as the same run (OpenMPI's default running that tree) lends its measurement;",
                 "- *hybrid_carried* (extrapolation only): the same without the segmented fit, as a what-if machine "
                 "is priced;",
                 "- *hybrid_untwinned* (unseen_algorithm only): the same without the measurement the model prices as "
