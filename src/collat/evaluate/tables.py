@@ -583,13 +583,13 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "Models:", "",
                 "- *calibrated*: OpenMPI's shapes with channel costs fitted on the training part of every split and "
                 "fold (a fan-out priced by a fitted line in its receivers; with `model.calibrated.nbft_shape`, by "
-                "the measured NBFT fan-out with a fitted line under it); an algorithm the training part lacks is priced by the blend of this price and the openmpi "
-                "mode's that prices the training part's own algorithms best, each held out in turn "
-                "(`results/model/transfer.csv` for the fit on all the data); one of a kind none of the training "
+                "the measured NBFT fan-out with a fitted line under it);",
+                "- the calibrated mode, for an algorithm the training part lacks: the blend of its price and the "
+                "openmpi mode's that prices the training part's own algorithms best, each held out in turn "
+                "(`results/model/transfer.csv` for the fit on all the data); for one of a kind none of the training "
                 "part's algorithms is (blocks beside trees: the scatter-allgathers, the split binary tree, "
-                "Rabenseifner's reduce; a root of P - 1 children beside trees of a few), by the openmpi mode with "
-                "the machine's costs the calibration measured (the fresh pages and copies an algorithm makes, a "
-                "full node's slowdown);",
+                "Rabenseifner's reduce; a root of P - 1 children beside trees of a few), the openmpi mode's price "
+                "plus the machine's costs the calibration measured (fresh pages, copies, a full node's slowdown);",
                 "- *hybrid*: the calibrated mode times its own log residuals, interpolated along P, keeping of the "
                 "model's bend between two training P the share that inner folds of the training part find worth "
                 "keeping (`results/model/bend.csv` for the fit on all the data). Beyond the "
