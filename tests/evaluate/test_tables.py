@@ -334,7 +334,7 @@ def test_the_unseen_algorithm_coverage_is_said_by_kind():
     assert ("Inside the 80 % interval, by kind (avg; nominal 0.80). Held-out algorithms of a kind another measured "
             "algorithm of their operation is (reduce 2; 20 test points): calibrated 0.80, hybrid 0.90. Of a kind "
             "none of the others is (reduce 1; 20 test points): calibrated 0.80, hybrid 1.00. These are priced by "
-            "the physics alone") in text
+            "the physics and the machine's costs the calibration measured") in text
     assert "by kind" not in "\n".join(unseen_algorithm_markdown(scores, {"validation": "v.csv"}))  # no trees given
     trees[0] = {"operation": "reduce", "algorithm": 1, "tree": "binary"}  # one kind: nothing to tell apart
     assert "by kind" not in "\n".join(unseen_algorithm_markdown(scores, {"validation": "v.csv"}, trees))

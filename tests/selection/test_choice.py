@@ -106,7 +106,7 @@ def test_a_rules_file_of_measured_algorithms_names_none_nobody_measured():
     assert only["file_pick"].tolist() == only["forced_pick"].tolist()
     assert summary.set_index("chooser").loc["rules_file", "unmeasured_share"] == 0.0
     # with the trees: 6 a binomial tree (a kind linear and chain cover) is a bet on the calibration;
-    # as a scatter-allgather (blocks) it is of a kind none measured, priced by the physics alone
+    # as a scatter-allgather (blocks) it is of a kind none measured, priced by the physics
     tree = [{"operation": "bcast", "algorithm": a, "tree": t} for a, t in ((1, "linear"), (2, "chain"), (5, "binary"))]
     for shape, share in (({"tree": "binomial"}, 0.0), ({"schedule": "scatter_allgather"}, 1.0)):
         _, summary = sel.regret(p, collective(), "max", default=False,

@@ -196,7 +196,7 @@ def selection_markdown(regret: pd.DataFrame, unseen: pd.DataFrame, paths: dict,
                 "model's bet; stage plan proposes the launches that would measure it."
                 + (f" In {share_range(alien)} of the cells the bet is on an algorithm of a kind none of the measured "
                    "ones is (`foreign_share`: blocks beside trees, or the linear algorithm beside trees), priced by "
-                   "the physics alone." if len(alien) else ""), ""]
+                   "the physics and the machine's costs the calibration measured." if len(alien) else ""), ""]
     return out
 
 
@@ -410,8 +410,8 @@ def kind_coverage_markdown(validation: pd.DataFrame, trees) -> list[str]:
 
     return [f"Inside the 80 % interval, by kind ({' / '.join(targets)}; nominal 0.80). Held-out algorithms of a kind "
             f"another measured algorithm of their operation is {said(False)} Of a kind none of the others is "
-            f"{said(True)} These are priced by the physics alone; their interval is the physics' error on the "
-            "other algorithms, not on their own kind.", ""]
+            f"{said(True)} These are priced by the physics and the machine's costs the calibration measured; "
+            "their interval is the physics' error on the other algorithms, not on their own kind.", ""]
 
 
 def default_runs_markdown(runs: pd.DataFrame | None, paths: dict) -> list[str]:

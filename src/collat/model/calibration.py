@@ -528,7 +528,7 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     alone and the hybrid corrected by them: nothing of an inner fold's test cells is seen; those
     folds whose held-out algorithm is :func:`collat.model.transfer.foreign` to the rest give
     {"interval_foreign": {model: Width}} instead, where there are any (and "interval" where there
-    is no other fold): an algorithm priced from the physics alone errs otherwise; and
+    is no other fold): an algorithm priced from the physics errs otherwise; and
     {"interval_regime": {model: Width}}, the same over its ``regime`` folds (each mapping held
     out), where it has them."""
     from dataclasses import replace

@@ -235,7 +235,7 @@ def regret(predictions: pd.DataFrame, collective: pd.DataFrame, target: str = "a
     :func:`rules_candidates` with ``algorithms``: what the rules file tells OpenMPI; scored where
     that algorithm was measured, ``unmeasured_share`` says how often it was not, and
     ``foreign_share`` how often it is of a kind none of the operation's measured algorithms is,
-    priced by the physics alone: :func:`collat.model.transfer.foreign` with ``trees``, config
+    priced by the physics: :func:`collat.model.transfer.foreign` with ``trees``, config
     ``model.openmpi.trees``; NaN without them) and ``default``.
     The measured best is the best forced algorithm measured at the cell: OpenMPI's default can beat
     it where it runs a shape no forced run of the data had (regret below 1). Each summary row says
