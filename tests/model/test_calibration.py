@@ -651,6 +651,9 @@ def test_fit_predict_prices_a_foreign_algorithm_by_the_openmpi_mode():
         assert got[name][blocks & priced & own_run] == pytest.approx(7.0)
         assert (got[name][blocks & ~priced] != 7.0).all() and (got[name][~blocks] != 7.0).all()
     assert (got["hybrid"][blocks & priced & ~own_run] != 7.0).all()
+    # the physics' price it built on, for every priced cell (no fresh buffers, no full node slowed
+    # on TINY: the openmpi mode's price itself), for the interval's floor (collat.model.validation)
+    assert got["physics"][priced] == pytest.approx(7.0) and np.isnan(got["physics"][~priced]).all()
 
 
 def test_inner_folds_that_hold_out_a_foreign_algorithm_give_its_own_width():

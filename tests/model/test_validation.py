@@ -518,7 +518,7 @@ def test_the_regime_folds_keep_the_cells_on_a_node_the_others_never_reach():
                                                                              [False, False, True, True]]
 
 
-def test_an_unseen_algorithm_without_inner_folds_or_foreign_is_as_unsure_as_the_openmpi_mode():
+def test_an_unseen_algorithm_without_inner_folds_or_foreign_is_as_unsure_as_the_physics_price():
     c = cells()
     # the openmpi mode prices bcast 1 at twice its measurement and bcast 2 at three times
     openmpi = c.assign(mode="openmpi", target="avg", predicted=c["measured"] * np.where(c["algorithm"] == 1, 2.0, 3.0))
@@ -552,6 +552,16 @@ def test_an_unseen_algorithm_without_inner_folds_or_foreign_is_as_unsure_as_the_
         _, table = va.validate(collective_of(c), stage, MACHINE, [], OPTIONS, {"calibrated": fitted(5.0, alien)},
                                trees=trees)
         assert halves(table) == {a: [pytest.approx(w)] for a, w in want.items()}
+
+    # a fit that gives the physics' price of the cells it priced (the test cells, then the training
+    # ones; here 1.5 x measured on every one): the floor is that price's error on the training cells,
+    # log 1.5, not the openmpi mode's (log 3, log 2); "physics" is no model of the table
+    def physics(train, test, target, trend, unfitted, inner):
+        return {**fitted(None)(train, test, target, trend, unfitted, inner), "physics": test["measured"].to_numpy() * 1.5}
+    _, table = va.validate(collective_of(c), stage, MACHINE, [], OPTIONS, {"calibrated": physics})
+    got = halves(table)
+    assert sorted(got) == [1, 2] and all(h == pytest.approx([np.log(1.5)] * len(h)) for h in got.values())
+    assert "physics" not in set(table["model"])
 
 
 def test_one_split_per_operation_and_mapping_takes_the_median_over_held_out_algorithms():

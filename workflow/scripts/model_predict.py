@@ -65,9 +65,9 @@ predictions["lower"], predictions["upper"] = grid_bounds(predictions, measured, 
                                                          cfg["machine"], size_bounds(hockney),
                                                          floors[floors["kind"] == "another_run"],
                                                          one_file_curves(collective))
-if "openmpi" in parts:  # an algorithm nobody measured, foreign to the measured ones or without a validated
-    # width: at least as unsure as the openmpi mode is on what was measured
-    predictions["lower"], predictions["upper"] = unmeasured_bounds(predictions, parts["openmpi"], measured,
+if physics is not None:  # an algorithm nobody measured, foreign to the measured ones or without a validated
+    # width: at least as unsure as its price, the physics', is on what was measured
+    predictions["lower"], predictions["upper"] = unmeasured_bounds(predictions, physics, measured,
                                                                    options.openmpi.trees, predictions["lower"],
                                                                    predictions["upper"])
 scores = score(predictions[predictions["mode"] != "hybrid"], collective, options, snakemake.params.paper_cleaning)

@@ -518,7 +518,9 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     {:data:`collat.model.hybrid_mode.CARRIED`: ...}, the same without ``trend``, and
     {:data:`collat.model.hybrid_mode.UNTWINNED`: ...}, the same without the measurement of a train
     cell the model prices as the same run (:func:`collat.model.hybrid_mode.default_twins`), and
-    {"twin": whether the hybrid's price of each test cell is such a measurement}. Between
+    {"twin": whether the hybrid's price of each test cell is such a measurement}, and with
+    ``unfitted``, {"physics": the openmpi mode's price of each test cell with the machine's costs
+    this calibration measured} (:func:`collat.model.calibrated_mode.physics_price`). Between
     two train P of a curve the hybrid keeps the share ``bend`` (operation -> weight) of the model's
     bend (:mod:`collat.model.bend`); without, the share its sparse_P inner folds choose, or all of it.
 
@@ -562,6 +564,9 @@ def fit_predict(train: pd.DataFrame, test: pd.DataFrame, target: str, trend: np.
     unfitted_r = (None if unfitted is None else
                   physics_price(test[rows], np.asarray(unfitted, float)[rows], table, trees, target,
                                 placements.machine))
+    if unfitted_r is not None:  # what an interval around the physics' price is measured against
+        result["physics"] = np.full(len(test), np.nan)
+        result["physics"][rows] = unfitted_r
     folds = []  # the inner folds, each calibrated again on its own training cells
     if inner is not None:
         def refit(a: np.ndarray) -> tuple[np.ndarray, pd.DataFrame]:  # the train cells priced by a calibration

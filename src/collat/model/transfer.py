@@ -68,8 +68,9 @@ def foreign(cells: pd.DataFrame, known: pd.DataFrame, trees) -> np.ndarray:
 
 def physics_width(measured, openmpi, level: float = 0.8) -> float:
     """The ``level`` quantile of |log(measured / openmpi)| over the cells both hold: how far the openmpi
-    mode, fitted on no collective measurement, errs on what was measured (every cell out of sample
-    for it). NaN where no cell has both."""
+    mode's price (fitted on no collective measurement; with the machine's costs a calibration
+    measured, :func:`collat.model.calibrated_mode.physics_price`) errs on what was measured. NaN
+    where no cell has both."""
     with np.errstate(divide="ignore", invalid="ignore"):
         error = np.abs(np.log(np.asarray(measured, float) / np.asarray(openmpi, float)))
     error = error[np.isfinite(error)]
@@ -83,9 +84,10 @@ def unmeasured_bounds(grid: pd.DataFrame, openmpi: pd.DataFrame, measured: dict,
     operation (``measured``: target -> measured cells) that is :func:`foreign` to the measured ones,
     or for a curve (operation, algorithm, mapping) nobody measured that has no interval (the
     validation found no width for it: one algorithm of its operation measured, or one mapping), an
-    interval at least as wide as the openmpi mode's error on what was measured (:func:`physics_width`
-    over the measured cells of its operation and target). Nothing measured says how far the
-    calibration carries there but how far the physics alone misses the rest. A row whose column
+    interval at least as wide as the error of ``openmpi`` on what was measured (:func:`physics_width`
+    over the measured cells of its operation and target): the physics' price, the one such an
+    algorithm gets (:func:`collat.model.calibrated_mode.physics_price`). Nothing measured says how
+    far the calibration carries there but how far that price misses the rest. A row whose column
     ``twin`` is True (a measurement of the same run prices it) keeps its interval."""
     lower, upper = np.asarray(lower, float).copy(), np.asarray(upper, float).copy()
     key = ["operation", "algorithm", "mapping", "P", "size"]

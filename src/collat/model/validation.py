@@ -582,8 +582,9 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
     :func:`regime_half_width`). In the unseen_algorithm split, a held-out algorithm has the width of
     the inner folds that held out one of its kind: :func:`collat.model.transfer.foreign` to the
     training ones (``trees``: config ``model.openmpi.trees``) or not. A foreign one's interval is at
-    least as wide as the openmpi mode's error on the training cells
-    (:func:`collat.model.transfer.physics_width`), and so is one whose training part has no inner
+    least as wide as its price's error on the training cells: the openmpi mode's with the machine's
+    costs the fold's calibration measured (:func:`collat.model.transfer.physics_width`,
+    :func:`collat.model.calibrated_mode.physics_price`), and so is one whose training part has no inner
     fold (one algorithm), as the model stage's grid gives an algorithm nobody measured
     (:func:`collat.model.transfer.unmeasured_bounds`). With OpenMPI's ``default_rules``, a hybrid
     price that is a twin's measurement (a fitted model's ``twin`` cells,
@@ -636,18 +637,22 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
             models = ("calibrated", "hybrid", *(m for m, s in SCORED_ON.items() if s == split))
             inner = InnerFolds(held_out(split), models, split,
                                held_out("regime") if bounds is not None and split in ALONG else ())
-            widths, regime_widths, foreign_widths, twin = {}, {}, {}, None
+            widths, regime_widths, foreign_widths, twin, physics = {}, {}, {}, None, None
             for fit in fitted.values():
                 got = fit(tr, priced, target, trend, unfitted, inner=inner)
                 widths.update(got.pop("interval", {}))
                 foreign_widths.update(got.pop("interval_foreign", {}))
                 regime_widths.update(got.pop("interval_regime", {}))
                 twin = got.pop("twin", twin)
+                physics = got.pop("physics", physics)
                 out.update(got)
             out["interval"] = widths
             out["interval_regime"] = regime_widths
             out["interval_foreign"] = foreign_widths
             out["interval_twin_cells"] = twin
+            # the physics' price of the training cells, with the machine's costs this fold's calibration
+            # measured: what a foreign algorithm's price is, and so what its interval's floor is measured on
+            out["interval_physics"] = physics[len(te):] if also and physics is not None else None
         return out
 
     results = fork_map(one_fold, len(folds), processes)
@@ -672,9 +677,10 @@ def validate(collective: pd.DataFrame, predictions: pd.DataFrame, machine: dict,
                 if m not in preds and not m.startswith("interval") and SCORED_ON.get(m, split) == split}
         if fits and split == "unseen_algorithm" and "openmpi" in fixed:
             # an algorithm foreign to the training ones errs as the inner folds' foreign ones did,
-            # and is at least as unsure as the physics alone is on what the part measured; so is
-            # one no inner fold speaks for (a training part of one algorithm)
-            floor = physics_width(tr["measured"], fixed["openmpi"][train], INTERVAL)
+            # and is at least as unsure as its price, the physics', is on what the part measured; so
+            # is one no inner fold speaks for (a training part of one algorithm)
+            physics = out.get("interval_physics")
+            floor = physics_width(tr["measured"], fixed["openmpi"][train] if physics is None else physics, INTERVAL)
             alien = bool(foreign(te.head(1), tr, trees).any())
             if alien:
                 widths = {m: out.get("interval_foreign", {}).get(m, NO_WIDTH) for m in fits}
