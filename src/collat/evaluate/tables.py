@@ -571,7 +571,8 @@ def summary_markdown(hockney: pd.DataFrame, model_scores: pd.DataFrame, regressi
                 "the training part, or of its cells on a node the others never reach where some are.", "",
                 "An algorithm held out with no inner fold to show how it is priced (one algorithm of its operation "
                 "in the training part, or one of a kind none of theirs is) has an interval at least as wide as the "
-                "openmpi mode's error on the training cells (its 80th percentile).", "",
+                "error of its price on the training cells (its 80th percentile): the openmpi mode's price with the "
+                "machine's costs the fold's calibration measured.", "",
                 "A hybrid price that is a measurement of the same run (OpenMPI's default measured where its fixed "
                 "rules run the held-out algorithm's shape: a twin) has the interval of a run by another job, the "
                 "spread of the training part's own pairs of the default and a forced run of its tree (80th "

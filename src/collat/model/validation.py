@@ -988,7 +988,7 @@ def by_kind(scores: pd.DataFrame, trees) -> pd.DataFrame:
     is of a kind none of the other measured algorithms of its operation is
     (:func:`collat.model.transfer.foreign`, ``trees``: config ``model.openmpi.trees``), so priced by
     the physics (:func:`collat.model.calibrated_mode.physics_price`) with an interval at least as wide
-    as the openmpi mode's error on the training cells.
+    as that price's error on the training cells.
     Columns ``algorithms`` ("bcast 1; reduce 1"), ``points`` and ``coverage`` (:func:`_pooled`)."""
     from collat.model.transfer import foreign
 
