@@ -66,29 +66,30 @@ def foreign(cells: pd.DataFrame, known: pd.DataFrame, trees) -> np.ndarray:
     return pd.MultiIndex.from_frame(cells[pair]).isin(pd.MultiIndex.from_frame(asked[alone]))
 
 
-def physics_width(measured, openmpi, level: float = 0.8) -> float:
-    """The ``level`` quantile of |log(measured / openmpi)| over the cells both hold: how far the openmpi
-    mode's price (fitted on no collective measurement; with the machine's costs a calibration
-    measured, :func:`collat.model.calibrated_mode.physics_price`) errs on what was measured. NaN
-    where no cell has both."""
+def physics_width(measured, price, level: float = 0.8) -> float:
+    """The ``level`` quantile of |log(measured / price)| over the cells both hold: how far the
+    physics' ``price`` (the openmpi mode's, fitted on no collective measurement, with the machine's
+    costs a calibration measured: :func:`collat.model.calibrated_mode.physics_price`) errs on what
+    was measured. NaN where no cell has both."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        error = np.abs(np.log(np.asarray(measured, float) / np.asarray(openmpi, float)))
+        error = np.abs(np.log(np.asarray(measured, float) / np.asarray(price, float)))
     error = error[np.isfinite(error)]
     return float(np.quantile(error, level)) if len(error) else float("nan")
 
 
-def unmeasured_bounds(grid: pd.DataFrame, openmpi: pd.DataFrame, measured: dict, trees, lower, upper,
+def unmeasured_bounds(grid: pd.DataFrame, physics: pd.DataFrame, measured: dict, trees, lower, upper,
                       level: float = 0.8) -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) of the fitted modes' rows of the model stage's ``grid`` (mode, operation,
     algorithm, mapping, P, size, target, predicted) with, for an algorithm nobody measured at its
     operation (``measured``: target -> measured cells) that is :func:`foreign` to the measured ones,
     or for a curve (operation, algorithm, mapping) nobody measured that has no interval (the
     validation found no width for it: one algorithm of its operation measured, or one mapping), an
-    interval at least as wide as the error of ``openmpi`` on what was measured (:func:`physics_width`
-    over the measured cells of its operation and target): the physics' price, the one such an
-    algorithm gets (:func:`collat.model.calibrated_mode.physics_price`). Nothing measured says how
-    far the calibration carries there but how far that price misses the rest. A row whose column
-    ``twin`` is True (a measurement of the same run prices it) keeps its interval."""
+    interval at least as wide as the error of ``physics`` (rows of the openmpi mode as the fitted
+    modes build on them, :func:`collat.model.calibrated_mode.with_machine_terms`: the price such an
+    algorithm gets) on what was measured (:func:`physics_width` over the measured cells of its
+    operation and target). Nothing measured says how far the calibration carries there but how far
+    that price misses the rest. A row whose column ``twin`` is True (a measurement of the same run
+    prices it) keeps its interval."""
     lower, upper = np.asarray(lower, float).copy(), np.asarray(upper, float).copy()
     key = ["operation", "algorithm", "mapping", "P", "size"]
     curve = ["operation", "algorithm", "mapping"]
@@ -106,7 +107,7 @@ def unmeasured_bounds(grid: pd.DataFrame, openmpi: pd.DataFrame, measured: dict,
             wide &= ~here["twin"].fillna(False).to_numpy(bool)
         if not wide.any():
             continue
-        at = cells.merge(openmpi[openmpi["target"] == target][key + ["predicted"]], on=key, how="inner")
+        at = cells.merge(physics[physics["target"] == target][key + ["predicted"]], on=key, how="inner")
         widths = {op: physics_width(g["measured"], g["predicted"], level)
                   for op, g in at.groupby("operation", sort=False)}
         width = here["operation"].map(widths).to_numpy(float)
